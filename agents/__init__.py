@@ -1,0 +1,26 @@
+"""The algorithms of the five papers, one module per setting, one ``act``/``observe`` API.
+
+``AGENTS`` maps every display name to its class; the CLI and the contract
+test suite read it, so a new agent gets both by being listed here.
+"""
+
+from .base import Agent, GlobalDPAgent, LocalDPAgent, Privacy, argmax_random
+from .mab import AGENTS as _MAB_AGENTS
+from .mab import (
+    DPSE,
+    DPUCB,
+    KLUCB,
+    LDPUCB,
+    UCB1,
+    AdaPKLUCB,
+    AdaPUCB,
+    Exp3,
+    ThompsonSampling,
+    TsallisINF,
+)
+
+AGENTS: dict[str, type[Agent]] = {**_MAB_AGENTS}
+
+__all__ = ["AGENTS", "DPSE", "DPUCB", "KLUCB", "LDPUCB", "UCB1", "AdaPKLUCB", "AdaPUCB", "Agent",
+           "Exp3", "GlobalDPAgent", "LocalDPAgent", "Privacy", "ThompsonSampling", "TsallisINF",
+           "argmax_random"]

@@ -1,0 +1,117 @@
+"""Adapters: third-party learners as agents of the runner (libraries imported lazily).
+
+Any object with ``act(obs)`` and ``observe(obs, action, reward, next_obs)`` is
+already an agent for :func:`ldp_gym.run`, as long as it takes batches of N
+observations. These adapters cover the rest:
+
+* :class:`SB3Agent`: a trained stable-baselines3 model (``model.predict``
+  works on batches); it does not learn while it is evaluated.
+* :class:`PredictAgent`: any object with a ``predict``-like method
+  ``obs_batch -> actions`` (scikit-learn style policies, a function), with an
+  optional learning method.
+* :class:`PerRunAgent`: N copies of a single-run agent (one per run) behind
+  the batched interface; this loops over runs in Python, the slow path
+  meant for agents that cannot be batched.
+
+None of these is private by itself: run them on a privacy-wrapped env
+(:mod:`ldp_gym.wrappers.reward`) for the black-box reduction.
+
+Example:
+    >>> import numpy as np
+    >>> agent = PredictAgent(lambda obs: np.zeros(len(obs), dtype=np.int64))
+    >>> agent.act(np.zeros((3, 1))).tolist()
+    [0, 0, 0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["PerRunAgent", "PredictAgent", "SB3Agent"]
+
+
+class PredictAgent:
+    """Wrap ``predict(obs_batch) -> actions`` (and optionally ``learn(obs, a, r, next_obs)``).
+
+    Args:
+        predict: a callable, or an object whose ``method`` attribute is one.
+        learn: optional ``(obs, actions, rewards, next_obs) -> None``.
+        method: the attribute to call when ``predict`` is an object.
+    """
+
+    privacy = None
+
+    def __init__(self, predict: Any, learn: Callable | None = None, method: str = "predict"):
+        fn = predict if callable(predict) and not hasattr(predict, method) \
+            else getattr(predict, method, None)
+        if not callable(fn):
+            raise TypeError(f"predict must be callable or have a callable {method!r} method")
+        self._predict = fn
+        self._learn = learn
+
+    def reset(self, seed: Any = None) -> None:
+        """Nothing to forget; the wrapped object keeps its own state."""
+
+    def act(self, obs: Any) -> np.ndarray:
+        return np.asarray(self._predict(obs))
+
+    def observe(self, obs: Any, action: Any, reward: Any, next_obs: Any) -> None:
+        if self._learn is not None:
+            self._learn(obs, action, reward, next_obs)
+
+
+class SB3Agent(PredictAgent):
+    """A stable-baselines3 model as an agent: ``model.predict(obs, deterministic)``.
+
+    Args:
+        model: a trained SB3 model (PPO, A2C, DQN, ...) for the env's spaces.
+        deterministic: greedy actions (default) or samples from the policy.
+    """
+
+    def __init__(self, model: Any, deterministic: bool = True):
+        try:
+            from stable_baselines3.common.base_class import BaseAlgorithm
+        except ImportError as exc:  # pragma: no cover - depends on the sb3 extra
+            raise ImportError("SB3Agent needs stable-baselines3: pip install 'ldp-gym[sb3]'") \
+                from exc
+        if not isinstance(model, BaseAlgorithm):
+            raise TypeError(f"model must be a stable-baselines3 model, got {type(model).__name__}")
+        self.model = model
+        self.deterministic = bool(deterministic)
+        super().__init__(self._predict_batch)
+
+    def _predict_batch(self, obs: Any) -> np.ndarray:
+        actions, _ = self.model.predict(obs, deterministic=self.deterministic)
+        return actions
+
+
+class PerRunAgent:
+    """One single-run agent per run behind the batched interface (slow path: a loop over runs).
+
+    Args:
+        factory: ``seed -> agent`` building one single-run agent.
+        num_envs: number of runs N.
+    """
+
+    privacy = None
+
+    def __init__(self, factory: Callable[[Any], Any], num_envs: int):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+        self.factory = factory
+        self.num_envs = num_envs
+        self.agents = [factory(None) for _ in range(num_envs)]
+
+    def reset(self, seed: Any = None) -> None:
+        seeds = np.random.SeedSequence(seed).spawn(self.num_envs)
+        self.agents = [self.factory(s) for s in seeds]
+
+    def act(self, obs: Any) -> np.ndarray:
+        return np.array([a.act(o) for a, o in zip(self.agents, obs)])
+
+    def observe(self, obs: Any, action: Any, reward: Any, next_obs: Any) -> None:
+        for i, a in enumerate(self.agents):
+            a.observe(obs[i], action[i], reward[i], next_obs[i])

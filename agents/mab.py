@@ -1,0 +1,532 @@
+"""Multi-armed bandit agents: non-private, local DP and global DP.
+
+Non-private: :class:`UCB1`, :class:`KLUCB`, :class:`ThompsonSampling`,
+:class:`Exp3`, :class:`TsallisINF`. Local DP: :class:`LDPUCB`. Global DP:
+:class:`DPUCB`, :class:`DPSE`, :class:`AdaPUCB`, :class:`AdaPKLUCB`.
+
+Rewards are taken in ``[lower, upper]`` (default [0, 1]); private agents clip
+every reward to these declared bounds before it enters any statistic.
+Ties between equal indices are broken uniformly at random (ALGORITHMS.md
+section 5: many KL-UCB indices equal 1 early on).
+
+Example:
+    >>> import gymnasium as gym
+    >>> import ldp_gym
+    >>> from ldp_gym.agents import AdaPKLUCB
+    >>> env = gym.make("LDPMAB-v0", max_episode_steps=200)
+    >>> agent = AdaPKLUCB.from_env(env, epsilon=1.0, seed=0)
+    >>> obs, _ = env.reset(seed=0)
+    >>> for _ in range(200):
+    ...     a = agent.act(obs)
+    ...     nxt, r, term, trunc, info = env.step(a)
+    ...     agent.observe(obs, a, r, nxt)
+    ...     obs = nxt
+    >>> int(agent.counts.sum())
+    200
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from ldp_gym.wrappers.mechanisms import (
+    LaplaceMechanism,
+    PrivateEpisodeMean,
+    TreeMechanism,
+    check_real,
+)
+
+from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random
+
+__all__ = ["DPSE", "DPUCB", "KLUCB", "LDPUCB", "UCB1", "AdaPKLUCB", "AdaPUCB", "Exp3",
+           "ThompsonSampling", "TsallisINF", "kl_ucb_index"]
+
+
+def kl_ucb_index(p: np.ndarray, level: np.ndarray, iters: int = 12) -> np.ndarray:
+    """``max{q in [p, 1] : kl(p, q) <= level}`` for Bernoulli kl, vectorised.
+
+    Newton's method from the right, started at the Pinsker bound
+    ``p + sqrt(level/2)``: ``kl(p, .)`` is convex and increasing on [p, 1],
+    so the iterates decrease monotonically to the root (12 steps reach
+    machine precision for the levels that occur).
+    """
+    p = np.clip(p, 0.0, 1.0)
+    q = np.minimum(p + np.sqrt(np.maximum(level, 0.0) / 2.0), 1.0 - 1e-12)
+    q = np.maximum(q, p)
+    for _ in range(iters):
+        qc = np.clip(q, 1e-15, 1 - 1e-15)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kl = np.where(p > 0, p * np.log(p / qc), 0.0) + \
+                np.where(p < 1, (1 - p) * np.log((1 - p) / (1 - qc)), 0.0)
+            step = (kl - level) * qc * (1 - qc) / np.maximum(qc - p, 1e-300)
+        q = np.where(kl > level, np.maximum(q - step, p), q)
+    return np.where(p >= 1.0, 1.0, q)
+
+
+class MABAgent(Agent):
+    """Base of the MAB agents: per-arm counts and sums, updated by (arm, rounds, reward sum)."""
+
+    lower: float = 0.0
+    upper: float = 1.0
+
+    def _init_state(self, n):
+        self.counts = np.zeros((n, self.n_arms), dtype=np.int64)
+        self.t = np.zeros(n, dtype=np.int64)
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        self._update(actions, np.ones(self._n, dtype=np.int64), rewards)
+
+    def observe_committed(self, actions: np.ndarray, counts: np.ndarray,
+                          reward_sums: np.ndarray) -> None:
+        """Learn from ``counts[i]`` rounds of ``actions[i]`` whose rewards summed to ``reward_sums[i]``.
+
+        Only for agents that commit (``commits = True``): within a commitment,
+        such agents use nothing but the sum of the rewards.
+        """
+        self._update(np.asarray(actions), np.asarray(counts, np.int64),
+                     np.asarray(reward_sums, np.float64))
+
+    def _update(self, actions, counts, reward_sums):
+        self.counts[self._rows, actions] += counts
+        self.t += counts
+
+
+class _EmpiricalMeans(MABAgent):
+    def _init_state(self, n):
+        super()._init_state(n)
+        self.sums = np.zeros((n, self.n_arms))
+
+    def _update(self, actions, counts, reward_sums):
+        super()._update(actions, counts, reward_sums)
+        self.sums[self._rows, actions] += reward_sums
+
+    def _act(self, obs):
+        return argmax_random(self.rng, self.index())
+
+    def index(self) -> np.ndarray:
+        raise NotImplementedError
+
+
+# =========================================================================== non-private
+
+
+class UCB1(_EmpiricalMeans):
+    """UCB1 (Auer, Cesa-Bianchi and Fischer 2002): ``mean + sqrt(2 ln t / n)``; each arm once first.
+
+    Privacy: none.
+    """
+
+    name = "UCB1"
+
+    def index(self):
+        n = np.maximum(self.counts, 1)
+        t = np.maximum(self.t, 1)[:, None]
+        idx = self.sums / n + np.sqrt(2.0 * np.log(t) / n)
+        return np.where(self.counts > 0, idx, np.inf)
+
+
+class KLUCB(_EmpiricalMeans):
+    """KL-UCB (Garivier and Cappe 2011) with Bernoulli kl, for rewards in [0, 1].
+
+    Index ``max{q : kl(mean, q) <= (ln t + c ln ln t)/n}``; ``c = 0`` by
+    default (the paper's experiments), 3 in its theorem. Privacy: none.
+    """
+
+    name = "KL-UCB"
+    test_params = {"c": 0.0}
+
+    def __init__(self, n_arms, *, c: float = 0.0, **kwargs):
+        self.c = check_real("c", c, low=0.0, low_open=False)
+        super().__init__(n_arms, **kwargs)
+
+    def index(self):
+        n = np.maximum(self.counts, 1)
+        t = np.maximum(self.t, 1).astype(np.float64)
+        level = np.log(t) + self.c * np.log(np.maximum(np.log(t), 1.0))
+        idx = kl_ucb_index(self.sums / n, level[:, None] / n)
+        return np.where(self.counts > 0, idx, np.inf)
+
+
+class ThompsonSampling(MABAgent):
+    """Thompson sampling with Beta(1, 1) priors (Agrawal and Goyal 2012).
+
+    Rewards in [0, 1] are binarised (a Bernoulli trial with success
+    probability equal to the reward, Agrawal and Goyal's trick), so the Beta
+    posterior stays conjugate for any bounded rewards. Privacy: none.
+    """
+
+    name = "Thompson"
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self.successes = np.zeros((n, self.n_arms))
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        wins = (self.rng.random(self._n) < np.clip(rewards, 0.0, 1.0)).astype(np.float64)
+        self.successes[self._rows, actions] += wins
+        self._update(actions, np.ones(self._n, dtype=np.int64), rewards)
+
+    def _act(self, obs):
+        theta = self.rng.beta(1.0 + self.successes, 1.0 + self.counts - self.successes)
+        return theta.argmax(axis=1)
+
+
+def _sample_categorical(rng: np.random.Generator, p: np.ndarray) -> np.ndarray:
+    u = rng.random(p.shape[0])[:, None]
+    return np.minimum((np.cumsum(p, axis=1) < u).sum(axis=1), p.shape[1] - 1)
+
+
+class _Adversarial(MABAgent):
+    """Importance-weighted loss estimates ``L[a] += (1 - r)/p[a]`` for rewards in [0, 1]."""
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self.loss_estimates = np.zeros((n, self.n_arms))
+        self.probs = np.full((n, self.n_arms), 1.0 / self.n_arms)
+
+    def _act(self, obs):
+        self.probs = self.distribution()
+        return _sample_categorical(self.rng, self.probs)
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        p = self.probs[self._rows, actions]
+        self.loss_estimates[self._rows, actions] += (1.0 - np.clip(rewards, 0.0, 1.0)) / p
+        self._update(actions, np.ones(self._n, dtype=np.int64), rewards)
+
+    def distribution(self) -> np.ndarray:
+        raise NotImplementedError
+
+
+class Exp3(_Adversarial):
+    """Exp3 on losses (Auer et al. 2002; Bubeck and Cesa-Bianchi 2012, Thm 3.1).
+
+    ``p ~ exp(-eta L)``, ``eta = sqrt(2 ln K / (T K))`` with a known horizon,
+    else the anytime ``eta_t = sqrt(ln K / (t K))``. Privacy: none.
+    """
+
+    name = "Exp3"
+
+    def distribution(self):
+        k = self.n_arms
+        if self.horizon is not None:
+            eta = np.full(self._n, math.sqrt(2.0 * math.log(k) / (self.horizon * k)))
+        else:
+            eta = np.sqrt(math.log(k) / (np.maximum(self.t, 1) * k))
+        z = -eta[:, None] * self.loss_estimates
+        w = np.exp(z - z.max(axis=1, keepdims=True))
+        return w / w.sum(axis=1, keepdims=True)
+
+
+class TsallisINF(_Adversarial):
+    """Tsallis-INF with alpha = 1/2 (Zimmert and Seldin 2021, Alg 1, IW estimator).
+
+    ``p_i = 4 (eta_t (L_i - x))^-2`` with ``x`` normalising, ``eta_t = 2/sqrt(t)``;
+    optimal in both the stochastic and the adversarial regime, the black box
+    of Zheng et al. (2020, appendix B) for MAB. Privacy: none (run it on a
+    reward-privatised env for LDP).
+    """
+
+    name = "Tsallis-INF"
+
+    def distribution(self):
+        eta = 2.0 / np.sqrt(np.maximum(self.t, 0) + 1.0)
+        L = self.loss_estimates
+        x = L.min(axis=1) - 2.0 / eta
+        for _ in range(30):
+            w = 4.0 / (eta[:, None] * (L - x[:, None])) ** 2
+            x = x - (w.sum(axis=1) - 1.0) / (eta * (w ** 1.5).sum(axis=1))
+        w = 4.0 / (eta[:, None] * (L - x[:, None])) ** 2
+        return w / w.sum(axis=1, keepdims=True)
+
+
+# =========================================================================== local DP
+
+
+class LDPUCB(LocalDPAgent, MABAgent):
+    """LDP-UCB: CUCB-LDP1 of Chen et al. (2020, Alg 1) with one base arm per super arm.
+
+    User side: the user pulls the arm the public state designates (a function
+    of the server's broadcast only) and sends ``reward + Lap(1/epsilon)``
+    (float-safe Laplace, reward clipped to ``[lower, upper]``). Server side:
+    running means of the noisy rewards; index
+    ``min(mu~ + 4 (upper - lower) sqrt(2 ln T / (epsilon^2 n)), upper)``
+    (Chen et al. eq. for CUCB-LDP1 with K = 1), infinite for unpulled arms.
+
+    Privacy: epsilon-LDP per user (one reward), pure.
+    """
+
+    name = "LDP-UCB"
+    needs_horizon = True
+    test_params = {"epsilon": 1.0}
+
+    def __init__(self, n_arms, *, epsilon: float, lower: float = 0.0, upper: float = 1.0,
+                 **kwargs):
+        self._set_privacy("local", epsilon, 0.0, "user (one reward)", lower, upper)
+        super().__init__(n_arms, **kwargs)
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self.noisy_sums = np.zeros((n, self.n_arms))
+        self.mechanism = LaplaceMechanism(self.epsilon, self.lower, self.upper, seed=self.spawn())
+        self.width = 4.0 * (self.upper - self.lower) * math.sqrt(2.0 * math.log(self.horizon)) \
+            / self.epsilon
+
+    def public_state(self):
+        n = np.maximum(self.counts, 1)
+        idx = np.minimum(self.noisy_sums / n + self.width / np.sqrt(n), self.upper)
+        return {"index": np.where(self.counts > 0, idx, np.inf)}
+
+    def _act(self, obs):
+        return argmax_random(self.rng, self.public_state()["index"])
+
+    def local_report(self, obs, actions, rewards, public_state):
+        return {"arm": np.asarray(actions, dtype=np.int64), "reward": self.mechanism(rewards)}
+
+    def update(self, report):
+        arms = report["arm"]
+        self.noisy_sums[self._rows, arms] += report["reward"]
+        self._update(arms, np.ones(self._n, dtype=np.int64), report["reward"])
+
+
+# =========================================================================== global DP
+
+
+class _GlobalMAB(GlobalDPAgent, MABAgent):
+    def __init__(self, n_arms, *, epsilon: float, lower: float = 0.0, upper: float = 1.0,
+                 **kwargs):
+        self._set_privacy("global", epsilon, 0.0, "reward", lower, upper)
+        super().__init__(n_arms, **kwargs)
+
+
+class DPUCB(_GlobalMAB):
+    """DP-UCB (Mishra and Thakurta 2015; Tossou and Dimitrakakis 2016), as run by Azize and Basu.
+
+    Each arm's reward stream goes through a binary tree mechanism
+    (:class:`~ldp_gym.wrappers.mechanisms.TreeMechanism`, Laplace of scale
+    ``levels/epsilon`` per node, ``levels = floor(log2 T) + 1``). Index
+    (ALGORITHMS.md section 5):
+    ``S~/n + sqrt(2 log(2/gamma)/n) + sqrt(8) log(T)^1.5 log(2/gamma)/(epsilon n)``
+    where ``S~`` is the tree's noisy sum (ALGORITHMS.md writes it as
+    ``mu^ + Y/N``, the raw mean plus the tree noise over n), gamma = 0.1.
+
+    Privacy: epsilon-global DP per reward: every reward enters one node per
+    level, each node is noised once and reused, actions depend on noisy sums only.
+    """
+
+    name = "DP-UCB"
+    needs_horizon = True
+    test_params = {"epsilon": 1.0}
+
+    def __init__(self, n_arms, *, epsilon: float, gamma: float = 0.1, **kwargs):
+        self.gamma = check_real("gamma", gamma, low=0.0, high=1.0)
+        super().__init__(n_arms, epsilon=epsilon, **kwargs)
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self.tree = TreeMechanism(self.epsilon, self.horizon, (n, self.n_arms), self.lower,
+                                  self.upper, seed=self.spawn())
+        lg = math.log(2.0 / self.gamma)
+        self._c1 = 2.0 * lg
+        self._c2 = math.sqrt(8.0) * math.log(self.horizon) ** 1.5 * lg / self.epsilon
+        self.indices = np.full((n, self.n_arms), np.inf)
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        mask = np.zeros((self._n, self.n_arms), dtype=bool)
+        mask[self._rows, actions] = True
+        values = np.zeros((self._n, self.n_arms))
+        values[self._rows, actions] = rewards
+        self.tree.add(values, mask)
+        self._update(actions, np.ones(self._n, dtype=np.int64), rewards)
+        n = self.counts[self._rows, actions]
+        self.indices[self._rows, actions] = (self.tree.noisy_sums[self._rows, actions] / n
+                                             + np.sqrt(self._c1 / n) + self._c2 / n)
+
+    def _act(self, obs):
+        return argmax_random(self.rng, self.indices)
+
+
+class DPSE(_GlobalMAB):
+    """DP-SE: differentially private successive elimination (Sajed and Sheffet 2019, Alg 2).
+
+    Epoch e (Delta_e = 2^-e): every active arm is pulled
+    ``R_e = floor(max(32 ln(8|S|e^2/beta)/Delta_e^2, 8 ln(4|S|e^2/beta)/(Delta_e epsilon))) + 1``
+    times; the epoch mean (its sum divided by R_e, this epoch's rewards only)
+    is released with ``Lap(1/(epsilon R_e))``; arm a is eliminated when
+    ``max mu~ - mu~_a > 2 (h_e + c_e)``, ``h_e = sqrt(ln(8|S|e^2/beta)/(2 R_e))``,
+    ``c_e = ln(4|S|e^2/beta)/(R_e epsilon)``; beta = 1/T. The survivor is
+    played to the end. Commits to R_e rounds per arm (cheap long horizons).
+
+    Privacy: epsilon-global DP per reward: each reward enters exactly one
+    epoch release (disjoint epochs), actions depend on releases only.
+    """
+
+    name = "DP-SE"
+    needs_horizon = True
+    commits = True
+    test_params = {"epsilon": 1.0}
+
+    def __init__(self, n_arms, *, epsilon: float, beta: float | None = None, **kwargs):
+        self._beta = None if beta is None else check_real("beta", beta, low=0.0, high=1.0)
+        super().__init__(n_arms, epsilon=epsilon, **kwargs)
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self.beta = 1.0 / self.horizon if self._beta is None else self._beta
+        self.mechanism = PrivateEpisodeMean(self.epsilon, self.lower, self.upper,
+                                            seed=self.spawn())
+        self.active = np.ones((n, self.n_arms), dtype=bool)
+        self.epoch = np.ones(n, dtype=np.int64)
+        self.epoch_sums = np.zeros((n, self.n_arms))
+        self.epoch_counts = np.zeros((n, self.n_arms), dtype=np.int64)
+        self.released = np.zeros((n, self.n_arms))
+        self.R = self._epoch_length(self.epoch, self.active.sum(axis=1))
+
+    def _epoch_length(self, e, s):
+        d = 2.0 ** -e.astype(np.float64)
+        a = 32.0 * np.log(8.0 * s * e ** 2 / self.beta) / d ** 2
+        b = 8.0 * np.log(4.0 * s * e ** 2 / self.beta) / (d * self.epsilon)
+        return (np.floor(np.maximum(a, b)) + 1).astype(np.int64)
+
+    def _current(self):
+        todo = self.active & (self.epoch_counts < self.R[:, None])
+        return todo.argmax(axis=1)  # first active arm still owed pulls this epoch
+
+    def _act(self, obs):
+        return self._current()
+
+    def commitment(self):
+        arm = self._current()
+        left = self.R - self.epoch_counts[self._rows, arm]
+        single = self.active.sum(axis=1) == 1
+        if self.horizon is not None:
+            left = np.where(single, np.maximum(self.horizon - self.t, 1), left)
+        return np.maximum(left, 1)
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        self._update(actions, np.ones(self._n, dtype=np.int64),
+                     np.clip(rewards, self.lower, self.upper))
+
+    def _update(self, actions, counts, reward_sums):
+        super()._update(actions, counts, reward_sums)
+        self.epoch_sums[self._rows, actions] += reward_sums
+        self.epoch_counts[self._rows, actions] += counts
+        s = self.active.sum(axis=1)
+        done = (s > 1) & ~(self.active & (self.epoch_counts < self.R[:, None])).any(axis=1)
+        if not done.any():
+            return
+        r = np.flatnonzero(done)
+        act = self.active[r]
+        R = self.R[r]
+        mu = self.mechanism.release(self.epoch_sums[r], np.broadcast_to(R[:, None], act.shape))
+        self.released[r] = np.where(act, mu, -np.inf)
+        e, s_r = self.epoch[r], s[r]
+        h = np.sqrt(np.log(8.0 * s_r * e ** 2 / self.beta) / (2.0 * R))
+        c = np.log(4.0 * s_r * e ** 2 / self.beta) / (R * self.epsilon)
+        best = self.released[r].max(axis=1)
+        keep = act & (best[:, None] - self.released[r] <= 2.0 * (h + c)[:, None])
+        self.active[r] = keep
+        self.epoch[r] += 1
+        self.epoch_sums[r] = 0.0
+        self.epoch_counts[r] = 0
+        self.R[r] = self._epoch_length(self.epoch[r], keep.sum(axis=1))
+
+
+class AdaPUCB(_GlobalMAB):
+    """AdaP-UCB (Azize and Basu 2022, Alg 1 with the index of eq. 7).
+
+    Play each arm once; then in episodes: at t_l choose
+    ``A_l = argmax_a I_a`` (ties uniformly at random) and play it until its
+    count doubles. Arm a's index uses only the rewards of its last active
+    episode (``n_a = N_a/2`` of them), released once as
+    ``mu~_a = mean + Lap(1/(epsilon n_a))`` (float-safe):
+    ``I_a = mu~_a + sqrt(alpha log t_l / (2 n_a)) + alpha log t_l / (epsilon n_a)``
+    (privacy term outside the root, ALGORITHMS.md section 5), alpha = 3.1.
+    Commits to whole episodes, so T = 1e7 costs O(K log T) decisions.
+
+    Privacy: epsilon-global DP per reward: each reward enters exactly one
+    release (its episode's mean), actions are post-processing of releases.
+    """
+
+    name = "AdaP-UCB"
+    commits = True
+    test_params = {"epsilon": 1.0}
+
+    def __init__(self, n_arms, *, epsilon: float, alpha: float = 3.1, **kwargs):
+        self.alpha = check_real("alpha", alpha, low=0.0)
+        super().__init__(n_arms, epsilon=epsilon, **kwargs)
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self.mechanism = PrivateEpisodeMean(self.epsilon, self.lower, self.upper,
+                                            seed=self.spawn())
+        self.released = np.zeros((n, self.n_arms))        # mu~ of each arm's last episode
+        self.released_n = np.zeros((n, self.n_arms), dtype=np.int64)  # its number of rewards
+        self.arm = self.rng.integers(0, self.n_arms, size=n)
+        self.target = np.ones(n, dtype=np.int64)         # count of `arm` ending the episode
+        self.episode_sum = np.zeros(n)
+        self.episode_n = np.zeros(n, dtype=np.int64)
+
+    def _act(self, obs):
+        return self.arm.copy()
+
+    def commitment(self):
+        return self.target - self.counts[self._rows, self.arm]
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        self._update(actions, np.ones(self._n, dtype=np.int64),
+                     np.clip(rewards, self.lower, self.upper))
+
+    def index(self, rows: np.ndarray, log_t: np.ndarray) -> np.ndarray:
+        """Indices (len(rows), K) from the releases alone; ``log_t = log t_l`` per row."""
+        n = np.maximum(self.released_n[rows], 1)
+        a = self.alpha * log_t[:, None]
+        return self.released[rows] + np.sqrt(a / (2.0 * n)) + a / (self.epsilon * n)
+
+    def _update(self, actions, counts, reward_sums):
+        if (np.asarray(actions) != self.arm).any():
+            raise ValueError("actions must be the arms the agent chose (it commits to episodes)")
+        super()._update(actions, counts, reward_sums)
+        self.episode_sum += reward_sums
+        self.episode_n += counts
+        ends = self.counts[self._rows, self.arm] >= self.target
+        if not ends.any():
+            return
+        r = np.flatnonzero(ends)
+        arm = self.arm[r]
+        self.released[r, arm] = self.mechanism.release(self.episode_sum[r], self.episode_n[r])
+        self.released_n[r, arm] = self.episode_n[r]
+        self.episode_sum[r] = 0.0
+        self.episode_n[r] = 0
+        # next episode: an unplayed arm (initial round), else the best index at t_l
+        unplayed = self.counts[r] == 0
+        log_t = np.log(self.t[r] + 1.0)
+        idx = np.where(unplayed, np.inf, self.index(r, log_t))
+        nxt = argmax_random(self.rng, idx)
+        self.arm[r] = nxt
+        cnt = self.counts[r, nxt]
+        self.target[r] = np.where(cnt == 0, 1, 2 * cnt)
+
+
+class AdaPKLUCB(AdaPUCB):
+    """AdaP-KLUCB (Azize and Basu 2022, Alg 1 with the index of eq. 8).
+
+    As :class:`AdaPUCB`, with index ``max{q in [0, 1] : kl(mu', q) <= alpha log t_l / n_a}``
+    where ``mu' = clip(mu~ + alpha log t_l / (epsilon n_a), 0, 1)`` (ALGORITHMS.md
+    section 5), Bernoulli kl, alpha = 3.1.
+
+    Privacy: epsilon-global DP per reward (as AdaP-UCB).
+    """
+
+    name = "AdaP-KLUCB"
+
+    def index(self, rows, log_t):
+        n = np.maximum(self.released_n[rows], 1)
+        a = self.alpha * log_t[:, None]
+        mu = np.clip(self.released[rows] + a / (self.epsilon * n), 0.0, 1.0)
+        return kl_ucb_index(mu, a / n)
+
+
+#: The MAB agents by display name (the contract suite and the CLI read this).
+AGENTS: dict[str, type[Agent]] = {cls.name: cls for cls in (
+    UCB1, KLUCB, ThompsonSampling, Exp3, TsallisINF, LDPUCB, DPUCB, DPSE, AdaPUCB, AdaPKLUCB)}

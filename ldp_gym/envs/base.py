@@ -1,0 +1,174 @@
+"""Shared machinery of every bandit setting: one batch core, a single env and a native vector env.
+
+Each setting writes its bandit once, as a *core* working on arrays with a
+leading run dimension (:class:`BanditCore`). :class:`BanditEnv` drives a core
+with one run for Gymnasium users, stable-baselines3 and teaching;
+:class:`BanditVectorEnv` drives it with N runs in numpy for the runner. No
+second implementation.
+
+Environment contract (DESIGN.md section 2):
+
+* one episode is one bandit run; ``terminated`` is always False and
+  ``truncated`` becomes True at the horizon (``max_episode_steps``);
+* the instance is drawn in ``reset(seed=...)`` from ``self.np_random`` (or
+  fixed by constructor arguments);
+* observations are float32 arrays inside their space, rewards Python floats;
+* ``info`` carries evaluation data only (``expected_reward``,
+  ``optimal_reward``, ``regret``, ``optimal_action``), a fresh dict per call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+INFO_KEYS = ("expected_reward", "optimal_reward", "regret", "optimal_action")
+
+
+class BanditCore:
+    """A bandit setting on a batch of independent runs (subclass per setting).
+
+    Subclasses set ``observation_space`` and ``action_space`` (of one run),
+    ``reward_range`` and implement :meth:`reset`, :meth:`step` and
+    :meth:`observe`; :meth:`step_committed` is optional (settings where an
+    agent may commit to one action for many rounds).
+    """
+
+    observation_space: gym.Space
+    action_space: gym.Space
+    reward_range: tuple[float, float] = (-np.inf, np.inf)
+
+    def reset(self, rng: np.random.Generator, runs: np.ndarray, n_runs: int) -> None:
+        """Draw fresh instances for the runs in ``runs`` (indices into a batch of ``n_runs``)."""
+        raise NotImplementedError
+
+    def step(self, rng: np.random.Generator, actions: np.ndarray) -> tuple[np.ndarray, dict]:
+        """Play one round in every run: rewards (N,) and the oracle info arrays (N,)."""
+        raise NotImplementedError
+
+    def observe(self) -> np.ndarray:
+        """The float32 observations (N, ...) for the next round."""
+        raise NotImplementedError
+
+    def step_committed(self, rng: np.random.Generator, actions: np.ndarray,
+                       counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Play ``actions`` for ``counts`` rounds in each run: summed rewards and summed regret."""
+        raise NotImplementedError(f"{type(self).__name__} has no committed stretches")
+
+
+class BanditEnv(gym.Env):
+    """A single bandit run for Gymnasium users (subclasses set ``core_class``).
+
+    The horizon is enforced by the registered ``max_episode_steps``
+    (Gymnasium's ``TimeLimit``); the env itself never terminates.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": []}
+    core_class: type[BanditCore]
+
+    def __init__(self, **kwargs: Any):
+        self.core = self.core_class(**kwargs)
+        self.observation_space = self.core.observation_space
+        self.action_space = self.core.action_space
+        self._runs = np.zeros(1, dtype=np.int64)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self.core.reset(self.np_random, self._runs, 1)
+        return self.core.observe()[0], {}
+
+    def step(self, action):
+        if not self.action_space.contains(action):
+            raise ValueError(f"action must lie in {self.action_space}, got {action!r}")
+        acts = np.asarray(action)[None]
+        reward, info = self.core.step(self.np_random, acts)
+        single = {k: v[0].item() for k, v in info.items()}
+        return self.core.observe()[0], float(reward[0]), False, False, single
+
+
+class BanditVectorEnv(VectorEnv):
+    """N independent runs of one setting, stepped together in numpy (native vector env).
+
+    ``max_episode_steps`` is the horizon: runs truncate there and, in
+    Gymnasium's next-step autoreset mode, start a fresh instance on the
+    following ``step``. ``info`` holds the oracle arrays with their ``_key``
+    masks. :meth:`step_committed` plays a whole committed stretch per run in
+    one call (used by the runner for agents that commit to an arm).
+    """
+
+    metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    core_class: type[BanditCore]
+
+    def __init__(self, num_envs: int = 1, max_episode_steps: int | None = None, **kwargs: Any):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
+                or num_envs < 1:
+            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+        if max_episode_steps is not None and (isinstance(max_episode_steps, bool) or int(
+                max_episode_steps) != max_episode_steps or max_episode_steps < 1):
+            raise ValueError(f"max_episode_steps must be an integer >= 1, got {max_episode_steps!r}")
+        self.num_envs = int(num_envs)
+        self.horizon = None if max_episode_steps is None else int(max_episode_steps)
+        self.core = self.core_class(**kwargs)
+        self.single_observation_space = self.core.observation_space
+        self.single_action_space = self.core.action_space
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.t = np.zeros(self.num_envs, dtype=np.int64)
+        self._needs_reset = np.zeros(self.num_envs, dtype=bool)
+        self._all = np.arange(self.num_envs)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self.core.reset(self.np_random, self._all, self.num_envs)
+        self.t[:] = 0
+        self._needs_reset[:] = False
+        return self.core.observe(), {}
+
+    def step(self, actions):
+        actions = np.asarray(actions)
+        if actions.shape[:1] != (self.num_envs,):
+            raise ValueError(f"actions must have leading dimension num_envs={self.num_envs}")
+        done = self._needs_reset
+        rewards, info = self.core.step(self.np_random, actions)
+        if done.any():
+            runs = np.flatnonzero(done)
+            self.core.reset(self.np_random, runs, self.num_envs)
+            self.t[runs] = 0
+            rewards[runs] = 0.0
+            for v in info.values():
+                v[runs] = 0
+        self.t[~done] += 1
+        truncated = np.zeros(self.num_envs, bool) if self.horizon is None else self.t >= self.horizon
+        self._needs_reset = truncated.copy()
+        mask = ~done
+        full = {k: v for k, v in info.items()}
+        full.update({f"_{k}": mask.copy() for k in info})
+        return (self.core.observe(), rewards.astype(np.float64), np.zeros(self.num_envs, bool),
+                truncated, full)
+
+    def step_committed(self, actions: np.ndarray, counts: np.ndarray):
+        """Play ``actions[i]`` for ``counts[i]`` rounds in run i (0 allowed); no autoreset.
+
+        Returns:
+            ``(observations, reward_sums, regret_sums)``; the reward sums are drawn
+            exactly (e.g. binomial for Bernoulli arms), the regret is the exact sum
+            of the instantaneous regrets.
+        """
+        counts = np.asarray(counts, dtype=np.int64)
+        if (counts < 0).any():
+            raise ValueError("counts must be >= 0")
+        if self.horizon is not None and (self.t + counts > self.horizon).any():
+            raise ValueError("a committed stretch would pass max_episode_steps")
+        sums, regrets = self.core.step_committed(self.np_random, np.asarray(actions), counts)
+        self.t += counts
+        return self.core.observe(), sums, regrets
+
+
+def make_vector_class(name: str, core: type[BanditCore], doc: str) -> type[BanditVectorEnv]:
+    """Build the vector env class of a setting from its core (one line per setting)."""
+    return type(name, (BanditVectorEnv,), {"core_class": core, "__doc__": doc,
+                                           "__module__": core.__module__})

@@ -1,0 +1,280 @@
+"""Multi-armed bandits: stochastic (``LDPMAB-v0``) and oblivious adversarial (``LDPAdversarialMAB-v0``).
+
+Stochastic K-armed bandit (Azize and Basu 2022, section 5; Chen et al. 2020
+with one base arm). Defaults reproduce Azize and Basu's Fig. 2: Bernoulli arms
+with means {0.75, 0.625, 0.5, 0.375, 0.25}.
+
+There is no context: the observation is a constant ``[0.0]`` (float32) so
+that any Gymnasium learner, stable-baselines3 included, runs unchanged.
+
+Example:
+    >>> import gymnasium as gym
+    >>> import ldp_gym
+    >>> env = gym.make("LDPMAB-v0")
+    >>> obs, info = env.reset(seed=0)
+    >>> obs, reward, terminated, truncated, info = env.step(0)
+    >>> sorted(info)
+    ['expected_reward', 'optimal_action', 'optimal_reward', 'regret']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from scipy import special
+
+from .base import BanditCore, BanditEnv, make_vector_class
+
+__all__ = [
+    "DEFAULT_MEANS",
+    "AdversarialMABEnv",
+    "AdversarialMABVectorEnv",
+    "MABEnv",
+    "MABVectorEnv",
+    "bernoulli_kl",
+    "minimax_lower_bound",
+    "problem_dependent_lower_bound",
+]
+
+DEFAULT_MEANS = (0.75, 0.625, 0.5, 0.375, 0.25)
+DISTRIBUTIONS = ("bernoulli", "gaussian", "beta")
+_OBS_SPACE = spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float32)
+
+
+def _check_pos_int(name: str, value: Any) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def _check_pos_real(name: str, value: Any) -> float:
+    if isinstance(value, (bool, np.bool_)) or not np.isscalar(value) or not np.isfinite(value) \
+            or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+class MABCore(BanditCore):
+    """Stochastic K-armed bandit on a batch of runs.
+
+    Args:
+        means: arm means (a sequence), or ``"random"`` for means drawn uniformly
+            in [0, 1] at every reset (needs ``n_arms``).
+        distribution: ``"bernoulli"`` (default), ``"gaussian"`` (std ``sigma``,
+            unbounded rewards: private wrappers and agents clip them to their
+            declared bounds) or ``"beta"`` (Beta with mean mu and concentration
+            ``concentration``, rewards in [0, 1]).
+        n_arms: number of arms for random instances.
+        sigma: standard deviation of Gaussian rewards.
+        concentration: a + b of Beta rewards.
+    """
+
+    def __init__(self, means: Sequence[float] | str = DEFAULT_MEANS,
+                 distribution: str = "bernoulli", n_arms: int | None = None, sigma: float = 1.0,
+                 concentration: float = 2.0):
+        if distribution not in DISTRIBUTIONS:
+            raise ValueError(f"distribution must be one of {DISTRIBUTIONS}, got {distribution!r}")
+        self.distribution = distribution
+        self.sigma = _check_pos_real("sigma", sigma)
+        self.concentration = _check_pos_real("concentration", concentration)
+        if isinstance(means, str):
+            if means != "random":
+                raise ValueError(f"means must be a sequence of numbers or 'random', got {means!r}")
+            if n_arms is None:
+                raise ValueError("n_arms is required with means='random'")
+            self.fixed_means = None
+            self.n_arms = _check_pos_int("n_arms", n_arms)
+        else:
+            m = np.asarray(means)
+            if m.ndim != 1 or m.size < 1 or m.dtype == np.bool_ \
+                    or not np.issubdtype(m.dtype, np.number) or not np.isfinite(m).all():
+                raise ValueError("means must be a non-empty 1-D sequence of finite numbers")
+            if distribution != "gaussian" and ((m < 0) | (m > 1)).any():
+                raise ValueError(f"means must lie in [0, 1] for {distribution} rewards")
+            if distribution == "beta" and ((m <= 0) | (m >= 1)).any():
+                raise ValueError("means must lie in (0, 1) for beta rewards")
+            if n_arms is not None and _check_pos_int("n_arms", n_arms) != m.size:
+                raise ValueError(f"n_arms={n_arms} does not match len(means)={m.size}")
+            self.fixed_means = m.astype(np.float64)
+            self.n_arms = m.size
+        self.action_space = spaces.Discrete(self.n_arms)
+        self.observation_space = _OBS_SPACE
+        self.reward_range = (-np.inf, np.inf) if distribution == "gaussian" else (0.0, 1.0)
+        self.means = np.zeros((0, self.n_arms))
+
+    def reset(self, rng, runs, n_runs):
+        if self.means.shape[0] != n_runs:
+            self.means = np.zeros((n_runs, self.n_arms))
+        if self.fixed_means is not None:
+            self.means[runs] = self.fixed_means
+        else:
+            lo = 1e-3 if self.distribution == "beta" else 0.0
+            self.means[runs] = lo + (1 - 2 * lo) * rng.random((len(runs), self.n_arms))
+        self.best = self.means.max(axis=1)
+        self.best_arm = self.means.argmax(axis=1)
+        self._rows = np.arange(n_runs)
+
+    def observe(self):
+        return np.zeros((self.means.shape[0], 1), dtype=np.float32)
+
+    def _draw(self, rng, mu: np.ndarray) -> np.ndarray:
+        if self.distribution == "bernoulli":
+            return (rng.random(mu.shape) < mu).astype(np.float64)
+        if self.distribution == "gaussian":
+            return mu + self.sigma * rng.standard_normal(mu.shape)
+        c = self.concentration
+        return rng.beta(mu * c, (1.0 - mu) * c)
+
+    def step(self, rng, actions):
+        mu = self.means[self._rows, actions]
+        info = {"expected_reward": mu, "optimal_reward": self.best.copy(),
+                "regret": self.best - mu, "optimal_action": self.best_arm.copy()}
+        return self._draw(rng, mu), info
+
+    def step_committed(self, rng, actions, counts):
+        mu = self.means[self._rows, actions]
+        if self.distribution == "bernoulli":
+            sums = rng.binomial(counts, mu).astype(np.float64)
+        elif self.distribution == "gaussian":
+            sums = counts * mu + self.sigma * np.sqrt(counts) * rng.standard_normal(mu.shape)
+        else:  # a sum of Betas has no closed form: draw every round, vectorised, and add
+            draws = self._draw(rng, np.repeat(mu, counts))
+            sums = np.zeros(mu.shape)
+            np.add.at(sums, np.repeat(self._rows, counts), draws)
+        return sums, counts * (self.best - mu)
+
+
+class AdversarialMABCore(BanditCore):
+    """Oblivious adversarial K-armed bandit: the reward sequence does not depend on the actions.
+
+    With ``reward_table`` (shape (T, K), values in [0, 1]) the rewards are the
+    table's rows, the same in every run; regret is measured against the best
+    fixed arm of the whole table (instantaneous regret may be negative).
+
+    Without it, every run draws a *stochastically constrained* adversarial
+    sequence (Zimmert and Seldin 2021): the best arm (drawn at reset) has mean
+    ``level(t)``, the others ``level(t) - gap``, and ``level`` alternates
+    between ``high`` and ``low`` over phases whose lengths grow geometrically
+    by ``growth``. Rewards are Bernoulli draws from an independent stream, so
+    the sequence is fixed before the agent acts; regret is the pseudo-regret
+    against the best arm.
+    """
+
+    def __init__(self, reward_table: Any = None, n_arms: int = 5, gap: float = 0.1,
+                 high: float = 0.9, low: float = 0.3, growth: float = 1.6):
+        if reward_table is not None:
+            tab = np.asarray(reward_table)
+            if tab.ndim != 2 or tab.shape[0] < 1 or tab.shape[1] < 1 or tab.dtype == np.bool_ \
+                    or not np.issubdtype(tab.dtype, np.number) or not np.isfinite(tab).all() \
+                    or ((tab < 0) | (tab > 1)).any():
+                raise ValueError("reward_table must be a (T, K) array of finite values in [0, 1]")
+            self.table = tab.astype(np.float64)
+            self.n_arms = tab.shape[1]
+            self.table_best = int(self.table.sum(axis=0).argmax())
+        else:
+            self.table = None
+            self.n_arms = _check_pos_int("n_arms", n_arms)
+            self.gap = _check_pos_real("gap", gap)
+            self.high = _check_pos_real("high", high)
+            self.low = _check_pos_real("low", low)
+            self.growth = _check_pos_real("growth", growth)
+            if not (self.gap <= self.low < self.high <= 1.0):
+                raise ValueError("need gap <= low < high <= 1")
+            if self.growth <= 1.0:
+                raise ValueError(f"growth must be > 1, got {growth}")
+        self.action_space = spaces.Discrete(self.n_arms)
+        self.observation_space = _OBS_SPACE
+        self.reward_range = (0.0, 1.0)
+
+    def reset(self, rng, runs, n_runs):
+        if getattr(self, "t", np.zeros(0)).shape[0] != n_runs:
+            self.t = np.zeros(n_runs, dtype=np.int64)
+            self.best_arm = np.zeros(n_runs, dtype=np.int64)
+        self.t[runs] = 0
+        if self.table is None:
+            self.best_arm[runs] = rng.integers(0, self.n_arms, size=len(runs))
+        else:
+            self.best_arm[runs] = self.table_best
+        self._rows = np.arange(n_runs)
+
+    def observe(self):
+        return np.zeros((self.t.shape[0], 1), dtype=np.float32)
+
+    def mean_table(self, t: np.ndarray) -> np.ndarray:
+        """Means (N, K) of round ``t`` (per run) of the default sequence."""
+        phase = np.floor(np.log1p(t) / np.log(self.growth)).astype(np.int64)
+        level = np.where(phase % 2 == 0, self.high, self.low)
+        mu = np.repeat((level - self.gap)[:, None], self.n_arms, axis=1)
+        mu[self._rows, self.best_arm] = level
+        return mu
+
+    def step(self, rng, actions):
+        if self.table is not None:
+            if (self.t >= self.table.shape[0]).any():
+                raise ValueError(f"reward_table has only {self.table.shape[0]} rows")
+            row = self.table[self.t]
+            rewards = row[self._rows, actions]
+            mu_row = row
+        else:
+            mu_row = self.mean_table(self.t)
+            rewards = (rng.random(mu_row.shape) < mu_row)[self._rows, actions].astype(np.float64)
+        best = mu_row[self._rows, self.best_arm]
+        mu = mu_row[self._rows, actions]
+        self.t += 1
+        return rewards, {"expected_reward": mu, "optimal_reward": best, "regret": best - mu,
+                         "optimal_action": self.best_arm.copy()}
+
+
+class MABEnv(BanditEnv):
+    __doc__ = MABCore.__doc__
+    core_class = MABCore
+
+
+class AdversarialMABEnv(BanditEnv):
+    __doc__ = AdversarialMABCore.__doc__
+    core_class = AdversarialMABCore
+
+
+MABVectorEnv = make_vector_class("MABVectorEnv", MABCore,
+                                 "N runs of :class:`MABEnv` in numpy, with committed stretches.")
+AdversarialMABVectorEnv = make_vector_class("AdversarialMABVectorEnv", AdversarialMABCore,
+                                            "N runs of :class:`AdversarialMABEnv` in numpy.")
+
+
+# --------------------------------------------------------------------------- lower bounds
+
+
+def bernoulli_kl(p: Any, q: Any) -> np.ndarray:
+    """Bernoulli Kullback-Leibler divergence ``kl(p, q)`` (vectorised, safe at 0 and 1)."""
+    p = np.asarray(p, dtype=np.float64)
+    q = np.clip(np.asarray(q, dtype=np.float64), 1e-15, 1 - 1e-15)
+    return special.xlogy(p, p / q) + special.xlogy(1 - p, (1 - p) / (1 - q))
+
+
+def minimax_lower_bound(horizon: Any, n_arms: int, epsilon: float) -> np.ndarray:
+    """Minimax regret lower bound under epsilon-global DP (Azize and Basu 2022, Table 2).
+
+    ``max(sqrt(T (K - 1)) / 27, (K - 1) / (131 epsilon))``.
+    """
+    t = np.asarray(horizon, dtype=np.float64)
+    return np.maximum(np.sqrt(t * (n_arms - 1)) / 27.0, (n_arms - 1) / (131.0 * epsilon))
+
+
+def problem_dependent_lower_bound(means: Sequence[float], horizon: Any,
+                                  epsilon: float) -> np.ndarray:
+    """Problem-dependent lower bound for Bernoulli arms (Azize and Basu 2022, Table 2, Thm 3).
+
+    ``sum_a Delta_a log T / min(kl(mu_a, mu*), 6 epsilon Delta_a)`` over the
+    sub-optimal arms (``t_inf = Delta_a`` for Bernoulli). An asymptotic bound:
+    plotted beside regret curves it shows the slope, not a guaranteed floor at
+    small T.
+    """
+    mu = np.asarray(means, dtype=np.float64)
+    best = mu.max()
+    gaps = best - mu
+    sub = gaps > 0
+    coef = np.sum(gaps[sub] / np.minimum(bernoulli_kl(mu[sub], best), 6.0 * epsilon * gaps[sub]))
+    return coef * np.log(np.asarray(horizon, dtype=np.float64))

@@ -1,0 +1,203 @@
+"""The catalogue of named experiments that reproduce the papers (``ldp-gym reproduce NAME``).
+
+Each experiment runs what the paper ran (full) or a minutes-long version
+(``quick``), and reports what the code measured: a Markdown table, the raw
+results and a figure. Nothing is tuned towards the published figures.
+
+Example:
+    >>> sorted(EXPERIMENTS)[:2]
+    ['azize2022-fig2', 'azize2022-fig3']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .results import Results
+from .runner import run
+
+__all__ = ["EXPERIMENTS", "Experiment", "Report"]
+
+
+@dataclass
+class Report:
+    """What an experiment produced: tables to print and write, results to save, a figure."""
+
+    title: str
+    table: str
+    results: dict[str, Results]
+    figure: Any = None
+    notes: list[str] = field(default_factory=list)
+
+    def write(self, folder: Path) -> list[Path]:
+        """Write ``table.md``, one ``.npz`` per results object and ``figure.png`` into ``folder``."""
+        paths = [folder / "table.md"]
+        text = f"# {self.title}\n\n{self.table}\n"
+        if self.notes:
+            text += "\n" + "\n".join(f"- {n}" for n in self.notes) + "\n"
+        paths[0].write_text(text)
+        for name, res in self.results.items():
+            paths.append(res.save(folder / f"{name}.npz"))
+        if self.figure is not None:
+            paths.append(folder / "figure.png")
+            self.figure.savefig(paths[-1], dpi=120, bbox_inches="tight")
+        return paths
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    description: str
+    function: Callable[..., Report]
+
+    def __call__(self, quick: bool = False, seed: int = 0, n_jobs: int = 2,
+                 progress: bool | None = None) -> Report:
+        return self.function(quick=quick, seed=seed, n_jobs=n_jobs, progress=progress)
+
+
+def _checkpoints(horizon: int, marks: list[int]) -> np.ndarray:
+    base = np.unique(np.round(np.geomspace(10, horizon, 25)).astype(np.int64))
+    return np.unique(np.concatenate([base, [m for m in marks if m <= horizon]]))
+
+
+def _figure():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(6.4, 4.4))
+
+
+# --------------------------------------------------------------------------- Azize & Basu
+
+
+def azize2022_fig2(quick: bool, seed: int, n_jobs: int, progress: bool | None) -> Report:
+    """Azize and Basu (2022) Fig. 2: DP-UCB, DP-SE, AdaP-UCB, AdaP-KLUCB at eps = 1."""
+    from ldp_gym.agents import DPSE, DPUCB, AdaPKLUCB, AdaPUCB
+    from ldp_gym.envs.mab import DEFAULT_MEANS, problem_dependent_lower_bound
+
+    horizon, n_runs = (10**5, 20) if quick else (10**7, 20)
+    marks = [10**4, 10**5, 10**6, 10**7]
+    eps = 1.0
+    agents = {cls.name: (cls, {"epsilon": eps}) for cls in (DPUCB, DPSE, AdaPUCB, AdaPKLUCB)}
+    res = run("LDPMAB-v0", agents, horizon=horizon, n_runs=n_runs, seed=seed,
+              checkpoints=_checkpoints(horizon, marks), progress=progress, n_jobs=n_jobs)
+    at = [m for m in marks if m <= horizon]
+    lower = problem_dependent_lower_bound(DEFAULT_MEANS, res.checkpoints, eps)
+    fig, ax = _figure()
+    res.plot(ax=ax, band="sd", logx=True,
+             reference={"lower bound (Table 2, problem-dependent)": lower},
+             title=f"Bernoulli {DEFAULT_MEANS}, eps={eps}, {n_runs} runs")
+    final = {a: res.at(a, horizon).mean() for a in res.agents}
+    order = sorted(final, key=final.get)
+    best = final[order[0]]
+    notes = ["ordering at T={:g} (lowest first): {}".format(horizon, " < ".join(order)),
+             "ratios to the lowest: " + ", ".join(f"{a} {final[a] / best:.2f}x" for a in order),
+             "problem-dependent lower bound at T: {:.1f}".format(float(lower[-1])),
+             "decisions per run: " + ", ".join(
+                 f"{a} {res.timings[a]['decisions']}" for a in res.agents),
+             "seconds per agent: " + ", ".join(
+                 f"{a} {res.timings[a]['seconds']:.1f}" for a in res.agents)]
+    return Report("Azize & Basu 2022, Fig. 2" + (" (quick)" if quick else ""),
+                  res.table(at), {"fig2": res}, fig.figure, notes)
+
+
+def azize2022_fig3(quick: bool, seed: int, n_jobs: int, progress: bool | None) -> Report:
+    """Azize and Basu (2022) Fig. 3: AdaP-KLUCB's regret at T against epsilon."""
+    from ldp_gym.agents import AdaPKLUCB
+    from ldp_gym.envs.mab import problem_dependent_lower_bound
+    from ldp_gym.runner import sweep
+
+    means = (0.8, 0.1, 0.1, 0.1, 0.1)
+    horizon, n_runs = (10**5, 10) if quick else (10**7, 20)
+    epsilons = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 10.0]
+    tasks = [dict(env="LDPMAB-v0", agents={f"eps={e:g}": (AdaPKLUCB, {"epsilon": e})},
+                  horizon=horizon, n_runs=n_runs, seed=seed, env_kwargs={"means": means},
+                  checkpoints=[horizon], progress=progress) for e in epsilons]
+    out = sweep(tasks, n_jobs=n_jobs)
+    merged = out[0]
+    for r in out[1:]:
+        merged = merged.merge(r)
+    mean = np.array([merged.at(f"eps={e:g}", horizon).mean() for e in epsilons])
+    sd = np.array([merged.at(f"eps={e:g}", horizon).std(ddof=1) for e in epsilons])
+    lower = np.array([float(problem_dependent_lower_bound(means, horizon, e)) for e in epsilons])
+    lines = ["| epsilon | regret at T (mean ± sd) | lower bound |", "|---|---|---|"]
+    lines += [f"| {e:g} | {m:.1f} ± {s:.1f} | {lb:.1f} |"
+              for e, m, s, lb in zip(epsilons, mean, sd, lower)]
+    fig, ax = _figure()
+    ax.errorbar(epsilons, mean, yerr=sd, marker="o", label="AdaP-KLUCB")
+    ax.plot(epsilons, lower, "k--", lw=1, label="lower bound (Table 2)")
+    ax.set_xscale("log")
+    ax.set_xlabel("epsilon")
+    ax.set_ylabel(f"regret at T={horizon:g}")
+    ax.set_title(f"Bernoulli {means}, {n_runs} runs")
+    ax.legend(fontsize=8)
+    flat = mean[-1]
+    knee = next((e for e, m in zip(epsilons, mean) if m <= 1.1 * flat), epsilons[-1])
+    notes = [f"regret is within 10% of its eps={epsilons[-1]:g} value from eps={knee:g} on"]
+    return Report("Azize & Basu 2022, Fig. 3" + (" (quick)" if quick else ""),
+                  "\n".join(lines), {"fig3": merged}, fig.figure, notes)
+
+
+# --------------------------------------------------------------------------- local vs global
+
+
+def mab_local_vs_global(quick: bool, seed: int, n_jobs: int, progress: bool | None) -> Report:
+    """Regret against epsilon for local DP (LDP-UCB; Tsallis-INF and UCB1 on the Laplace
+    reward wrapper) and global DP (AdaP-KLUCB, DP-SE) on the same instances."""
+    from ldp_gym.agents import DPSE, LDPUCB, UCB1, AdaPKLUCB, TsallisINF
+    from ldp_gym.runner import sweep
+    from ldp_gym.wrappers.reward import VectorLaplaceReward
+
+    horizon, n_runs = (10**4, 10) if quick else (10**5, 20)
+    epsilons = [0.2, 0.5, 1.0, 2.0, 5.0]
+    tasks = []
+    for e in epsilons:
+        tasks.append(dict(env="LDPMAB-v0", horizon=horizon, n_runs=n_runs, seed=seed,
+                          checkpoints=[horizon], progress=progress, agents={
+                              f"LDP-UCB (local) eps={e:g}": (LDPUCB, {"epsilon": e}),
+                              f"AdaP-KLUCB (global) eps={e:g}": (AdaPKLUCB, {"epsilon": e}),
+                              f"DP-SE (global) eps={e:g}": (DPSE, {"epsilon": e})}))
+        tasks.append(dict(env="LDPMAB-v0", horizon=horizon, n_runs=n_runs, seed=seed,
+                          checkpoints=[horizon], progress=progress,
+                          wrappers=[(VectorLaplaceReward, {"epsilon": e})], agents={
+                              f"Tsallis-INF + Laplace wrapper (local) eps={e:g}": TsallisINF,
+                              f"UCB1 + Laplace wrapper (local) eps={e:g}": UCB1}))
+    out = sweep(tasks, n_jobs=n_jobs)
+    merged = out[0]
+    for r in out[1:]:
+        merged = merged.merge(r)
+    families = ["LDP-UCB (local)", "Tsallis-INF + Laplace wrapper (local)",
+                "UCB1 + Laplace wrapper (local)", "AdaP-KLUCB (global)", "DP-SE (global)"]
+    lines = ["| agent | " + " | ".join(f"eps={e:g}" for e in epsilons) + " |",
+             "|---|" + "---|" * len(epsilons)]
+    fig, ax = _figure()
+    for fam in families:
+        vals = [merged.at(f"{fam} eps={e:g}", horizon) for e in epsilons]
+        lines.append(f"| {fam} | " + " | ".join(f"{v.mean():.0f} ± {v.std(ddof=1):.0f}"
+                                                 for v in vals) + " |")
+        ax.plot(epsilons, [v.mean() for v in vals], marker="o", label=fam)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("epsilon")
+    ax.set_ylabel(f"regret at T={horizon:g}")
+    ax.legend(fontsize=7)
+    return Report("Local vs global DP on LDPMAB-v0" + (" (quick)" if quick else ""),
+                  "\n".join(lines), {"local_vs_global": merged}, fig.figure,
+                  [f"T={horizon}, {n_runs} runs, Bernoulli means (0.75, 0.625, 0.5, 0.375, 0.25)"])
+
+
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
+    Experiment("azize2022-fig2", "Azize & Basu 2022 Fig. 2: global-DP agents, eps=1, T=1e7",
+               azize2022_fig2),
+    Experiment("azize2022-fig3", "Azize & Basu 2022 Fig. 3: AdaP-KLUCB regret vs epsilon",
+               azize2022_fig3),
+    Experiment("mab-local-vs-global", "Regret vs epsilon, local and global DP on one instance",
+               mab_local_vs_global),
+)}

@@ -1,0 +1,280 @@
+"""The experiment runner (DESIGN.md section 6): every agent on the same N instances, vectorised.
+
+``run`` builds one native vector env of N runs per agent, reset with the same
+seed, so every agent faces the same N bandit instances (and, where the
+setting allows, the same reward draws: common random numbers). Cumulative
+regret is recorded at checkpoints (log-spaced by default), never as a T-long
+array per run.
+
+Agents that commit to one action for several rounds (``commits = True``,
+e.g. AdaP-UCB, DP-SE) are stepped a whole committed stretch at a time
+(``step_committed``: rewards summed exactly, regret exact), so that T = 1e7
+costs O(K log T) decisions per run. Stretches are cut at checkpoints, so the
+recorded regret is exact.
+
+Seeds: ``SeedSequence(seed)`` spawns the env's seed; each agent's stream is
+keyed by its name, so adding an agent to a comparison never changes the
+numbers of the others.
+
+Example:
+    >>> import ldp_gym
+    >>> from ldp_gym.agents import UCB1, AdaPUCB
+    >>> res = ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1, "AdaP-UCB": (AdaPUCB, {"epsilon": 1.0})},
+    ...                   horizon=1000, n_runs=4, seed=0, progress=False)
+    >>> res.regret["UCB1"].shape
+    (4, 31)
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import zlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from .results import Results
+
+__all__ = ["default_checkpoints", "make_vector_env", "run", "sweep"]
+
+AgentSpec = Any  # an Agent class, (class, kwargs), a callable env -> agent, or an agent
+
+
+def default_checkpoints(horizon: int, n: int = 31) -> np.ndarray:
+    """About ``n`` log-spaced rounds from 1 to ``horizon`` (always including ``horizon``)."""
+    pts = np.unique(np.round(np.geomspace(1, horizon, n)).astype(np.int64))
+    return pts
+
+
+def make_vector_env(env: str | Callable, n_runs: int, horizon: int, wrappers: Any = (),
+                    **env_kwargs: Any):
+    """The native vector env of ``env`` (a registered id, or ``f(num_envs, max_episode_steps)``),
+    wrapped by ``wrappers``, a sequence of ``(VectorWrapperClass, kwargs)``."""
+    if callable(env):
+        venv = env(num_envs=n_runs, max_episode_steps=horizon, **env_kwargs)
+    else:
+        import ldp_gym  # noqa: F401  (registers the ids)
+
+        if env not in gym.registry:
+            raise ValueError(f"env {env!r} is not registered; `ldp-gym list` shows the ids")
+        venv = gym.make_vec(env, num_envs=n_runs, vectorization_mode="vector_entry_point",
+                            max_episode_steps=horizon, **env_kwargs)
+    for wrapper, kwargs in wrappers:
+        venv = wrapper(venv, **kwargs)
+    return venv
+
+
+def _build_agent(spec: AgentSpec, venv) -> Any:
+    from ldp_gym.agents.base import Agent
+
+    if isinstance(spec, type) and issubclass(spec, Agent):
+        return spec.from_env(venv)
+    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], type):
+        return spec[0].from_env(venv, **spec[1])
+    if hasattr(spec, "act") and hasattr(spec, "observe"):
+        return spec
+    if callable(spec):
+        return spec(venv)
+    raise TypeError(f"an agent spec must be an Agent class, (class, kwargs), a callable "
+                    f"env -> agent, or an object with act/observe; got {type(spec).__name__}")
+
+
+def _agent_seed(root: np.random.SeedSequence, name: str) -> np.random.SeedSequence:
+    return np.random.SeedSequence(root.entropy,
+                                  spawn_key=root.spawn_key + (zlib.crc32(name.encode()),))
+
+
+def _can_commit(agent: Any, venv: Any) -> bool:
+    if not getattr(agent, "commits", False) or not hasattr(venv, "step_committed"):
+        return False
+    lo, hi = getattr(venv.unwrapped.core, "reward_range", (-np.inf, np.inf))
+    # an agent that clips rewards can only use sums when no reward needs clipping
+    return getattr(agent, "lower", -np.inf) <= lo and hi <= getattr(agent, "upper", np.inf)
+
+
+def _progress(total: int, enabled: bool | None, desc: str):
+    if enabled is False or (enabled is None and not sys.stderr.isatty()):
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc=desc, unit="round", leave=False)
+
+
+def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, seed: Any,
+               checkpoints: np.ndarray, env_kwargs: dict, wrappers: Any, progress: bool | None):
+    root = np.random.SeedSequence(seed)
+    env_seed = int(root.spawn(1)[0].generate_state(1)[0])
+    venv = make_vector_env(env, n_runs, horizon, wrappers, **env_kwargs)
+    agent = _build_agent(spec, venv)
+    if hasattr(agent, "reset"):
+        agent.reset(seed=_agent_seed(root, name))
+    obs, _ = venv.reset(seed=env_seed)
+    out = np.zeros((n_runs, len(checkpoints)))
+    cum = np.zeros(n_runs)
+    bar = _progress(horizon, progress, name)
+    start = time.perf_counter()
+    if _can_commit(agent, venv):
+        cps = np.append(checkpoints, np.iinfo(np.int64).max)
+        t = np.zeros(n_runs, dtype=np.int64)
+        ci = np.zeros(n_runs, dtype=np.int64)
+        rows = np.arange(n_runs)
+        decisions = 0
+        while (t < horizon).any():
+            actions = agent.act(obs)
+            counts = np.minimum(agent.commitment(), cps[ci] - t)
+            counts[t >= horizon] = 0
+            obs, sums, regrets = venv.step_committed(actions, counts)
+            agent.observe_committed(actions, counts, sums)
+            cum += regrets
+            t += counts
+            hit = t == cps[ci]
+            out[rows[hit], ci[hit]] = cum[hit]
+            ci += hit
+            decisions += 1
+            if bar is not None:
+                bar.n = int(t.min())
+                bar.refresh()
+    else:
+        ci, next_cp = 0, int(checkpoints[0])
+        every = max(horizon // 100, 1)
+        for step in range(1, horizon + 1):
+            actions = agent.act(obs)
+            next_obs, rewards, _, _, info = venv.step(actions)
+            agent.observe(obs, actions, rewards, next_obs)
+            cum += info["regret"]
+            obs = next_obs
+            if step == next_cp:
+                out[:, ci] = cum
+                ci += 1
+                next_cp = int(checkpoints[ci]) if ci < len(checkpoints) else 0
+            if bar is not None and step % every == 0:
+                bar.update(every)
+        decisions = horizon
+    if bar is not None:
+        bar.close()
+    elapsed = time.perf_counter() - start
+    return name, out, {"seconds": elapsed, "decisions": int(decisions),
+                       "privacy": _privacy_label(agent, venv)}
+
+
+def _privacy_label(agent: Any, venv: Any) -> str:
+    privacy = getattr(agent, "privacy", None)
+    if privacy is not None:
+        return str(privacy)
+    labels, env = [], venv
+    while hasattr(env, "env"):  # privacy wrappers report (epsilon, delta)
+        if hasattr(env, "mechanism"):
+            eps, delta = env.mechanism.privacy
+            labels.append(f"local DP via {type(env).__name__}, epsilon={eps:g}"
+                          + (f", delta={delta:g}" if delta else "") + " per reward")
+        env = env.env
+    return "; ".join(labels) or "none"
+
+
+def _check_run_args(horizon: Any, n_runs: Any, checkpoints: Any) -> np.ndarray:
+    for pname, v in (("horizon", horizon), ("n_runs", n_runs)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{pname} must be an integer >= 1, got {v!r}")
+    if checkpoints is None:
+        return default_checkpoints(int(horizon))
+    cp = np.asarray(checkpoints)
+    if cp.ndim != 1 or cp.size == 0 or not np.issubdtype(cp.dtype, np.integer) \
+            or (np.diff(cp) <= 0).any() or cp[0] < 1 or cp[-1] > horizon:
+        raise ValueError("checkpoints must be increasing integers in [1, horizon]")
+    return cp.astype(np.int64)
+
+
+def run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_runs: int = 10,
+        seed: Any = 0, checkpoints: Any = None, env_kwargs: dict | None = None,
+        wrappers: Any = (), progress: bool | None = None, n_jobs: int = 1,
+        backend: str | None = None) -> Results:
+    """Run every agent on the same ``n_runs`` independent instances of ``env``.
+
+    Args:
+        env: a registered id (e.g. ``"LDPMAB-v0"``) or ``f(num_envs, max_episode_steps, **kw)``
+            returning a vector env.
+        agents: display name -> an Agent class, ``(class, kwargs)``, a callable
+            ``vector_env -> agent``, or a batched agent object with ``act``/``observe``.
+        horizon: number of rounds T.
+        n_runs: number of independent runs N.
+        seed: the root seed; same seed, bitwise identical regret.
+        checkpoints: rounds at which cumulative regret is recorded (default log-spaced).
+        env_kwargs: keyword arguments of the env (e.g. ``means``).
+        wrappers: ``(VectorWrapperClass, kwargs)`` pairs applied in order, e.g.
+            ``[(VectorLaplaceReward, {"epsilon": 1.0})]`` for the one-point reduction.
+        progress: progress bars (``None``: when stderr is a terminal and tqdm is installed).
+        n_jobs: agents run in parallel processes through joblib when > 1 (or -1).
+        backend: joblib backend (``"loky"`` default; ``"dask"``, ``"ray"`` from the extras).
+
+    Returns:
+        :class:`~ldp_gym.results.Results` with regret of shape (n_runs, len(checkpoints)).
+    """
+    cps = _check_run_args(horizon, n_runs, checkpoints)
+    if not agents:
+        raise ValueError("agents must name at least one agent")
+    env_kwargs = dict(env_kwargs or {})
+    wrappers = tuple(wrappers)
+    tasks = [(env, name, spec, int(horizon), int(n_runs), seed, cps, env_kwargs, wrappers,
+              progress) for name, spec in agents.items()]
+    outputs = _parallel(_run_agent, tasks, n_jobs, backend)
+    env_name = env if isinstance(env, str) else getattr(env, "__name__", repr(env))
+    return Results(checkpoints=cps, regret={name: out for name, out, _ in outputs},
+                   meta={"env": env_name, "env_kwargs": {k: _jsonable(v) for k, v in
+                                                         env_kwargs.items()},
+                         "wrappers": [f"{w.__name__}({_jsonable(kw)})" for w, kw in wrappers],
+                         "horizon": int(horizon), "n_runs": int(n_runs), "seed": _jsonable(seed),
+                         "privacy": {name: m["privacy"] for name, _, m in outputs}},
+                   timings={name: m for name, _, m in outputs})
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, (np.integer, np.floating)):
+        return v.item()
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    return v if isinstance(v, (str, int, float, bool, type(None), dict)) else repr(v)
+
+
+def _parallel(fn: Callable, tasks: list[tuple], n_jobs: int, backend: str | None) -> list:
+    if n_jobs == 1 or len(tasks) == 1:
+        return [fn(*t) for t in tasks]
+    try:
+        import joblib
+    except ImportError:  # joblib is optional: run sequentially
+        return [fn(*t) for t in tasks]
+    if backend == "ray":
+        from ray.util.joblib import register_ray
+
+        register_ray()
+    with joblib.parallel_backend(backend or "loky", n_jobs=n_jobs):
+        return joblib.Parallel()(joblib.delayed(fn)(*t) for t in tasks)
+
+
+def sweep(tasks: list[dict[str, Any]], n_jobs: int = -1, backend: str | None = None) -> list[Results]:
+    """Run several :func:`run` calls (e.g. over epsilon, settings or seeds) in parallel.
+
+    Args:
+        tasks: keyword arguments of :func:`run`, one dict per call.
+        n_jobs: joblib workers (-1: all cores).
+        backend: ``"loky"`` (local processes, default), ``"dask"`` (needs a
+            ``dask.distributed.Client``) or ``"ray"``.
+
+    Example:
+        >>> from ldp_gym.agents import AdaPKLUCB
+        >>> tasks = [dict(env="LDPMAB-v0", agents={"A": (AdaPKLUCB, {"epsilon": e})},
+        ...               horizon=100, n_runs=2, progress=False) for e in (0.5, 1.0)]
+        >>> len(sweep(tasks, n_jobs=1))
+        2
+    """
+    return _parallel(_run_kwargs, [(t,) for t in tasks], n_jobs, backend)
+
+
+def _run_kwargs(kwargs: dict[str, Any]) -> Results:
+    return run(**kwargs)

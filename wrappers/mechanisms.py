@@ -1,0 +1,635 @@
+"""Differential-privacy mechanisms: the primitives every private agent and wrapper uses.
+
+Every mechanism here follows ``PRIVACY.md``:
+
+* bounds are declared in the constructor, the sensitivity is computed from
+  them, and every input is clipped to them in the norm the sensitivity uses;
+* every parameter and every input is validated (``ValueError``/``TypeError``
+  naming the parameter, never echoing a private value);
+* Laplace noise is float-safe: the input is snapped to a power-of-two grid and
+  discrete Laplace noise is added on that grid (Mironov 2012);
+* the Gaussian mechanism offers the classic calibration (only for
+  ``epsilon < 1``) and the analytic one of Balle and Wang (2018);
+* noise comes from a generator the mechanism owns, spawned from the caller's
+  :class:`numpy.random.SeedSequence`, or from the operating system's CSPRNG
+  in secure mode (which refuses integer seeds);
+* every mechanism reports its guarantee as ``privacy = (epsilon, delta)``.
+
+All mechanisms are vectorised over leading dimensions: an array of inputs is
+an array of independent users (or rewards), each privatised on its own.
+
+Example:
+    >>> import numpy as np
+    >>> from ldp_gym.wrappers.mechanisms import LaplaceMechanism
+    >>> mech = LaplaceMechanism(epsilon=1.0, lower=0.0, upper=1.0, seed=0)
+    >>> mech.privacy
+    (1.0, 0.0)
+    >>> out = mech(np.array([0.2, 0.9]))
+    >>> out.shape
+    (2,)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+import numbers
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+from scipy import optimize, special
+
+__all__ = [
+    "GRID_BITS",
+    "GaussianMechanism",
+    "L2BallMechanism",
+    "LaplaceMechanism",
+    "Mechanism",
+    "PrivateEpisodeMean",
+    "RandomizedResponse",
+    "SecureGenerator",
+    "TreeMechanism",
+    "analytic_gaussian_sigma",
+    "classic_gaussian_sigma",
+    "gaussian_delta",
+    "grid_step",
+    "l2_ball_radius",
+    "make_rng",
+    "recording",
+    "symmetric_gaussian_noise",
+]
+
+#: The Laplace grid is 2^ceil(log2 b) * 2^-GRID_BITS for a noise scale b (PRIVACY.md rule 3).
+GRID_BITS = 40
+
+# --------------------------------------------------------------------------- validation
+
+
+def check_real(name: str, value: Any, *, low: float | None = None, high: float | None = None,
+               low_open: bool = True, high_open: bool = True) -> float:
+    """Return ``value`` as a float after checking it is a finite real in the given interval.
+
+    Raises:
+        TypeError: for bools and non-numbers.
+        ValueError: for NaN, inf and values outside the interval; the message names ``name``.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite")
+    if low is not None and (v <= low if low_open else v < low):
+        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {v}")
+    if high is not None and (v >= high if high_open else v > high):
+        raise ValueError(f"{name} must be {'<' if high_open else '<='} {high}, got {v}")
+    return v
+
+
+def check_int(name: str, value: Any, *, low: int = 1) -> int:
+    """Return ``value`` as an int after checking it is an integer ``>= low`` (bools refused)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, got {int(value)}")
+    return int(value)
+
+
+def check_epsilon(epsilon: Any) -> float:
+    """Validate a privacy budget: a finite real in (0, inf)."""
+    return check_real("epsilon", epsilon, low=0.0)
+
+
+def check_delta(delta: Any) -> float:
+    """Validate an approximate-DP delta: a real in (0, 1)."""
+    return check_real("delta", delta, low=0.0, high=1.0)
+
+
+def check_bounds(lower: Any, upper: Any) -> tuple[float, float]:
+    """Validate declared scalar bounds ``lower < upper``, both finite."""
+    lo = check_real("lower", lower)
+    hi = check_real("upper", upper)
+    if not hi > lo:
+        raise ValueError(f"upper must be > lower, got lower={lo}, upper={hi}")
+    return lo, hi
+
+
+def check_input(x: Any, name: str = "x") -> np.ndarray:
+    """Return a float64 array of private inputs; refuse bools, NaN and inf without echoing values."""
+    arr = np.asarray(x)
+    if arr.dtype == np.bool_:
+        raise TypeError(f"{name} must be numeric, not bool")
+    if not (np.issubdtype(arr.dtype, np.number)) or np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be a real numeric array")
+    arr = arr.astype(np.float64, copy=False)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite (NaN or inf found)")
+    return arr
+
+
+# --------------------------------------------------------------------------- randomness
+
+
+class SecureGenerator:
+    """Draws from the operating system's CSPRNG (``os.urandom``).
+
+    Implements the subset of :class:`numpy.random.Generator` the mechanisms use
+    (``random``, ``standard_normal``, ``geometric``, ``integers``). It has no
+    seed: it cannot be replayed, which is the point.
+    """
+
+    def _words(self, n: int) -> np.ndarray:
+        return np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
+
+    def random(self, size=None) -> np.ndarray:
+        """Uniform doubles in (0, 1): 53 random bits, offset by half a step (never 0 or 1)."""
+        n = int(np.prod(size)) if size is not None else 1
+        u = ((self._words(n) >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+        return u.reshape(size) if size is not None else u[0]
+
+    def standard_normal(self, size=None) -> np.ndarray:
+        """Standard normals by the Box-Muller transform."""
+        n = int(np.prod(size)) if size is not None else 1
+        u1, u2 = self.random(n), self.random(n)
+        z = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+        return z.reshape(size) if size is not None else z[0]
+
+    def geometric(self, p, size=None) -> np.ndarray:
+        """Geometric counts on {1, 2, ...} by inversion."""
+        shape = size if size is not None else np.shape(p)
+        u = self.random(shape)
+        return np.ceil(np.log(u) / np.log1p(-np.asarray(p, dtype=np.float64))).astype(np.int64)
+
+    def integers(self, low, high=None, size=None) -> np.ndarray:
+        """Integers in [low, high) (rejection-free for the small ranges used here)."""
+        if high is None:
+            low, high = 0, low
+        span = np.asarray(high) - np.asarray(low)
+        return (np.asarray(low) + np.floor(self.random(size) * span)).astype(np.int64)
+
+
+def make_rng(seed: Any = None, *, secure: bool = False):
+    """Return the generator a mechanism draws from.
+
+    Args:
+        seed: ``None``, an int, a :class:`numpy.random.SeedSequence` (spawn one per
+            mechanism from the run's sequence) or an existing ``Generator``.
+        secure: draw from the OS CSPRNG instead; then ``seed`` must be ``None``.
+
+    Raises:
+        TypeError: secure mode with a seed, or a seed of the wrong type.
+    """
+    if secure:
+        if seed is not None:
+            raise TypeError("secure mode draws from the OS CSPRNG and refuses seeds; pass seed=None")
+        return SecureGenerator()
+    if isinstance(seed, (bool, np.bool_)):
+        raise TypeError("seed must be None, an int, a SeedSequence or a Generator, not bool")
+    if isinstance(seed, (np.random.Generator, SecureGenerator)):
+        return seed
+    if seed is None or isinstance(seed, (numbers.Integral, np.random.SeedSequence)):
+        return np.random.default_rng(seed)
+    raise TypeError(f"seed must be None, an int, a SeedSequence or a Generator, "
+                    f"got {type(seed).__name__}")
+
+
+# --------------------------------------------------------------------------- tracing
+
+_TRACE: contextvars.ContextVar[list | None] = contextvars.ContextVar("ldp_gym_trace", default=None)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[dict]]:
+    """Record every mechanism call made inside the block (for the replay test of PRIVACY.md).
+
+    Each record holds the mechanism name, the clipped input, the declared
+    sensitivity, the noise parameter and the budget charged.
+
+    Example:
+        >>> from ldp_gym.wrappers.mechanisms import LaplaceMechanism, recording
+        >>> m = LaplaceMechanism(1.0, 0.0, 1.0, seed=1)
+        >>> with recording() as trace:
+        ...     _ = m([0.5])
+        >>> trace[0]["mechanism"], trace[0]["epsilon"]
+        ('LaplaceMechanism', 1.0)
+    """
+    trace: list[dict] = []
+    token = _TRACE.set(trace)
+    try:
+        yield trace
+    finally:
+        _TRACE.reset(token)
+
+
+def _record(name: str, clipped: np.ndarray, sensitivity, noise, epsilon: float, delta: float):
+    trace = _TRACE.get()
+    if trace is not None:
+        trace.append({"mechanism": name, "input": np.array(clipped, copy=True),
+                      "shape": np.shape(clipped), "sensitivity": np.array(sensitivity, copy=True),
+                      "noise": np.array(noise, copy=True), "epsilon": epsilon, "delta": delta})
+
+
+# --------------------------------------------------------------------------- calibration
+
+
+def grid_step(scale) -> np.ndarray:
+    """Grid of the float-safe Laplace: ``2^ceil(log2 scale) * 2^-40`` (PRIVACY.md rule 3)."""
+    return np.ldexp(1.0, np.ceil(np.log2(scale)).astype(np.int64) - GRID_BITS)
+
+
+def laplace_scale(sensitivity, epsilon: float):
+    """Noise scale of the grid Laplace: ``(sensitivity + g) / epsilon`` with g the grid step."""
+    return (sensitivity + grid_step(np.asarray(sensitivity) / epsilon)) / epsilon
+
+
+def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
+    """The papers' calibration ``Delta sqrt(2 ln(1.25/delta)) / epsilon``; valid only for epsilon < 1."""
+    if not epsilon < 1.0:
+        raise ValueError("the classic Gaussian calibration is only valid for epsilon < 1; "
+                         "use calibration='analytic'")
+    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+
+
+def gaussian_delta(epsilon: float, sensitivity: float, sigma) -> np.ndarray:
+    """Exact privacy profile of a Gaussian with ratio Delta/sigma (Balle and Wang 2018, Thm 8).
+
+    ``delta(eps) = Phi(D/(2s) - eps s/D) - e^eps Phi(-D/(2s) - eps s/D)``.
+    """
+    a = sensitivity / (2.0 * np.asarray(sigma, dtype=np.float64))
+    b = epsilon * np.asarray(sigma, dtype=np.float64) / sensitivity
+    return special.ndtr(a - b) - np.exp(epsilon + special.log_ndtr(-a - b))
+
+
+def analytic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
+    """Smallest sigma with ``gaussian_delta(epsilon, sensitivity, sigma) <= delta`` (any epsilon)."""
+    def f(log_s: float) -> float:
+        return math.log(max(float(gaussian_delta(epsilon, sensitivity, math.exp(log_s))), 1e-300)) \
+            - math.log(delta)
+    lo, hi = math.log(sensitivity) - 10.0, math.log(sensitivity) + 10.0
+    while f(lo) < 0:
+        lo -= 10.0
+    while f(hi) > 0:
+        hi += 10.0
+    return math.exp(optimize.brentq(f, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps,
+                                    maxiter=500))
+
+
+def l2_ball_radius(epsilon: float, radius: float, dim: int) -> float:
+    """Output radius of Duchi et al.'s l2-ball mechanism (Han et al. 2021, Lemma 2.2).
+
+    ``r = R (sqrt(pi)/2) ((e^eps + 1)/(e^eps - 1)) d Gamma((d+1)/2) / Gamma(d/2 + 1)``,
+    computed with ``gammaln`` so that large d does not overflow.
+    """
+    log_gamma_ratio = special.gammaln((dim + 1) / 2.0) - special.gammaln(dim / 2.0 + 1.0)
+    coth = 1.0 / math.tanh(epsilon / 2.0)  # (e^eps + 1) / (e^eps - 1)
+    return radius * (math.sqrt(math.pi) / 2.0) * coth * dim * math.exp(log_gamma_ratio)
+
+
+# --------------------------------------------------------------------------- base class
+
+
+class Mechanism:
+    """Base class: owns a generator, reports ``privacy = (epsilon, delta)``.
+
+    Args:
+        epsilon: privacy budget, in (0, inf).
+        seed: ``None``, int, ``SeedSequence`` or ``Generator`` (spawn one per mechanism).
+        secure: draw from the OS CSPRNG; refuses a seed.
+    """
+
+    delta: float = 0.0
+
+    def __init__(self, epsilon: float, *, seed: Any = None, secure: bool = False):
+        self.epsilon = check_epsilon(epsilon)
+        self.rng = make_rng(seed, secure=secure)
+
+    @property
+    def privacy(self) -> tuple[float, float]:
+        """The guarantee ``(epsilon, delta)`` of one call on one input."""
+        return (self.epsilon, self.delta)
+
+    def _grid_laplace(self, x: np.ndarray, sensitivity) -> np.ndarray:
+        """Snap ``x`` to the grid and add discrete Laplace noise calibrated to ``sensitivity + g``."""
+        sens = np.broadcast_to(np.asarray(sensitivity, dtype=np.float64), x.shape)
+        g = grid_step(sens / self.epsilon)
+        # discrete Laplace on the grid: P(k) ~ exp(-|k| g eps / (sens + g))
+        p = -np.expm1(-g * self.epsilon / (sens + g))
+        k = np.rint(x / g) + (self.rng.geometric(p, size=x.shape)
+                              - self.rng.geometric(p, size=x.shape))
+        _record(type(self).__name__, x, sens, (sens + g) / self.epsilon, self.epsilon, 0.0)
+        return k * g
+
+
+# --------------------------------------------------------------------------- Laplace
+
+
+class LaplaceMechanism(Mechanism):
+    """Float-safe Laplace mechanism for values in declared bounds (epsilon-DP, pure).
+
+    Each input coordinate lies in ``[lower, upper]``; with ``dim`` set, each
+    input is a vector of ``dim`` such coordinates (the last axis) and the l1
+    sensitivity is ``dim * (upper - lower)``. Inputs are clipped to the box,
+    snapped to the grid ``g`` and perturbed by discrete Laplace noise of scale
+    ``(sensitivity + g)/epsilon``.
+
+    Args:
+        epsilon: privacy budget per input.
+        lower, upper: declared bounds of every coordinate.
+        dim: ``None`` for scalar inputs, else the vector length.
+        seed, secure: see :class:`Mechanism`.
+
+    Example:
+        >>> m = LaplaceMechanism(0.5, lower=0.0, upper=1.0, dim=3, seed=0)
+        >>> m.sensitivity
+        3.0
+    """
+
+    def __init__(self, epsilon: float, lower: float = 0.0, upper: float = 1.0, *,
+                 dim: int | None = None, seed: Any = None, secure: bool = False):
+        super().__init__(epsilon, seed=seed, secure=secure)
+        self.lower, self.upper = check_bounds(lower, upper)
+        self.dim = None if dim is None else check_int("dim", dim)
+        self.sensitivity = (self.upper - self.lower) * (1 if self.dim is None else self.dim)
+        self.scale = float(laplace_scale(self.sensitivity, self.epsilon))
+        self.grid = float(grid_step(self.sensitivity / self.epsilon))
+
+    def __call__(self, x: Any) -> np.ndarray:
+        x = check_input(x)
+        if self.dim is not None and (x.ndim == 0 or x.shape[-1] != self.dim):
+            raise ValueError(f"x must have last dimension dim={self.dim}")
+        return self._grid_laplace(np.clip(x, self.lower, self.upper), self.sensitivity)
+
+
+class PrivateEpisodeMean(Mechanism):
+    """Private means over disjoint episodes (Azize and Basu 2022, Lemma 1 and Thm 6).
+
+    ``release(sums, counts)`` returns ``sums/counts + Lap((upper - lower)/(epsilon counts))``
+    on the grid: each released mean covers ``counts`` rewards in
+    ``[lower, upper]`` that enter no other release, so every reward is
+    protected with epsilon-DP. Sums are clipped to ``[counts lower, counts upper]``;
+    callers that can see single rewards clip those first.
+
+    Example:
+        >>> m = PrivateEpisodeMean(1.0, seed=0)
+        >>> m.release([3.0, 8.0], [4, 16]).shape
+        (2,)
+    """
+
+    def __init__(self, epsilon: float, lower: float = 0.0, upper: float = 1.0, *,
+                 seed: Any = None, secure: bool = False):
+        super().__init__(epsilon, seed=seed, secure=secure)
+        self.lower, self.upper = check_bounds(lower, upper)
+
+    def scale(self, counts) -> np.ndarray:
+        """Noise scale of a release over ``counts`` rewards."""
+        return laplace_scale((self.upper - self.lower) / np.asarray(counts, np.float64),
+                             self.epsilon)
+
+    def release(self, sums: Any, counts: Any) -> np.ndarray:
+        sums = check_input(sums, "sums")
+        counts = check_input(counts, "counts")
+        if (counts < 1).any() or (counts != np.rint(counts)).any():
+            raise ValueError("counts must be integers >= 1")
+        sums, counts = np.broadcast_arrays(sums, counts)
+        mean = np.clip(sums, counts * self.lower, counts * self.upper) / counts
+        return self._grid_laplace(mean, (self.upper - self.lower) / counts)
+
+
+class TreeMechanism(Mechanism):
+    """Binary tree (counting) mechanism for continual sums (Dwork et al. 2010; Chan et al. 2011).
+
+    A batch of independent streams (shape ``streams``) of values in
+    ``[lower, upper]``, each at most ``horizon`` long. Element i of a stream
+    enters one node per level, ``levels = floor(log2 horizon) + 1`` nodes in
+    all; each node's partial sum is released once, with float-safe Laplace
+    noise of scale ``levels (upper - lower + g)/epsilon``, and reused. The
+    noisy prefix sum at count n adds the noisy nodes of the binary digits of
+    n, so the whole sequence of prefix sums is epsilon-DP per element.
+
+    Args:
+        epsilon: budget per element for the whole stream.
+        horizon: maximal stream length T.
+        streams: shape of the batch of streams (e.g. ``(runs, arms)``).
+        lower, upper: declared bounds of each element.
+
+    Example:
+        >>> tree = TreeMechanism(1.0, horizon=8, streams=(2,), seed=0)
+        >>> tree.levels
+        4
+        >>> tree.add([1.0, 0.0], mask=[True, False]).shape
+        (2,)
+    """
+
+    def __init__(self, epsilon: float, horizon: int, streams: tuple[int, ...] | int = (),
+                 lower: float = 0.0, upper: float = 1.0, *, seed: Any = None,
+                 secure: bool = False):
+        super().__init__(epsilon, seed=seed, secure=secure)
+        self.horizon = check_int("horizon", horizon)
+        self.lower, self.upper = check_bounds(lower, upper)
+        self.streams = (streams,) if isinstance(streams, int) else tuple(streams)
+        for s in self.streams:
+            check_int("streams", s)
+        self.levels = self.horizon.bit_length()
+        self.sensitivity = self.upper - self.lower
+        self.node_sensitivity = self.levels * self.sensitivity
+        self.scale = float(laplace_scale(self.node_sensitivity, self.epsilon))
+        n = int(np.prod(self.streams, dtype=np.int64))
+        self._alpha = np.zeros((n, self.levels))   # exact partial sums of the open nodes
+        self._noisy = np.zeros((n, self.levels))   # released (noisy) node values
+        self.counts = np.zeros(self.streams, dtype=np.int64)
+        self.noisy_sums = np.zeros(self.streams)
+        self._bits = np.arange(self.levels)
+
+    def add(self, values: Any, mask: Any = None) -> np.ndarray:
+        """Append one element to every stream where ``mask`` is True; return all noisy prefix sums."""
+        values = np.broadcast_to(check_input(values, "values"), self.streams)
+        mask = np.ones(self.streams, bool) if mask is None else np.broadcast_to(
+            np.asarray(mask, bool), self.streams)
+        idx = np.flatnonzero(mask)
+        if idx.size == 0:
+            return self.noisy_sums
+        flat_counts = self.counts.reshape(-1)
+        if (flat_counts[idx] >= self.horizon).any():
+            raise ValueError(f"a stream is longer than horizon={self.horizon}")
+        x = np.clip(values.reshape(-1)[idx], self.lower, self.upper)
+        i = flat_counts[idx] + 1
+        low = (i & -i).astype(np.float64)
+        j = np.log2(low).astype(np.int64)               # the node that closes at element i
+        below = self._bits[None, :] < j[:, None]
+        alpha = self._alpha[idx]
+        closed = (alpha * below).sum(axis=1) + x
+        alpha[below] = 0.0
+        alpha[np.arange(idx.size), j] = closed
+        self._alpha[idx] = alpha
+        noisy_node = self._grid_laplace(closed, self.node_sensitivity)
+        noisy = self._noisy[idx]
+        noisy[np.arange(idx.size), j] = noisy_node
+        self._noisy[idx] = noisy
+        digits = ((i[:, None] >> self._bits[None, :]) & 1).astype(bool)
+        flat_counts[idx] = i
+        self.noisy_sums.reshape(-1)[idx] = (noisy * digits).sum(axis=1)
+        return self.noisy_sums
+
+    def released_nodes(self) -> np.ndarray:
+        """The noisy node values released so far, shape ``streams + (levels,)``."""
+        return self._noisy.reshape(self.streams + (self.levels,))
+
+
+# --------------------------------------------------------------------------- Gaussian
+
+
+class GaussianMechanism(Mechanism):
+    """Gaussian mechanism for vectors in a declared l2 ball, or scalars in declared bounds.
+
+    With ``dim`` set, inputs are vectors (last axis) clipped to l2 norm
+    ``l2_bound`` and the sensitivity is ``2 l2_bound`` (replacement); without
+    it, inputs are scalars clipped to ``[lower, upper]`` with sensitivity
+    ``upper - lower``. ``calibration='analytic'`` (Balle and Wang 2018) holds
+    for any epsilon; ``'classic'`` (the papers' ``sqrt(2 ln(1.25/delta))``) is
+    refused for epsilon >= 1.
+
+    Example:
+        >>> m = GaussianMechanism(0.5, 1e-5, l2_bound=1.0, dim=2, calibration="classic", seed=0)
+        >>> round(m.sigma, 6)
+        19.380121
+    """
+
+    def __init__(self, epsilon: float, delta: float, *, lower: float = 0.0, upper: float = 1.0,
+                 l2_bound: float | None = None, dim: int | None = None,
+                 calibration: str = "analytic", seed: Any = None, secure: bool = False):
+        super().__init__(epsilon, seed=seed, secure=secure)
+        self.delta = check_delta(delta)
+        if calibration not in ("analytic", "classic"):
+            raise ValueError(f"calibration must be 'analytic' or 'classic', got {calibration!r}")
+        self.calibration = calibration
+        self.dim = None if dim is None else check_int("dim", dim)
+        if self.dim is not None:
+            if l2_bound is None:
+                raise ValueError("l2_bound is required with dim")
+            self.l2_bound = check_real("l2_bound", l2_bound, low=0.0)
+            self.sensitivity = 2.0 * self.l2_bound
+        else:
+            if l2_bound is not None:
+                raise ValueError("l2_bound needs dim; scalar inputs use lower and upper")
+            self.lower, self.upper = check_bounds(lower, upper)
+            self.sensitivity = self.upper - self.lower
+        if calibration == "classic":
+            self.sigma = classic_gaussian_sigma(self.sensitivity, self.epsilon, self.delta)
+        else:
+            self.sigma = analytic_gaussian_sigma(self.sensitivity, self.epsilon, self.delta)
+
+    def clip(self, x: np.ndarray) -> np.ndarray:
+        """Clip in the sensitivity's norm (l2 for vectors, the interval for scalars)."""
+        if self.dim is None:
+            return np.clip(x, self.lower, self.upper)
+        if x.ndim == 0 or x.shape[-1] != self.dim:
+            raise ValueError(f"x must have last dimension dim={self.dim}")
+        norm = np.linalg.norm(x, axis=-1, keepdims=True)
+        return x * np.minimum(1.0, self.l2_bound / np.maximum(norm, 1e-300))
+
+    def __call__(self, x: Any) -> np.ndarray:
+        x = self.clip(check_input(x))
+        _record(type(self).__name__, x, self.sensitivity, self.sigma, self.epsilon, self.delta)
+        return x + self.sigma * self.rng.standard_normal(x.shape)
+
+
+def symmetric_gaussian_noise(rng, sigma: float, dim: int, size: tuple[int, ...] = ()) -> np.ndarray:
+    """Symmetric matrices with i.i.d. N(0, sigma^2) entries on and above the diagonal, mirrored.
+
+    Every entry, diagonal and off-diagonal, has variance sigma^2 (PRIVACY.md
+    rule 8: ``(G + G^T)/2`` would halve the off-diagonal variance).
+    """
+    sigma = check_real("sigma", sigma, low=0.0)
+    dim = check_int("dim", dim)
+    g = rng.standard_normal(tuple(size) + (dim, dim)) * sigma
+    upper = np.triu(g)
+    return upper + np.swapaxes(np.triu(g, 1), -1, -2)
+
+
+# --------------------------------------------------------------------------- l2 ball
+
+
+class L2BallMechanism(Mechanism):
+    """Duchi et al.'s l2-ball mechanism (Han et al. 2021, Lemma 2.2): pure epsilon-LDP, unbiased.
+
+    Inputs are clipped to the l2 ball of radius ``radius``. With probability
+    ``1/2 + ||x||/(2R)`` keep ``x~ = R x/||x||`` else ``-R x/||x||``; then with
+    probability ``e^eps/(1+e^eps)`` draw uniformly on the hemisphere of radius
+    ``r`` (:func:`l2_ball_radius`) facing ``x~``, else on the other one.
+    ``E[output] = x``.
+
+    Example:
+        >>> m = L2BallMechanism(1.0, radius=1.0, dim=3, seed=0)
+        >>> out = m([[0.3, 0.0, 0.4]])
+        >>> bool(abs(np.linalg.norm(out) - m.output_radius) < 1e-9)
+        True
+    """
+
+    def __init__(self, epsilon: float, radius: float, dim: int, *, seed: Any = None,
+                 secure: bool = False):
+        super().__init__(epsilon, seed=seed, secure=secure)
+        self.radius = check_real("radius", radius, low=0.0)
+        self.dim = check_int("dim", dim)
+        self.output_radius = l2_ball_radius(self.epsilon, self.radius, self.dim)
+        self.p_keep_side = math.exp(self.epsilon) / (1.0 + math.exp(self.epsilon)) \
+            if self.epsilon < 700 else 1.0
+
+    def __call__(self, x: Any) -> np.ndarray:
+        x = check_input(x)
+        if x.ndim == 0 or x.shape[-1] != self.dim:
+            raise ValueError(f"x must have last dimension dim={self.dim}")
+        norm = np.linalg.norm(x, axis=-1, keepdims=True)
+        x = x * np.minimum(1.0, self.radius / np.maximum(norm, 1e-300))
+        norm = np.minimum(norm, self.radius)
+        batch = x.shape[:-1]
+        # direction of x, or a uniform direction for x = 0
+        rand_dir = self.rng.standard_normal(x.shape)
+        direction = np.where(norm > 0, x / np.maximum(norm, 1e-300), rand_dir)
+        direction /= np.linalg.norm(direction, axis=-1, keepdims=True)
+        p_plus = np.clip(0.5 + norm[..., 0] / (2.0 * self.radius), 0.0, 1.0)
+        sign = np.where(self.rng.random(batch) < p_plus, 1.0, -1.0)
+        side = np.where(self.rng.random(batch) < self.p_keep_side, 1.0, -1.0)
+        target = direction * (sign * side)[..., None]
+        z = self.rng.standard_normal(x.shape)
+        z /= np.linalg.norm(z, axis=-1, keepdims=True)
+        flip = np.sum(z * target, axis=-1, keepdims=True) < 0
+        z = np.where(flip, -z, z)
+        _record(type(self).__name__, x, 2.0 * self.radius, self.output_radius, self.epsilon, 0.0)
+        return self.output_radius * z
+
+
+# --------------------------------------------------------------------------- randomized response
+
+
+class RandomizedResponse(Mechanism):
+    """k-ary randomized response (Warner 1965): epsilon-LDP for a category in {0, ..., k-1}.
+
+    Reports the true category with probability ``e^eps/(e^eps + k - 1)``,
+    otherwise one of the other ``k - 1`` uniformly.
+
+    Example:
+        >>> rr = RandomizedResponse(1.0, n_categories=2, seed=0)
+        >>> round(rr.p_true, 6)
+        0.731059
+    """
+
+    def __init__(self, epsilon: float, n_categories: int = 2, *, seed: Any = None,
+                 secure: bool = False):
+        super().__init__(epsilon, seed=seed, secure=secure)
+        self.n_categories = check_int("n_categories", n_categories, low=2)
+        self.p_true = 1.0 / (1.0 + (self.n_categories - 1) * math.exp(-self.epsilon))
+
+    def __call__(self, x: Any) -> np.ndarray:
+        arr = np.asarray(x)
+        if arr.dtype == np.bool_:
+            raise TypeError("x must be integer categories, not bool")
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise TypeError("x must be integer categories")
+        if ((arr < 0) | (arr >= self.n_categories)).any():
+            raise ValueError(f"x must lie in {{0, ..., n_categories - 1 = {self.n_categories - 1}}}")
+        keep = self.rng.random(arr.shape) < self.p_true
+        other = (arr + self.rng.integers(1, self.n_categories, size=arr.shape)) % self.n_categories
+        _record(type(self).__name__, arr, 1, self.p_true, self.epsilon, 0.0)
+        return np.where(keep, arr, other)
