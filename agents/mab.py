@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import special
 from ldp_gym.wrappers.mechanisms import (
     LaplaceMechanism,
     PrivateEpisodeMean,
@@ -43,25 +44,26 @@ __all__ = ["DPSE", "DPUCB", "KLUCB", "LDPUCB", "UCB1", "AdaPKLUCB", "AdaPUCB", "
            "ThompsonSampling", "TsallisINF", "kl_ucb_index"]
 
 
-def kl_ucb_index(p: np.ndarray, level: np.ndarray, iters: int = 12) -> np.ndarray:
+def kl_ucb_index(p: np.ndarray, level: np.ndarray, iters: int = 10) -> np.ndarray:
     """``max{q in [p, 1] : kl(p, q) <= level}`` for Bernoulli kl, vectorised.
 
-    Newton's method from the right, started at the Pinsker bound
-    ``p + sqrt(level/2)``: ``kl(p, .)`` is convex and increasing on [p, 1],
-    so the iterates decrease monotonically to the root (12 steps reach
-    machine precision for the levels that occur).
+    Newton's method in ``u = -log(1 - q)``, where ``kl(p, q(u))`` is convex
+    and increasing for ``q >= p``: started on the right of the root (the
+    Pinsker bound ``q = p + sqrt(level/2)``), the iterates decrease
+    monotonically to it; 10 steps agree with a 100-step bisection to 1e-12
+    over p in [0, 1] and levels in [1e-8, 300].
     """
     p = np.clip(p, 0.0, 1.0)
-    q = np.minimum(p + np.sqrt(np.maximum(level, 0.0) / 2.0), 1.0 - 1e-12)
-    q = np.maximum(q, p)
+    level = np.maximum(level, 0.0)
+    neg_entropy = special.xlogy(p, p) + special.xlogy(1 - p, 1 - p)
+    u_p = -np.log1p(-np.minimum(p, 1.0 - 1e-15))  # the minimum of kl(p, .)
+    u = -np.log1p(-np.minimum(p + np.sqrt(level / 2.0), 1.0 - 1e-15))
     for _ in range(iters):
-        qc = np.clip(q, 1e-15, 1 - 1e-15)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            kl = np.where(p > 0, p * np.log(p / qc), 0.0) + \
-                np.where(p < 1, (1 - p) * np.log((1 - p) / (1 - qc)), 0.0)
-            step = (kl - level) * qc * (1 - qc) / np.maximum(qc - p, 1e-300)
-        q = np.where(kl > level, np.maximum(q - step, p), q)
-    return np.where(p >= 1.0, 1.0, q)
+        kl = neg_entropy - special.xlogy(p, -np.expm1(-u)) + (1 - p) * u
+        slope = (1 - p) - p / np.maximum(np.expm1(u), 1e-300)
+        step = np.where(kl > level, (kl - level) / np.maximum(slope, 1e-300), 0.0)
+        u = np.maximum(u - step, u_p)
+    return np.where(p >= 1.0, 1.0, np.maximum(-np.expm1(-u), p))
 
 
 class MABAgent(Agent):
@@ -233,7 +235,7 @@ class TsallisINF(_Adversarial):
         eta = 2.0 / np.sqrt(np.maximum(self.t, 0) + 1.0)
         L = self.loss_estimates
         x = L.min(axis=1) - 2.0 / eta
-        for _ in range(30):
+        for _ in range(12):
             w = 4.0 / (eta[:, None] * (L - x[:, None])) ** 2
             x = x - (w.sum(axis=1) - 1.0) / (eta * (w ** 1.5).sum(axis=1))
         w = 4.0 / (eta[:, None] * (L - x[:, None])) ** 2

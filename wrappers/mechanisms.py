@@ -493,7 +493,7 @@ class GaussianMechanism(Mechanism):
     Example:
         >>> m = GaussianMechanism(0.5, 1e-5, l2_bound=1.0, dim=2, calibration="classic", seed=0)
         >>> round(m.sigma, 6)
-        19.380121
+        19.379221
     """
 
     def __init__(self, epsilon: float, delta: float, *, lower: float = 0.0, upper: float = 1.0,

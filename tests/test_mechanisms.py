@@ -1,0 +1,327 @@
+"""Mechanisms: golden calibration (R1), validation (R4), grid (R5), streams (R6/R7), distributions (R8).
+
+Statistical tests here use Bonferroni-corrected thresholds with a total
+false-alarm rate of at most 1e-6 per test, and fixed seeds (deterministic).
+"""
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from ldp_gym.wrappers import mechanisms as M
+
+mp.mp.dps = 50
+
+# ----------------------------------------------------------------------------- R1 golden values
+
+
+def mp_grid(scale):
+    return mp.mpf(2) ** (mp.ceil(mp.log(scale, 2)) - M.GRID_BITS)
+
+
+def mp_laplace_scale(sens, eps):
+    sens, eps = mp.mpf(sens), mp.mpf(eps)
+    return (sens + mp_grid(sens / eps)) / eps
+
+
+def mp_profile(eps, sens, sigma):
+    a, b = sens / (2 * sigma), eps * sigma / sens
+    return mp.ncdf(a - b) - mp.e ** eps * mp.ncdf(-a - b)
+
+
+def mp_analytic_sigma(sens, eps, delta):
+    sens, eps, delta = mp.mpf(sens), mp.mpf(eps), mp.mpf(delta)
+    lo, hi = sens * mp.mpf("1e-6"), sens * mp.mpf("1e6")
+    for _ in range(200):
+        mid = mp.sqrt(lo * hi)
+        if mp_profile(eps, sens, mid) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+EPS_POINTS = [1e-3, 0.01, 0.05, 0.1, 0.3, 0.5, 0.9, 0.999, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 10.0, 20.0,
+              50.0, 100.0]
+SENS_POINTS = [1e-3, 0.5, 1.0, 2.0, 7.25, 1000.0]
+
+
+def rel(a, b):
+    return abs(float(a) - float(b)) / abs(float(b))
+
+
+@pytest.mark.parametrize("eps", EPS_POINTS)
+@pytest.mark.parametrize("sens", SENS_POINTS)
+def test_golden_laplace_scale(eps, sens):
+    m = M.LaplaceMechanism(eps, 0.0, sens, seed=0)
+    assert rel(m.scale, mp_laplace_scale(sens, eps)) < 1e-12
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0, 10.0])
+@pytest.mark.parametrize("n", [1, 2, 3, 17, 1000, 10**7])
+def test_golden_episode_scale(eps, n):
+    m = M.PrivateEpisodeMean(eps, 0.0, 1.0, seed=0)
+    assert rel(m.scale(n), mp_laplace_scale(mp.mpf(1) / n, eps)) < 1e-12
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, 3.0])
+@pytest.mark.parametrize("horizon", [1, 2, 7, 8, 9, 1000, 10**7])
+def test_golden_tree_scale(eps, horizon):
+    tree = M.TreeMechanism(eps, horizon, (2,), seed=0)
+    levels = int(mp.floor(mp.log(horizon, 2))) + 1
+    assert tree.levels == levels
+    assert rel(tree.scale, mp_laplace_scale(levels, eps)) < 1e-12
+
+
+@pytest.mark.parametrize("eps", [1e-3, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999999])
+@pytest.mark.parametrize("delta", [1e-12, 1e-5, 0.01, 0.5])
+def test_golden_classic_gaussian(eps, delta):
+    m = M.GaussianMechanism(eps, delta, lower=-1.0, upper=1.0, calibration="classic", seed=0)
+    gold = 2 * mp.sqrt(2 * mp.log(mp.mpf("1.25") / delta)) / eps
+    assert rel(m.sigma, gold) < 1e-12
+
+
+@pytest.mark.parametrize("eps", [0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0])
+@pytest.mark.parametrize("delta", [1e-10, 1e-5, 0.01])
+def test_golden_analytic_gaussian(eps, delta):
+    sigma = M.analytic_gaussian_sigma(1.0, eps, delta)
+    assert rel(sigma, mp_analytic_sigma(1.0, eps, delta)) < 1e-12
+
+
+@pytest.mark.parametrize("eps", [0.01, 0.1, 0.5, 1.0, 2.0, 10.0])
+@pytest.mark.parametrize("dim", [1, 2, 3, 10, 100, 400, 1000])
+def test_golden_l2_ball_radius(eps, dim):
+    gold = (mp.sqrt(mp.pi) / 2) * ((mp.e ** eps + 1) / (mp.e ** eps - 1)) * dim \
+        * mp.gamma(mp.mpf(dim + 1) / 2) / mp.gamma(mp.mpf(dim) / 2 + 1)
+    assert rel(M.l2_ball_radius(eps, 1.0, dim), gold) < 1e-12
+
+
+@pytest.mark.parametrize("eps", [1e-3, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0])
+@pytest.mark.parametrize("k", [2, 3, 10])
+def test_golden_randomized_response(eps, k):
+    gold = mp.e ** eps / (mp.e ** eps + k - 1)
+    assert rel(M.RandomizedResponse(eps, k, seed=0).p_true, gold) < 1e-12
+
+
+def test_classic_gaussian_refused_for_large_epsilon():
+    with pytest.raises(ValueError, match="epsilon < 1"):
+        M.GaussianMechanism(1.0, 1e-5, calibration="classic")
+
+
+# ----------------------------------------------------------------------------- R4 validation
+
+BAD_REALS = [0.0, -1.0, float("nan"), float("inf"), -float("inf"), True, "1", None]
+
+
+def _builders():
+    return {
+        "laplace": lambda eps: M.LaplaceMechanism(eps, 0.0, 1.0),
+        "episode": lambda eps: M.PrivateEpisodeMean(eps),
+        "tree": lambda eps: M.TreeMechanism(eps, 8, (2,)),
+        "gaussian": lambda eps: M.GaussianMechanism(eps, 1e-5),
+        "l2ball": lambda eps: M.L2BallMechanism(eps, 1.0, 3),
+        "rr": lambda eps: M.RandomizedResponse(eps, 2),
+    }
+
+
+@pytest.mark.parametrize("name", list(_builders()))
+@pytest.mark.parametrize("bad", BAD_REALS)
+def test_bad_epsilon_is_named(name, bad):
+    with pytest.raises((ValueError, TypeError), match="epsilon"):
+        _builders()[name](bad)
+
+
+@given(delta=st.one_of(st.floats(max_value=0.0), st.floats(min_value=1.0),
+                       st.just(float("nan")), st.booleans()))
+@settings(max_examples=40, deadline=None)
+def test_bad_delta_is_named(delta):
+    with pytest.raises((ValueError, TypeError), match="delta"):
+        M.GaussianMechanism(0.5, delta)
+
+
+@given(lo=st.floats(allow_nan=True, allow_infinity=True), hi=st.floats(allow_nan=True,
+                                                                       allow_infinity=True))
+@settings(max_examples=60, deadline=None)
+def test_bad_bounds_are_named(lo, hi):
+    if math.isfinite(lo) and math.isfinite(hi) and hi > lo:
+        M.LaplaceMechanism(1.0, lo, hi)
+    else:
+        with pytest.raises(ValueError, match="lower|upper"):
+            M.LaplaceMechanism(1.0, lo, hi)
+
+
+@pytest.mark.parametrize("bad", [[float("nan")], [float("inf")], [True, False], ["a"]])
+def test_bad_inputs_refused_without_echo(bad):
+    for mech in (M.LaplaceMechanism(1.0, seed=0), M.GaussianMechanism(1.0, 1e-5, seed=0)):
+        with pytest.raises((ValueError, TypeError), match="x") as err:
+            mech(np.array(bad))
+        assert "nan" not in str(err.value).split("(")[0].lower() or "NaN or inf" in str(err.value)
+
+
+def test_other_parameters_are_named():
+    with pytest.raises(ValueError, match="dim"):
+        M.L2BallMechanism(1.0, 1.0, 0)
+    with pytest.raises(ValueError, match="radius"):
+        M.L2BallMechanism(1.0, -1.0, 2)
+    with pytest.raises(ValueError, match="horizon"):
+        M.TreeMechanism(1.0, 0)
+    with pytest.raises(ValueError, match="n_categories"):
+        M.RandomizedResponse(1.0, 1)
+    with pytest.raises(ValueError, match="counts"):
+        M.PrivateEpisodeMean(1.0, seed=0).release([1.0], [0])
+    with pytest.raises(ValueError, match="calibration"):
+        M.GaussianMechanism(1.0, 1e-5, calibration="exact")
+    with pytest.raises(ValueError, match="dim"):
+        M.L2BallMechanism(1.0, 1.0, 3, seed=0)(np.zeros(2))
+    with pytest.raises(ValueError, match="x must lie"):
+        M.RandomizedResponse(1.0, 2, seed=0)(np.array([2]))
+    with pytest.raises(ValueError, match="horizon"):
+        tree = M.TreeMechanism(1.0, 1, (1,), seed=0)
+        tree.add([1.0])
+        tree.add([1.0])
+
+
+# ----------------------------------------------------------------------------- R5 grid
+
+
+def on_grid(values, g):
+    k = np.asarray(values) / g
+    return np.mean(k == np.rint(k))
+
+
+@pytest.mark.parametrize("eps,lo,hi", [(1.0, 0.0, 1.0), (0.1, -3.0, 5.0), (7.0, 0.0, 0.01)])
+def test_laplace_outputs_on_grid(eps, lo, hi):
+    m = M.LaplaceMechanism(eps, lo, hi, seed=3)
+    x = np.random.default_rng(0).uniform(lo - 1, hi + 1, 100_000)
+    assert on_grid(m(x), m.grid) == 1.0
+    # negative control: numpy's textbook Laplace is mostly off the grid (outputs near 1 have
+    # a float spacing close to the grid's when the scale is small, hence the loose bound there)
+    textbook = x + np.random.default_rng(1).laplace(0.0, m.scale, x.shape)
+    assert on_grid(textbook, m.grid) < (0.01 if m.scale >= 1 else 0.5)
+
+
+def test_episode_and_tree_outputs_on_grid():
+    m = M.PrivateEpisodeMean(1.0, seed=0)
+    counts = np.arange(1, 1001)
+    out = m.release(np.full(1000, 0.3) * counts, counts)
+    assert np.all(out / M.grid_step(1.0 / counts) == np.rint(out / M.grid_step(1.0 / counts)))
+    tree = M.TreeMechanism(1.0, 16, (100,), seed=0)
+    for _ in range(16):
+        tree.add(np.full(100, 0.7))
+    g = M.grid_step(tree.node_sensitivity / tree.epsilon)
+    assert on_grid(tree.released_nodes(), g) == 1.0
+
+
+# ----------------------------------------------------------------------------- R6/R7 streams
+
+
+@pytest.mark.parametrize("name", list(_builders()))
+def test_same_seed_same_output_other_seed_other_output(name):
+    def draw(seed):
+        mech = {"laplace": M.LaplaceMechanism(1.0, seed=seed),
+                "episode": M.PrivateEpisodeMean(1.0, seed=seed),
+                "tree": M.TreeMechanism(1.0, 8, (50,), seed=seed),
+                "gaussian": M.GaussianMechanism(1.0, 1e-5, seed=seed),
+                "l2ball": M.L2BallMechanism(1.0, 1.0, 3, seed=seed),
+                "rr": M.RandomizedResponse(1.0, 3, seed=seed)}[name]
+        if name == "episode":
+            return mech.release(np.full(50, 2.0), np.full(50, 4))
+        if name == "tree":
+            return mech.add(np.full(50, 0.5))
+        if name == "l2ball":
+            return mech(np.full((50, 3), 0.2))
+        if name == "rr":
+            return mech(np.zeros(50, dtype=int))
+        return mech(np.full(50, 0.5))
+    a, b, c = draw(11), draw(11), draw(12)
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_secure_mode_refuses_seeds_and_draws():
+    with pytest.raises(TypeError, match="secure"):
+        M.LaplaceMechanism(1.0, seed=1, secure=True)
+    m = M.LaplaceMechanism(1.0, secure=True)
+    out = m(np.full(1000, 0.5))
+    assert on_grid(out, m.grid) == 1.0
+    assert np.std(out) > 0.5
+    g = M.GaussianMechanism(1.0, 1e-5, secure=True)
+    assert g(np.zeros(10)).shape == (10,)
+    assert M.L2BallMechanism(1.0, 1.0, 4, secure=True)(np.zeros((5, 4))).shape == (5, 4)
+    assert set(np.unique(M.RandomizedResponse(1.0, 3, secure=True)(np.zeros(300, int)))) <= {0, 1, 2}
+
+
+def test_bool_seed_refused():
+    with pytest.raises(TypeError, match="seed"):
+        M.LaplaceMechanism(1.0, seed=True)
+
+
+# ----------------------------------------------------------------------------- R8 distributions
+
+
+@pytest.mark.parametrize("dim,n", [(2, 400_000), (5, 400_000), (50, 100_000), (500, 10_000)])
+def test_l2_ball_unbiased(dim, n):
+    m = M.L2BallMechanism(1.0, 2.0, dim, seed=dim)
+    x = np.linspace(-1, 1, dim)
+    x *= 1.4 / np.linalg.norm(x)  # inside the ball, norm 0.7 R
+    out = m(np.broadcast_to(x, (n, dim)))
+    z = (out.mean(0) - x) / (out.std(0, ddof=1) / math.sqrt(n))
+    crit = stats.norm.isf(1e-6 / (2 * dim))  # Bonferroni: total false alarm 1e-6
+    assert np.abs(z).max() < crit
+    assert np.allclose(np.linalg.norm(out, axis=1), m.output_radius)
+
+
+def test_l2_ball_clips_in_l2():
+    m = M.L2BallMechanism(1.0, 1.0, 3, seed=0)
+    out = m(np.broadcast_to([50.0, 0.0, 0.0], (200_000, 3)))
+    # clipped to R e1: mean R e1 (not 50 e1)
+    assert abs(out[:, 0].mean() - 1.0) < 6 * out[:, 0].std() / math.sqrt(200_000)
+
+
+def test_symmetric_noise_matrix_variances():
+    rng = np.random.default_rng(5)
+    sigma, d, n = 1.7, 4, 50_000
+    g = M.symmetric_gaussian_noise(rng, sigma, d, (n,))
+    assert np.array_equal(g, np.swapaxes(g, -1, -2))
+    var = g.var(axis=0, ddof=1) / sigma**2
+    # (n-1) s^2 / sigma^2 ~ chi2(n-1) for each of the d(d+1)/2 distinct entries
+    k = d * (d + 1) // 2
+    lo = stats.chi2.ppf(1e-6 / (2 * k), n - 1) / (n - 1)
+    hi = stats.chi2.isf(1e-6 / (2 * k), n - 1) / (n - 1)
+    iu = np.triu_indices(d)
+    assert np.all((var[iu] > lo) & (var[iu] < hi)), var
+    # the broken symmetrisation (G + G^T)/2 halves the off-diagonal variance and is caught
+    raw = rng.standard_normal((n, d, d)) * sigma
+    bad = (raw + np.swapaxes(raw, -1, -2)) / 2
+    bad_var = bad.var(axis=0, ddof=1) / sigma**2
+    assert not np.all((bad_var[iu] > lo) & (bad_var[iu] < hi))
+
+
+def test_gaussian_clips_in_l2_not_per_coordinate():
+    m = M.GaussianMechanism(1.0, 1e-5, l2_bound=1.0, dim=4, seed=0)
+    clipped = m.clip(np.ones(4))
+    assert np.isclose(np.linalg.norm(clipped), 1.0)
+
+
+def test_tree_prefix_sums_match_sequential_definition():
+    rng = np.random.default_rng(0)
+    tree = M.TreeMechanism(1e6, 64, (3,), seed=1)  # huge epsilon: noise negligible
+    x = rng.random((64, 3))
+    for i in range(64):
+        sums = tree.add(x[i])
+        assert np.allclose(sums, x[: i + 1].sum(0), atol=1e-3)
+
+
+def test_recording_traces_calls():
+    m = M.LaplaceMechanism(1.0, 0.0, 1.0, seed=0)
+    with M.recording() as trace:
+        m(np.array([5.0, 0.5]))
+    assert len(trace) == 1
+    rec = trace[0]
+    assert rec["epsilon"] == 1.0 and float(rec["sensitivity"].max()) == 1.0
+    assert np.allclose(rec["input"], [1.0, 0.5])  # clipped

@@ -1,0 +1,109 @@
+"""Runner and Results: reproducibility, committed stretches, save/load, plotting, sweeps."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import ldp_gym
+from ldp_gym import Results
+from ldp_gym.agents import DPSE, UCB1, AdaPKLUCB, AdaPUCB, TsallisINF
+from ldp_gym.wrappers.reward import VectorLaplaceReward
+
+AGENTS = {"UCB1": UCB1, "AdaP-UCB": (AdaPUCB, {"epsilon": 1.0}), "DP-SE": (DPSE, {"epsilon": 1.0})}
+
+
+def test_same_seed_bitwise_identical_results_and_global_state_untouched():
+    state = np.random.get_state()
+    a = ldp_gym.run("LDPMAB-v0", AGENTS, horizon=500, n_runs=5, seed=3, progress=False)
+    b = ldp_gym.run("LDPMAB-v0", AGENTS, horizon=500, n_runs=5, seed=3, progress=False)
+    c = ldp_gym.run("LDPMAB-v0", AGENTS, horizon=500, n_runs=5, seed=4, progress=False)
+    assert a == b and a != c
+    after = np.random.get_state()
+    assert all(np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y
+               for x, y in zip(state, after))
+
+
+def test_adding_an_agent_leaves_the_others_unchanged():
+    a = ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1}, horizon=300, n_runs=3, seed=0, progress=False)
+    b = ldp_gym.run("LDPMAB-v0", {"TS": TsallisINF, "UCB1": UCB1}, horizon=300, n_runs=3, seed=0,
+                    progress=False)
+    assert np.array_equal(a.regret["UCB1"], b.regret["UCB1"])
+
+
+def test_committed_path_matches_per_round_path_in_distribution():
+    """AdaP-UCB through committed stretches and through the per-round loop: regret at T has the
+    same distribution (Welch z-test, false-alarm rate 1e-6)."""
+    class PerRound(AdaPUCB):
+        commits = False  # force the per-round path
+    kw = dict(horizon=3000, n_runs=400, progress=False)
+    fast = ldp_gym.run("LDPMAB-v0", {"A": (AdaPUCB, {"epsilon": 1.0})}, seed=1, **kw)
+    slow = ldp_gym.run("LDPMAB-v0", {"A": (PerRound, {"epsilon": 1.0})}, seed=2, **kw)
+    x, y = fast.at("A", 3000), slow.at("A", 3000)
+    z = (x.mean() - y.mean()) / np.sqrt(x.var() / x.size + y.var() / y.size)
+    assert abs(z) < stats.norm.isf(0.5e-6)
+    assert fast.timings["A"]["decisions"] < 200 < slow.timings["A"]["decisions"]
+
+
+def test_regret_recorded_at_checkpoints_exactly():
+    res = ldp_gym.run("LDPMAB-v0", {"A": (AdaPKLUCB, {"epsilon": 1.0})}, horizon=1000, n_runs=4,
+                      seed=0, checkpoints=[1, 10, 999, 1000], progress=False)
+    gaps = 0.75 - np.array([0.75, 0.625, 0.5, 0.375, 0.25])
+    assert res.regret["A"].shape == (4, 4)
+    # regret is a sum of gaps: at t=1 it is one gap
+    assert set(np.round(res.regret["A"][:, 0], 9)) <= set(np.round(gaps, 9))
+    assert (np.diff(res.regret["A"], axis=1) >= 0).all()
+
+
+def test_wrappers_make_any_agent_private_and_are_labelled():
+    res = ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1}, horizon=200, n_runs=3, seed=0, progress=False,
+                      wrappers=[(VectorLaplaceReward, {"epsilon": 0.5})])
+    assert "VectorLaplaceReward, epsilon=0.5" in res.meta["privacy"]["UCB1"]
+
+
+@pytest.mark.parametrize("kwargs,msg", [
+    ({"horizon": 0}, "horizon"), ({"n_runs": 0}, "n_runs"), ({"checkpoints": [5, 3]}, "checkpoints"),
+    ({"checkpoints": [1, 10**9]}, "checkpoints"), ({"agents": {}}, "agents"), ({"env": "Nope-v0"}, "Nope"),
+])
+def test_run_validates(kwargs, msg):
+    args = dict(env="LDPMAB-v0", agents={"UCB1": UCB1}, horizon=100, n_runs=2, progress=False)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=msg):
+        ldp_gym.run(**args)
+
+
+def test_results_save_load_dataframe_plot(tmp_path):
+    res = ldp_gym.run("LDPMAB-v0", AGENTS, horizon=300, n_runs=3, seed=0, progress=False)
+    path = res.save(tmp_path / "r.npz")
+    back = Results.load(path)
+    assert back == res and back.timings.keys() == res.timings.keys()
+    df = res.to_dataframe()
+    assert set(df["agent"]) == set(AGENTS) and {"mean", "ci_low", "ci_high"} <= set(df.columns)
+    lo, hi = res.band("UCB1")
+    assert (lo <= res.mean("UCB1")).all() and (res.mean("UCB1") <= hi).all()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ax = res.plot(logx=True, reference={"bound": np.ones(len(res.checkpoints))})
+    assert len(ax.get_lines()) == 4
+    assert "regret at T=300" in res.table()
+    with pytest.raises(ValueError, match="checkpoint"):
+        res.at("UCB1", 7777)
+
+
+def test_sweep_parallel_equals_sequential():
+    tasks = [dict(env="LDPMAB-v0", agents={"A": (AdaPKLUCB, {"epsilon": e})}, horizon=500,
+                  n_runs=3, seed=0, progress=False) for e in (0.5, 2.0)]
+    seq = ldp_gym.sweep(tasks, n_jobs=1)
+    par = ldp_gym.sweep(tasks, n_jobs=2)
+    assert seq == par
+
+
+def test_third_party_agent_object_runs():
+    class Fixed:
+        def act(self, obs):
+            return np.zeros(len(obs), dtype=np.int64)
+
+        def observe(self, *args):
+            pass
+    res = ldp_gym.run("LDPMAB-v0", {"fixed": Fixed()}, horizon=50, n_runs=2, seed=0, progress=False)
+    assert np.allclose(res.regret["fixed"], 0.0)  # arm 0 is the best arm of the default instance
