@@ -30,13 +30,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 from ldp_gym.wrappers.mechanisms import (
     LaplaceMechanism,
     PrivateEpisodeMean,
     TreeMechanism,
     check_real,
 )
+from scipy import special
 
 from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random
 

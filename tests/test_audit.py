@@ -8,7 +8,6 @@ too much privacy loss) must audit above it.
 
 import numpy as np
 import pytest
-
 from ldp_gym.agents import DPSE, LDPUCB, AdaPKLUCB, AdaPUCB
 from ldp_gym.wrappers import mechanisms as M
 from ldp_gym.wrappers.audit import audit, audit_gaussian_epsilon
@@ -190,7 +189,7 @@ def test_ldp_ucb_user_report_audit_and_mutant():
         return agent.local_report(np.zeros((k, 1)), arms, np.full(k, reward), state)["reward"]
 
     for hi in (1.0, 1001.0):
-        res = audit(lambda k: report(LDPUCB, 0.0, k, 1), lambda k: report(LDPUCB, hi, k, 2),
+        res = audit(lambda k: report(LDPUCB, 0.0, k, 1), lambda k, hi=hi: report(LDPUCB, hi, k, 2),
                     n=N_SCALAR)
         assert res.epsilon_lower <= 1.0
 

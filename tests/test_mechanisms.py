@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats
-
 from ldp_gym.wrappers import mechanisms as M
+from scipy import stats
 
 mp.mp.dps = 50
 

@@ -2,23 +2,23 @@
 
 import numpy as np
 import pytest
+from ldp_gym.agents import DPSE, UCB1, AdaPKLUCB, AdaPUCB, TsallisINF
+from ldp_gym.wrappers.reward import VectorLaplaceReward
 from scipy import stats
 
 import ldp_gym
 from ldp_gym import Results
-from ldp_gym.agents import DPSE, UCB1, AdaPKLUCB, AdaPUCB, TsallisINF
-from ldp_gym.wrappers.reward import VectorLaplaceReward
 
 AGENTS = {"UCB1": UCB1, "AdaP-UCB": (AdaPUCB, {"epsilon": 1.0}), "DP-SE": (DPSE, {"epsilon": 1.0})}
 
 
 def test_same_seed_bitwise_identical_results_and_global_state_untouched():
-    state = np.random.get_state()
+    state = np.random.get_state()  # noqa: NPY002 - reads the global state to prove it untouched
     a = ldp_gym.run("LDPMAB-v0", AGENTS, horizon=500, n_runs=5, seed=3, progress=False)
     b = ldp_gym.run("LDPMAB-v0", AGENTS, horizon=500, n_runs=5, seed=3, progress=False)
     c = ldp_gym.run("LDPMAB-v0", AGENTS, horizon=500, n_runs=5, seed=4, progress=False)
     assert a == b and a != c
-    after = np.random.get_state()
+    after = np.random.get_state()  # noqa: NPY002 - reads the global state to prove it untouched
     assert all(np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y
                for x, y in zip(state, after))
 
