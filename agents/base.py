@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium.vector import VectorEnv
+
 from ldp_gym.wrappers.mechanisms import check_epsilon, check_int, check_real
 
 __all__ = ["Agent", "GlobalDPAgent", "LocalDPAgent", "Privacy", "argmax_random"]
@@ -76,6 +77,9 @@ class Agent:
     test_params: ClassVar[dict[str, Any]] = {}
     #: Whether the agent commits to one action for several rounds (see ``commitment``).
     commits: ClassVar[bool] = False
+    #: Whether the agent can run its per-round rule over a block of drawn rewards of its
+    #: current action and say where it would have switched (``observe_stretch``).
+    speculates: ClassVar[bool] = False
     #: Whether ``horizon`` must be given.
     needs_horizon: ClassVar[bool] = False
     privacy: Privacy | None = None

@@ -30,13 +30,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import special
+
 from ldp_gym.wrappers.mechanisms import (
     LaplaceMechanism,
     PrivateEpisodeMean,
     TreeMechanism,
     check_real,
 )
-from scipy import special
 
 from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random
 
@@ -318,6 +319,7 @@ class DPUCB(_GlobalMAB):
 
     name = "DP-UCB"
     needs_horizon = True
+    speculates = True
     test_params = {"epsilon": 1.0}
 
     def __init__(self, n_arms, *, epsilon: float, gamma: float = 0.1, **kwargs):
@@ -333,6 +335,9 @@ class DPUCB(_GlobalMAB):
         self._c2 = math.sqrt(8.0) * math.log(self.horizon) ** 1.5 * lg / self.epsilon
         self.indices = np.full((n, self.n_arms), np.inf)
 
+    def _index(self, noisy_sums: np.ndarray, n: np.ndarray) -> np.ndarray:
+        return noisy_sums / n + np.sqrt(self._c1 / n) + self._c2 / n
+
     def _observe(self, obs, actions, rewards, next_obs):
         mask = np.zeros((self._n, self.n_arms), dtype=bool)
         mask[self._rows, actions] = True
@@ -340,9 +345,42 @@ class DPUCB(_GlobalMAB):
         values[self._rows, actions] = rewards
         self.tree.add(values, mask)
         self._update(actions, np.ones(self._n, dtype=np.int64), rewards)
-        n = self.counts[self._rows, actions]
-        self.indices[self._rows, actions] = (self.tree.noisy_sums[self._rows, actions] / n
-                                             + np.sqrt(self._c1 / n) + self._c2 / n)
+        self.indices[self._rows, actions] = self._index(
+            self.tree.noisy_sums[self._rows, actions], self.counts[self._rows, actions])
+
+    def observe_stretch(self, actions: np.ndarray, rewards: np.ndarray,
+                        limit: np.ndarray) -> np.ndarray:
+        """Run the per-round rule over a block of rewards of ``actions``; return the rounds used.
+
+        The pulled arm's index changes only when it is pulled, so the agent keeps
+        its arm while that index stays strictly above every other arm's; at the
+        first round where it does not (a tie included: :meth:`act` then breaks
+        it at random), the stretch stops. The tree's
+        :meth:`~ldp_gym.wrappers.mechanisms.TreeMechanism.preview` gives the
+        noisy sums of every prefix; only the used rounds are committed. Same law
+        as per-round play, O(1) Python calls per stretch.
+
+        Args:
+            actions: (N,) the arms chosen by :meth:`act`.
+            rewards: (N, m) the rewards the next m rounds of those arms would give.
+            limit: (N,) at most this many rounds per run (0 for finished runs).
+        """
+        limit = np.minimum(np.asarray(limit, dtype=np.int64), rewards.shape[1])
+        streams = self._rows * self.n_arms + actions
+        sums = self.tree.preview(streams, rewards)
+        n = self.counts[self._rows, actions][:, None] + np.arange(1, rewards.shape[1] + 1)
+        index = self._index(sums, n)
+        others = self.indices.copy()
+        others[self._rows, actions] = -np.inf
+        stop = index <= others.max(axis=1)[:, None]
+        used = np.minimum(np.where(stop.any(axis=1), stop.argmax(axis=1) + 1, limit), limit)
+        self.tree.commit(used)
+        x = np.clip(rewards, self.lower, self.upper)
+        taken = np.arange(rewards.shape[1])[None, :] < used[:, None]
+        self._update(actions, used, (x * taken).sum(axis=1))
+        go = used > 0
+        self.indices[self._rows[go], actions[go]] = index[self._rows[go], used[go] - 1]
+        return used
 
     def _act(self, obs):
         return argmax_random(self.rng, self.indices)

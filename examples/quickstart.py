@@ -7,10 +7,10 @@ import argparse
 
 import gymnasium as gym
 import numpy as np
-from ldp_gym.agents import LDPUCB, AdaPKLUCB, TsallisINF
-from ldp_gym.wrappers.reward import LaplaceReward, VectorLaplaceReward
 
 import ldp_gym
+from ldp_gym.agents import LDPUCB, AdaPKLUCB, TsallisINF
+from ldp_gym.wrappers.reward import LaplaceReward, VectorLaplaceReward
 
 
 def main(out: str | None = None, horizon: int = 5000, n_runs: int = 20) -> ldp_gym.Results:

@@ -9,8 +9,12 @@ array per run.
 Agents that commit to one action for several rounds (``commits = True``,
 e.g. AdaP-UCB, DP-SE) are stepped a whole committed stretch at a time
 (``step_committed``: rewards summed exactly, regret exact), so that T = 1e7
-costs O(K log T) decisions per run. Stretches are cut at checkpoints, so the
-recorded regret is exact.
+costs O(K log T) decisions per run. Agents whose arm can only change when
+their own index crosses a threshold (``speculates = True``, DP-UCB) get a
+block of per-round rewards of their current arm (``draw_stretch``), run their
+per-round rule over it in one vectorised call and report how many rounds they
+used (``observe_stretch``); only those rounds are played (``advance``).
+Stretches are cut at checkpoints, so the recorded regret is exact.
 
 Seeds: ``SeedSequence(seed)`` spawns the env's seed; each agent's stream is
 keyed by its name, so adding an agent to a comparison never changes the
@@ -41,6 +45,8 @@ from .results import Results
 __all__ = ["default_checkpoints", "make_vector_env", "run", "sweep"]
 
 AgentSpec = Any  # an Agent class, (class, kwargs), a callable env -> agent, or an agent
+#: Largest block of rounds drawn at once for agents that speculate (``observe_stretch``).
+MAX_BLOCK = 4096
 
 
 def default_checkpoints(horizon: int, n: int = 31) -> np.ndarray:
@@ -136,6 +142,29 @@ def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, 
             out[rows[hit], ci[hit]] = cum[hit]
             ci += hit
             decisions += 1
+            if bar is not None:
+                bar.n = int(t.min())
+                bar.refresh()
+    elif getattr(agent, "speculates", False) and hasattr(venv, "draw_stretch"):
+        cps = np.append(checkpoints, np.iinfo(np.int64).max)
+        t = np.zeros(n_runs, dtype=np.int64)
+        ci = np.zeros(n_runs, dtype=np.int64)
+        rows = np.arange(n_runs)
+        decisions, block = 0, 8
+        while (t < horizon).any():
+            actions = agent.act(obs)
+            limit = np.where(t < horizon, cps[ci] - t, 0)
+            block = int(min(block, limit.max()))
+            used = agent.observe_stretch(actions, venv.draw_stretch(actions, block), limit)
+            obs, regrets = venv.advance(actions, used)
+            cum += regrets
+            t += used
+            hit = t == cps[ci]
+            out[rows[hit], ci[hit]] = cum[hit]
+            ci += hit
+            decisions += 1
+            # grow the block while some run uses all of it, shrink it when none needs half
+            block = int(np.clip(2 * used.max(), 8, MAX_BLOCK))
             if bar is not None:
                 bar.n = int(t.min())
                 bar.refresh()

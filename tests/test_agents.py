@@ -9,10 +9,10 @@ import re
 import gymnasium as gym
 import numpy as np
 import pytest
-from ldp_gym.agents import AGENTS, LDPUCB, Agent, GlobalDPAgent, LocalDPAgent, Privacy
-from ldp_gym.wrappers.mechanisms import recording
 
 import ldp_gym
+from ldp_gym.agents import AGENTS, LDPUCB, Agent, GlobalDPAgent, LocalDPAgent, Privacy
+from ldp_gym.wrappers.mechanisms import recording
 
 CLASSES = list(AGENTS.values())
 IDS = list(AGENTS)

@@ -8,6 +8,7 @@ too much privacy loss) must audit above it.
 
 import numpy as np
 import pytest
+
 from ldp_gym.agents import DPSE, LDPUCB, AdaPKLUCB, AdaPUCB
 from ldp_gym.wrappers import mechanisms as M
 from ldp_gym.wrappers.audit import audit, audit_gaussian_epsilon

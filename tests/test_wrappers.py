@@ -4,9 +4,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from ldp_gym.wrappers.reward import GaussianReward, LaplaceReward, VectorGaussianReward, VectorLaplaceReward
 
 import ldp_gym  # noqa: F401
+from ldp_gym.wrappers.reward import GaussianReward, LaplaceReward, VectorGaussianReward, VectorLaplaceReward
 
 
 class RawReward(gym.Wrapper):

@@ -312,7 +312,9 @@ class Mechanism:
 
     def _grid_laplace(self, x: np.ndarray, sensitivity) -> np.ndarray:
         """Snap ``x`` to the grid and add discrete Laplace noise calibrated to ``sensitivity + g``."""
-        sens = np.broadcast_to(np.asarray(sensitivity, dtype=np.float64), x.shape)
+        sens = np.asarray(sensitivity, dtype=np.float64)
+        if sens.ndim:  # per-element sensitivities (e.g. episode means over different counts)
+            sens = np.broadcast_to(sens, x.shape)
         g = grid_step(sens / self.epsilon)
         # discrete Laplace on the grid: P(k) ~ exp(-|k| g eps / (sens + g))
         p = -np.expm1(-g * self.epsilon / (sens + g))
@@ -470,6 +472,82 @@ class TreeMechanism(Mechanism):
         digits = ((i[:, None] >> self._bits[None, :]) & 1).astype(bool)
         flat_counts[idx] = i
         self.noisy_sums.reshape(-1)[idx] = (noisy * digits).sum(axis=1)
+        return self.noisy_sums
+
+    def preview(self, streams: Any, values: Any) -> np.ndarray:
+        """Noisy prefix sums (R, m) if ``values[r, :p+1]`` were appended to stream ``streams[r]``.
+
+        Vectorised form of m successive :meth:`add` calls, for agents that
+        run their per-round rule over a block of rounds and stop at a data-
+        dependent point: :meth:`commit` then keeps the first ``used[r]``
+        elements. Nodes that close after that point are discarded unseen and
+        redrawn if their elements ever occur, so the kept part has exactly the
+        law of sequential :meth:`add` calls (every node is still noised once).
+
+        Args:
+            streams: flat indices (R,) into the batch of streams (each at most once).
+            values: (R, m) the next m elements of each stream.
+        """
+        streams = np.asarray(streams, dtype=np.int64)
+        x = np.clip(check_input(values, "values"), self.lower, self.upper)
+        if x.ndim != 2 or x.shape[0] != streams.shape[0]:
+            raise ValueError("values must have shape (len(streams), m)")
+        r, m = x.shape
+        n0 = self.counts.reshape(-1)[streams]
+        pos = n0[:, None] + np.arange(1, m + 1)                  # element positions i
+        n_bits = max(self.levels, int(pos.max()).bit_length()) if r else self.levels
+        bits = np.arange(n_bits)
+        alpha = np.zeros((r, n_bits))
+        alpha[:, : self.levels] = self._alpha[streams]
+        noisy = np.zeros((r, n_bits))
+        noisy[:, : self.levels] = self._noisy[streams]
+        total = alpha.sum(axis=1)[:, None]                      # exact prefix sum at n0
+        above = np.cumsum(alpha[:, ::-1], axis=1)[:, ::-1] - alpha  # sum of closed nodes above j
+        cum = np.cumsum(x, axis=1)
+        low = pos & -pos
+        j = np.log2(low).astype(np.int64)                         # level of the node closing at i
+        k = pos - low                                             # the node covers (k, i]
+        inside = k > n0[:, None]
+        p_k = np.where(inside, total + np.take_along_axis(cum, np.clip(k - n0[:, None] - 1, 0, m - 1), 1),
+                       np.take_along_axis(above, j, 1))
+        node = total + cum - p_k
+        noisy_node = self._grid_laplace(node, self.node_sensitivity)
+        # noisy prefix sum: S~(i) = S~(k) + noisy node (k, i]; S~(k) for k <= n0 adds the
+        # released nodes of n0 above level j. Chains inside the block are at most
+        # log2(m) + 1 long, so as many passes settle every position.
+        held = noisy * ((n0[:, None] >> bits) & 1)
+        held_above = np.take_along_axis(np.cumsum(held[:, ::-1], axis=1)[:, ::-1] - held, j, 1)
+        at_k = np.clip(k - n0[:, None] - 1, 0, m - 1)
+        rows = np.arange(r)[:, None]
+        sums = noisy_node + np.where(inside, 0.0, held_above)
+        for _ in range(int(m).bit_length()):
+            sums = noisy_node + np.where(inside, sums[rows, at_k], held_above)
+        self._pending = (streams, n0, node, noisy_node, alpha, noisy, sums, bits)
+        return sums
+
+    def commit(self, used: Any) -> np.ndarray:
+        """Keep the first ``used[r]`` elements of the last :meth:`preview`; return all prefix sums."""
+        streams, n0, node, noisy_node, alpha, noisy, sums, bits = self._pending
+        used = np.asarray(used, dtype=np.int64)
+        m = node.shape[1]
+        if used.shape != n0.shape or (used < 0).any() or (used > m).any():
+            raise ValueError(f"used must be (R,) integers in [0, {m}]")
+        n1 = n0 + used
+        if (n1 > self.horizon).any():
+            raise ValueError(f"a stream is longer than horizon={self.horizon}")
+        rows = np.arange(len(streams))[:, None]
+        ends = (n1[:, None] >> bits) << bits
+        digit = ((n1[:, None] >> bits) & 1).astype(bool)
+        in_block = ends > n0[:, None]
+        at = np.clip(ends - n0[:, None] - 1, 0, m - 1)
+        new_alpha = np.where(digit, np.where(in_block, node[rows, at], alpha), 0.0)
+        new_noisy = np.where(digit & in_block, noisy_node[rows, at], noisy)
+        self._alpha[streams] = new_alpha[:, : self.levels]
+        self._noisy[streams] = new_noisy[:, : self.levels]
+        self.counts.reshape(-1)[streams] = n1
+        flat = self.noisy_sums.reshape(-1)
+        flat[streams] = np.where(used > 0, sums[rows[:, 0], np.maximum(used - 1, 0)], flat[streams])
+        self._pending = None
         return self.noisy_sums
 
     def released_nodes(self) -> np.ndarray:

@@ -59,6 +59,15 @@ class BanditCore:
         """Play ``actions`` for ``counts`` rounds in each run: summed rewards and summed regret."""
         raise NotImplementedError(f"{type(self).__name__} has no committed stretches")
 
+    def draw_stretch(self, rng: np.random.Generator, actions: np.ndarray,
+                     length: int) -> np.ndarray:
+        """Rewards (N, length) of ``length`` future rounds of ``actions`` (i.i.d. settings only)."""
+        raise NotImplementedError(f"{type(self).__name__} has no speculative stretches")
+
+    def stretch_regret(self, actions: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Summed regret of ``counts`` rounds of ``actions`` (settings with stretches)."""
+        raise NotImplementedError(f"{type(self).__name__} has no stretches")
+
 
 class BanditEnv(gym.Env):
     """A single bandit run for Gymnasium users (subclasses set ``core_class``).
@@ -166,6 +175,33 @@ class BanditVectorEnv(VectorEnv):
         sums, regrets = self.core.step_committed(self.np_random, np.asarray(actions), counts)
         self.t += counts
         return self.core.observe(), sums, regrets
+
+    def draw_stretch(self, actions: np.ndarray, length: int) -> np.ndarray:
+        """Per-round rewards (N, length) that playing ``actions`` for ``length`` more rounds gives,
+        without playing them; :meth:`advance` then plays the first ``counts[i]`` of them.
+
+        Exact only where rewards are i.i.d. over rounds given the action (the
+        stochastic MAB): the rewards of the rounds that are played have the law
+        of per-round play, and the unplayed draws are discarded unseen by the
+        world. Agents use it to run their per-round rule over a block of rounds
+        in one vectorised call (``observe_stretch``).
+        """
+        return self.core.draw_stretch(self.np_random, np.asarray(actions), int(length))
+
+    def advance(self, actions: np.ndarray, counts: np.ndarray):
+        """Play ``counts[i]`` rounds of ``actions[i]`` whose rewards came from :meth:`draw_stretch`.
+
+        Returns:
+            ``(observations, regret_sums)``.
+        """
+        counts = np.asarray(counts, dtype=np.int64)
+        if (counts < 0).any():
+            raise ValueError("counts must be >= 0")
+        if self.horizon is not None and (self.t + counts > self.horizon).any():
+            raise ValueError("a stretch would pass max_episode_steps")
+        regrets = self.core.stretch_regret(np.asarray(actions), counts)
+        self.t += counts
+        return self.core.observe(), regrets
 
 
 def make_vector_class(name: str, core: type[BanditCore], doc: str) -> type[BanditVectorEnv]:

@@ -134,6 +134,13 @@ class MABCore(BanditCore):
                 "regret": self.best - mu, "optimal_action": self.best_arm.copy()}
         return self._draw(rng, mu), info
 
+    def draw_stretch(self, rng, actions, length):
+        mu = self.means[self._rows, actions]
+        return self._draw(rng, np.repeat(mu[:, None], length, axis=1))
+
+    def stretch_regret(self, actions, counts):
+        return counts * (self.best - self.means[self._rows, actions])
+
     def step_committed(self, rng, actions, counts):
         mu = self.means[self._rows, actions]
         if self.distribution == "bernoulli":
@@ -144,7 +151,7 @@ class MABCore(BanditCore):
             draws = self._draw(rng, np.repeat(mu, counts))
             sums = np.zeros(mu.shape)
             np.add.at(sums, np.repeat(self._rows, counts), draws)
-        return sums, counts * (self.best - mu)
+        return sums, self.stretch_regret(actions, counts)
 
 
 class AdversarialMABCore(BanditCore):
