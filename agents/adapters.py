@@ -106,7 +106,8 @@ class PerRunAgent:
         self.agents = [factory(None) for _ in range(num_envs)]
 
     def reset(self, seed: Any = None) -> None:
-        seeds = np.random.SeedSequence(seed).spawn(self.num_envs)
+        root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+        seeds = root.spawn(self.num_envs)
         self.agents = [self.factory(s) for s in seeds]
 
     def act(self, obs: Any) -> np.ndarray:

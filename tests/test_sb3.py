@@ -1,0 +1,39 @@
+"""Third-party learners: a stable-baselines3 model trained on a (privatised) env runs through the
+runner beside the papers' agents (DESIGN.md section 3, adapters)."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import ldp_gym
+from ldp_gym.agents import AdaPKLUCB
+from ldp_gym.agents.adapters import PerRunAgent, PredictAgent, SB3Agent
+from ldp_gym.wrappers.reward import LaplaceReward
+
+sb3 = pytest.importorskip("stable_baselines3")
+
+
+def test_ppo_on_private_env_runs_in_runner():
+    env = LaplaceReward(gym.make("LDPMAB-v0", max_episode_steps=64), epsilon=1.0)
+    model = sb3.PPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=128)
+    res = ldp_gym.run("LDPMAB-v0", {"PPO": lambda venv: SB3Agent(model),
+                                    "AdaP-KLUCB": (AdaPKLUCB, {"epsilon": 1.0})},
+                      horizon=100, n_runs=4, seed=0, progress=False)
+    assert res.regret["PPO"].shape == (4, len(res.checkpoints))
+    assert np.isfinite(res.regret["PPO"]).all()
+
+
+def test_sb3_agent_refuses_non_models():
+    with pytest.raises(TypeError, match="stable-baselines3"):
+        SB3Agent(object())
+
+
+def test_predict_and_per_run_adapters():
+    fixed = PredictAgent(lambda obs: np.full(len(obs), 1))
+    per_run = PerRunAgent(lambda seed: AdaPKLUCB(5, epsilon=1.0, seed=seed), num_envs=3)
+    res = ldp_gym.run("LDPMAB-v0", {"fixed": fixed, "per-run": per_run}, horizon=50, n_runs=3,
+                      seed=0, progress=False)
+    assert np.allclose(res.regret["fixed"][:, -1], 50 * 0.125)
+    with pytest.raises(TypeError, match="predict"):
+        PredictAgent(object())
