@@ -517,6 +517,10 @@ class AdaPUCB(_GlobalMAB):
         self._update(actions, np.ones(self._n, dtype=np.int64),
                      np.clip(rewards, self.lower, self.upper))
 
+    def _choose(self, index: np.ndarray) -> np.ndarray:
+        """The next episode's arm: the largest index, ties uniformly at random."""
+        return argmax_random(self.rng, index)
+
     def index(self, rows: np.ndarray, log_t: np.ndarray) -> np.ndarray:
         """Indices (len(rows), K) from the releases alone; ``log_t = log t_l`` per row."""
         n = np.maximum(self.released_n[rows], 1)
@@ -542,7 +546,7 @@ class AdaPUCB(_GlobalMAB):
         unplayed = self.counts[r] == 0
         log_t = np.log(self.t[r] + 1.0)
         idx = np.where(unplayed, np.inf, self.index(r, log_t))
-        nxt = argmax_random(self.rng, idx)
+        nxt = self._choose(idx)
         self.arm[r] = nxt
         cnt = self.counts[r, nxt]
         self.target[r] = np.where(cnt == 0, 1, 2 * cnt)

@@ -77,6 +77,45 @@ def _figure():
 # --------------------------------------------------------------------------- Azize & Basu
 
 
+def _formula_variants() -> dict[str, type]:
+    """Diagnostic variants of the AdaP agents for the formula choices the text leaves open.
+
+    They are not agents of the library (not in ``AGENTS``): they exist to
+    measure which formula choice moves a result away from the paper's figure.
+    """
+    from ldp_gym.agents.mab import AdaPKLUCB, AdaPUCB, kl_ucb_index
+
+    class AdaPUCBInsideRoot(AdaPUCB):
+        """Eq. 7 as the extracted text prints it: the privacy term inside the square root."""
+
+        name = "AdaP-UCB (privacy term inside the root)"
+
+        def index(self, rows, log_t):
+            n = np.maximum(self.released_n[rows], 1)
+            a = self.alpha * log_t[:, None]
+            return self.released[rows] + np.sqrt(a / (2.0 * n) + a / (self.epsilon * n))
+
+    class AdaPKLUCBNoShift(AdaPKLUCB):
+        """Eq. 8 as the extracted text prints it: kl index of mu~ itself, no epsilon shift."""
+
+        name = "AdaP-KLUCB (no epsilon shift)"
+
+        def index(self, rows, log_t):
+            n = np.maximum(self.released_n[rows], 1)
+            return kl_ucb_index(np.clip(self.released[rows], 0.0, 1.0),
+                                self.alpha * log_t[:, None] / n)
+
+    class AdaPKLUCBFirstIndex(AdaPKLUCB):
+        """Ties between equal indices broken towards the first arm (np.argmax)."""
+
+        name = "AdaP-KLUCB (ties to the first index)"
+
+        def _choose(self, index):
+            return index.argmax(axis=1)
+
+    return {c.name: c for c in (AdaPUCBInsideRoot, AdaPKLUCBNoShift, AdaPKLUCBFirstIndex)}
+
+
 def azize2022_fig2(quick: bool, seed: int, n_jobs: int, progress: bool | None) -> Report:
     """Azize and Basu (2022) Fig. 2: DP-UCB, DP-SE, AdaP-UCB, AdaP-KLUCB at eps = 1."""
     from ldp_gym.agents import DPSE, DPUCB, AdaPKLUCB, AdaPUCB
@@ -117,7 +156,9 @@ def azize2022_fig3(quick: bool, seed: int, n_jobs: int, progress: bool | None) -
     means = (0.8, 0.1, 0.1, 0.1, 0.1)
     horizon, n_runs = (10**5, 10) if quick else (10**7, 20)
     epsilons = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 10.0]
-    tasks = [dict(env="LDPMAB-v0", agents={f"eps={e:g}": (AdaPKLUCB, {"epsilon": e})},
+    no_shift = _formula_variants()["AdaP-KLUCB (no epsilon shift)"]
+    tasks = [dict(env="LDPMAB-v0", agents={f"eps={e:g}": (AdaPKLUCB, {"epsilon": e}),
+                                           f"no shift eps={e:g}": (no_shift, {"epsilon": e})},
                   horizon=horizon, n_runs=n_runs, seed=seed, env_kwargs={"means": means},
                   checkpoints=[horizon], progress=progress) for e in epsilons]
     out = sweep(tasks, n_jobs=n_jobs)
@@ -126,23 +167,50 @@ def azize2022_fig3(quick: bool, seed: int, n_jobs: int, progress: bool | None) -
         merged = merged.merge(r)
     mean = np.array([merged.at(f"eps={e:g}", horizon).mean() for e in epsilons])
     sd = np.array([merged.at(f"eps={e:g}", horizon).std(ddof=1) for e in epsilons])
+    ns_mean = np.array([merged.at(f"no shift eps={e:g}", horizon).mean() for e in epsilons])
+    ns_sd = np.array([merged.at(f"no shift eps={e:g}", horizon).std(ddof=1) for e in epsilons])
     lower = np.array([float(problem_dependent_lower_bound(means, horizon, e)) for e in epsilons])
-    lines = ["| epsilon | regret at T (mean ± sd) | lower bound |", "|---|---|---|"]
-    lines += [f"| {e:g} | {m:.1f} ± {s:.1f} | {lb:.1f} |"
-              for e, m, s, lb in zip(epsilons, mean, sd, lower)]
+    lines = ["| epsilon | AdaP-KLUCB, regret at T (mean ± sd) | diagnostic: eq. 8 without the "
+             "epsilon shift | lower bound |", "|---|---|---|---|"]
+    lines += [f"| {e:g} | {m:.1f} ± {s:.1f} | {nm:.1f} ± {ns:.1f} | {lb:.1f} |"
+              for e, m, s, nm, ns, lb in zip(epsilons, mean, sd, ns_mean, ns_sd, lower)]
     fig, ax = _figure()
-    ax.errorbar(epsilons, mean, yerr=sd, marker="o", label="AdaP-KLUCB")
+    ax.errorbar(epsilons, mean, yerr=sd, marker="o", label="AdaP-KLUCB (ALGORITHMS.md eq. 8)")
+    ax.errorbar(epsilons, ns_mean, yerr=ns_sd, marker="s", ls=":",
+                label="diagnostic: no epsilon shift in eq. 8")
     ax.plot(epsilons, lower, "k--", lw=1, label="lower bound (Table 2)")
     ax.set_xscale("log")
     ax.set_xlabel("epsilon")
     ax.set_ylabel(f"regret at T={horizon:g}")
     ax.set_title(f"Bernoulli {means}, {n_runs} runs")
     ax.legend(fontsize=8)
-    flat = mean[-1]
-    knee = next((e for e, m in zip(epsilons, mean) if m <= 1.1 * flat), epsilons[-1])
-    notes = [f"regret is within 10% of its eps={epsilons[-1]:g} value from eps={knee:g} on"]
+    notes = []
+    for label, m in (("AdaP-KLUCB", mean), ("no-shift diagnostic", ns_mean)):
+        knee = next((e for e, v in zip(epsilons, m) if v <= 1.1 * m[-1]), epsilons[-1])
+        notes.append(f"{label}: regret is within 10% of its eps={epsilons[-1]:g} value from "
+                     f"eps={knee:g} on")
+    notes.append("regret of the episodic agents is quantised: every arm's count is a power of 2, "
+                 "so many runs end with identical regret (sd 0)")
     return Report("Azize & Basu 2022, Fig. 3" + (" (quick)" if quick else ""),
                   "\n".join(lines), {"fig3": merged}, fig.figure, notes)
+
+
+def azize2022_ablation(quick: bool, seed: int, n_jobs: int, progress: bool | None) -> Report:
+    """Fig. 2's instance with the formula choices the paper's text leaves open, side by side."""
+    from ldp_gym.agents import AdaPKLUCB, AdaPUCB
+
+    horizon, n_runs = (10**5, 20) if quick else (10**7, 20)
+    agents = {"AdaP-UCB": (AdaPUCB, {"epsilon": 1.0}),
+              "AdaP-KLUCB": (AdaPKLUCB, {"epsilon": 1.0})}
+    agents.update({name: (cls, {"epsilon": 1.0}) for name, cls in _formula_variants().items()})
+    marks = [10**5, 10**6, 10**7]
+    res = run("LDPMAB-v0", agents, horizon=horizon, n_runs=n_runs, seed=seed,
+              checkpoints=_checkpoints(horizon, marks), progress=progress, n_jobs=n_jobs)
+    fig, ax = _figure()
+    res.plot(ax=ax, band="sd", logx=True, title="formula choices, eps=1")
+    return Report("Azize & Basu 2022, formula choices on Fig. 2's instance"
+                  + (" (quick)" if quick else ""), res.table([m for m in marks if m <= horizon]),
+                  {"ablation": res}, fig.figure)
 
 
 # --------------------------------------------------------------------------- local vs global
@@ -198,6 +266,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                azize2022_fig2),
     Experiment("azize2022-fig3", "Azize & Basu 2022 Fig. 3: AdaP-KLUCB regret vs epsilon",
                azize2022_fig3),
+    Experiment("azize2022-ablation", "Fig. 2's instance: eq. 7/8 variants and tie-breaking",
+               azize2022_ablation),
     Experiment("mab-local-vs-global", "Regret vs epsilon, local and global DP on one instance",
                mab_local_vs_global),
 )}

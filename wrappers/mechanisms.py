@@ -113,6 +113,8 @@ def check_bounds(lower: Any, upper: Any) -> tuple[float, float]:
     hi = check_real("upper", upper)
     if not hi > lo:
         raise ValueError(f"upper must be > lower, got lower={lo}, upper={hi}")
+    if not math.isfinite(hi - lo):
+        raise ValueError("upper - lower must be finite (the sensitivity overflows)")
     return lo, hi
 
 
