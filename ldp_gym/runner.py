@@ -74,9 +74,8 @@ def make_vector_env(env: str | Callable, n_runs: int, horizon: int, wrappers: An
 
 
 def _build_agent(spec: AgentSpec, venv) -> Any:
-    from ldp_gym.agents.base import Agent
-
-    if isinstance(spec, type) and issubclass(spec, Agent):
+    # duck-typed: the runner does not import the agents package (DESIGN.md dependency direction)
+    if isinstance(spec, type) and hasattr(spec, "from_env"):
         return spec.from_env(venv)
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], type):
         return spec[0].from_env(venv, **spec[1])

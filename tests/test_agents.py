@@ -169,3 +169,23 @@ def test_ldp_ucb_replay_neighbours():
     assert np.array_equal(a["noise"], b["noise"]) and a["epsilon"] == b["epsilon"] <= 1.0
     assert np.all(np.abs(a["input"] - b["input"]) <= a["sensitivity"])
     assert np.array_equal(r0["arm"], r1["arm"])
+
+
+@pytest.mark.parametrize("name,kwargs,param", [
+    ("AdaP-UCB", {"alpha": 0.0}, "alpha"), ("AdaP-KLUCB", {"alpha": float("nan")}, "alpha"),
+    ("DP-UCB", {"gamma": 1.5}, "gamma"), ("DP-SE", {"beta": 0.0}, "beta"), ("KL-UCB", {"c": -1.0}, "c"),
+    ("LDP-UCB", {"lower": float("inf")}, "lower"),
+])
+def test_algorithm_parameters_are_validated(name, kwargs, param):
+    cls = AGENTS[name]
+    base = dict(n_arms=3, horizon=100, **cls.test_params)
+    with pytest.raises((ValueError, TypeError), match=param):
+        cls(**base, **kwargs)
+
+
+def test_dp_ucb_tree_is_calibrated_for_the_horizon():
+    """DP-UCB's per-arm tree: one stream per (run, arm), levels = floor(log2 T) + 1, the agent's
+    epsilon for the whole stream (the tree itself is audited in test_audit.py)."""
+    agent = AGENTS["DP-UCB"](4, horizon=1000, epsilon=0.5, num_envs=3, seed=0)
+    assert agent.tree.streams == (3, 4) and agent.tree.levels == 10
+    assert agent.tree.epsilon == 0.5 and agent.tree.node_sensitivity == 10.0
