@@ -9,17 +9,27 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-#: id -> (module:class of the single env, module:class of the vector env, max_episode_steps)
-ENV_SPECS: dict[str, tuple[str, str, int]] = {
-    "LDPMAB-v0": ("ldp_gym.envs.mab:MABEnv", "ldp_gym.envs.mab:MABVectorEnv", 100_000),
-    "LDPAdversarialMAB-v0": ("ldp_gym.envs.mab:AdversarialMABEnv",
-                             "ldp_gym.envs.mab:AdversarialMABVectorEnv", 100_000),
+_MAB = "ldp_gym.envs.mab:"
+_GLM = "ldp_gym.envs.glm:"
+
+#: id -> (single env entry point, vector env entry point, max_episode_steps, default kwargs)
+ENV_SPECS: dict[str, tuple[str, str, int, dict]] = {
+    "LDPMAB-v0": (_MAB + "MABEnv", _MAB + "MABVectorEnv", 100_000, {}),
+    "LDPAdversarialMAB-v0": (_MAB + "AdversarialMABEnv", _MAB + "AdversarialMABVectorEnv",
+                             100_000, {}),
+    "LDPLinearBandit-v0": (_GLM + "GLMEnv", _GLM + "GLMVectorEnv", 100_000,
+                           {"link": "identity"}),
+    "LDPGLMBandit-v0": (_GLM + "GLMEnv", _GLM + "GLMVectorEnv", 100_000, {"link": "logistic"}),
+    "LDPMultiParamLinearBandit-v0": (_GLM + "MultiParamGLMEnv", _GLM + "MultiParamGLMVectorEnv",
+                                     100_000, {"link": "identity"}),
+    "LDPMultiParamGLMBandit-v0": (_GLM + "MultiParamGLMEnv", _GLM + "MultiParamGLMVectorEnv",
+                                  100_000, {"link": "logistic"}),
 }
 
 
 def register_envs() -> None:
     """Register every id of :data:`ENV_SPECS` that is not registered yet."""
-    for env_id, (entry, vector_entry, steps) in ENV_SPECS.items():
+    for env_id, (entry, vector_entry, steps, kwargs) in ENV_SPECS.items():
         if env_id not in gym.registry:
             gym.register(id=env_id, entry_point=entry, vector_entry_point=vector_entry,
-                         max_episode_steps=steps)
+                         max_episode_steps=steps, kwargs=kwargs)

@@ -1,7 +1,9 @@
 """Bandit environments, one module per setting (DESIGN.md section 1)."""
 
 from .base import BanditCore, BanditEnv, BanditVectorEnv
+from .glm import GLMEnv, GLMVectorEnv, MultiParamGLMEnv, MultiParamGLMVectorEnv
 from .mab import AdversarialMABEnv, AdversarialMABVectorEnv, MABEnv, MABVectorEnv
 
 __all__ = ["AdversarialMABEnv", "AdversarialMABVectorEnv", "BanditCore", "BanditEnv",
-           "BanditVectorEnv", "MABEnv", "MABVectorEnv"]
+           "BanditVectorEnv", "GLMEnv", "GLMVectorEnv", "MABEnv", "MABVectorEnv", "MultiParamGLMEnv",
+           "MultiParamGLMVectorEnv"]
