@@ -5,6 +5,19 @@ test suite read it, so a new agent gets both by being listed here.
 """
 
 from .base import Agent, GlobalDPAgent, LocalDPAgent, Privacy, argmax_random
+from .glm import AGENTS as _GLM_AGENTS
+from .glm import (
+    GLOC,
+    LDPGLOC,
+    LDPOLS,
+    LDPSGD,
+    GreedyOLS,
+    GreedySGD,
+    LDPLinUCB,
+    LDPMultiOLS,
+    LDPMultiSGD,
+    LinUCB,
+)
 from .mab import AGENTS as _MAB_AGENTS
 from .mab import (
     DPSE,
@@ -19,8 +32,9 @@ from .mab import (
     TsallisINF,
 )
 
-AGENTS: dict[str, type[Agent]] = {**_MAB_AGENTS}
+AGENTS: dict[str, type[Agent]] = {**_MAB_AGENTS, **_GLM_AGENTS}
 
-__all__ = ["AGENTS", "DPSE", "DPUCB", "KLUCB", "LDPUCB", "UCB1", "AdaPKLUCB", "AdaPUCB", "Agent",
-           "Exp3", "GlobalDPAgent", "LocalDPAgent", "Privacy", "ThompsonSampling", "TsallisINF",
-           "argmax_random"]
+__all__ = ["AGENTS", "DPSE", "DPUCB", "GLOC", "KLUCB", "LDPGLOC", "LDPOLS", "LDPSGD", "LDPUCB", "UCB1",
+           "AdaPKLUCB", "AdaPUCB", "Agent", "Exp3", "GlobalDPAgent", "GreedyOLS", "GreedySGD",
+           "LDPLinUCB", "LDPMultiOLS", "LDPMultiSGD", "LinUCB", "LocalDPAgent", "Privacy",
+           "ThompsonSampling", "TsallisINF", "argmax_random"]

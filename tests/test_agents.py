@@ -62,13 +62,16 @@ def test_batched_equals_single(cls):
     batched = cls.from_env(venv, seed=9, **cls.test_params)
     assert batched.num_envs == 1 and single.num_envs is None
     rng = np.random.default_rng(0)
+    space = env.observation_space
+    space.seed(1)
     for _ in range(150):
-        a_s = single.act(np.zeros(1, np.float32))
-        a_b = batched.act(np.zeros((1, 1), np.float32))
+        obs = space.sample()
+        a_s = single.act(obs)
+        a_b = batched.act(obs[None])
         assert a_b.shape == (1,) and a_s == int(a_b[0])
         r = float(rng.random() < 0.5)
-        single.observe(np.zeros(1), a_s, r, np.zeros(1))
-        batched.observe(np.zeros((1, 1)), a_b, np.array([r]), np.zeros((1, 1)))
+        single.observe(obs, a_s, r, obs)
+        batched.observe(obs[None], a_b, np.array([r]), obs[None])
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=IDS)
@@ -112,8 +115,10 @@ def test_private_agents_state_their_guarantee(cls):
     assert agent.privacy.model == ("local" if issubclass(cls, LocalDPAgent) else "global")
     # the docstring cites the paper (a year) and states the guarantee
     assert "Privacy:" in cls.__doc__ and re.search(r"(19|20)\d\d", cls.__doc__)
-    with pytest.raises(ValueError, match="upper"):
-        cls(3, horizon=100, epsilon=1.0, lower=1.0, upper=0.0)
+    bad_bounds, name = ({"reward_bound": -1.0}, "reward_bound") if hasattr(agent, "reward_bound") \
+        else ({"lower": 1.0, "upper": 0.0}, "upper")
+    with pytest.raises(ValueError, match=name):
+        cls(3, horizon=100, **cls.test_params, **bad_bounds)
 
 
 def test_non_private_agents_have_no_privacy():

@@ -628,6 +628,78 @@ def symmetric_gaussian_noise(rng, sigma: float, dim: int, size: tuple[int, ...] 
     return upper + np.swapaxes(np.triu(g, 1), -1, -2)
 
 
+class GaussianStatistics(Mechanism):
+    """A user's message of several Gaussian-noised statistics, accounted jointly.
+
+    The LDP regression messages of Zheng et al. (2020, Alg 3 and 5) and Han et
+    al. (2021, eq. 3-4): ``x x^T + W`` (W symmetric, i.i.d. N(0, s^2) on and
+    above the diagonal) and vectors such as ``r x + xi``. Each part is declared
+    with its l2 sensitivity and noise standard deviation; the mechanism clips
+    its inputs (contexts to the l2 ball ``context_bound``, vectors to their
+    declared l2 bound) and the whole message is one Gaussian mechanism with
+    noise-normalised sensitivity ``rho = sqrt(sum (Delta_i / s_i)^2)``. Its
+    exact guarantee is ``delta(epsilon)`` of the Gaussian profile at
+    ``rho`` (:func:`gaussian_delta` with sigma = 1), which must not exceed the
+    declared delta: the papers' noise levels are accepted when (and only when)
+    the exact accounting proves their claim.
+
+    Sensitivities: ``x x^T`` over ``||x|| <= C``: the upper triangle changes by
+    at most ``sqrt(2) C^2`` in l2 (x = C e1 against C e2); a vector in the l2
+    ball of radius B changes by at most 2B.
+
+    Args:
+        epsilon, delta: the claimed guarantee of one message.
+        parts: name -> (l2 sensitivity, noise sd) for every part of the message.
+        context_bound: C, the l2 bound of contexts (for the outer product part).
+
+    Example:
+        >>> m = GaussianStatistics(1.0, 0.01, {"M": (2**0.5, 12.4), "u": (2.2, 6.8)}, seed=0)
+        >>> m.rho < 0.4
+        True
+    """
+
+    def __init__(self, epsilon: float, delta: float, parts: dict[str, tuple[float, float]],
+                 context_bound: float = 1.0, *, seed: Any = None, secure: bool = False):
+        super().__init__(epsilon, seed=seed, secure=secure)
+        self.delta = check_delta(delta)
+        self.context_bound = check_real("context_bound", context_bound, low=0.0)
+        if not parts:
+            raise ValueError("parts must declare at least one part")
+        self.parts = {}
+        for name, (sens, sd) in parts.items():
+            self.parts[name] = (check_real(f"sensitivity of {name}", sens, low=0.0),
+                                check_real(f"noise sd of {name}", sd, low=0.0))
+        self.rho = math.sqrt(sum((s / sd) ** 2 for s, sd in self.parts.values()))
+        self.exact_delta = float(gaussian_delta(self.epsilon, self.rho, 1.0))
+        if self.exact_delta > self.delta:
+            raise ValueError(f"the declared noise gives delta={self.exact_delta:.3g} > "
+                             f"delta={self.delta:g} at epsilon={self.epsilon:g}; raise the noise")
+
+    def clip_vector(self, x: np.ndarray, bound: float) -> np.ndarray:
+        norm = np.linalg.norm(x, axis=-1, keepdims=True)
+        return x * np.minimum(1.0, bound / np.maximum(norm, 1e-300))
+
+    def outer(self, name: str, x: Any) -> np.ndarray:
+        """``x x^T + W`` for contexts x (..., d) clipped to ``context_bound``."""
+        x = self.clip_vector(check_input(x), self.context_bound)
+        sens, sd = self.parts[name]
+        _record(f"{type(self).__name__}.{name}", x, sens, sd, self.epsilon, self.delta)
+        noise = symmetric_gaussian_noise(self.rng, sd, x.shape[-1], x.shape[:-1])
+        return x[..., :, None] * x[..., None, :] + noise
+
+    def vector(self, name: str, v: Any, bound: float) -> np.ndarray:
+        """``v + N(0, s^2 I)`` for vectors v (..., d) clipped to the l2 ball ``bound``.
+
+        ``bound`` must match the declared sensitivity (2 bound); it is checked.
+        """
+        v = self.clip_vector(check_input(v), bound)
+        sens, sd = self.parts[name]
+        if 2.0 * bound > sens * (1 + 1e-12):
+            raise ValueError(f"part {name}: bound {bound} exceeds the declared sensitivity / 2")
+        _record(f"{type(self).__name__}.{name}", v, sens, sd, self.epsilon, self.delta)
+        return v + sd * self.rng.standard_normal(v.shape)
+
+
 # --------------------------------------------------------------------------- l2 ball
 
 

@@ -1,0 +1,679 @@
+"""Linear and generalized-linear contextual bandit agents: non-private and local DP.
+
+Non-private: :class:`LinUCB`, :class:`GLOC`, :class:`GreedyOLS`, :class:`GreedySGD`.
+Local DP, single parameter: :class:`LDPLinUCB` (Zheng et al. 2020 Alg 5, called
+LDP-UCB by Han et al.), :class:`LDPGLOC` (Zheng Alg 3), :class:`LDPOLS` and
+:class:`LDPSGD` (Han et al. 2021 Alg 1). Local DP, multi parameter:
+:class:`LDPMultiOLS` and :class:`LDPMultiSGD` (Han Alg 2); LDP-LinUCB and
+LDP-GLOC run on the multi-parameter envs through block contexts
+``x (x) e_a`` in R^{dK} (any agent here does, see ``features``).
+
+Every agent is batch-first: its statistics are stacks of d x d matrices over
+runs, solved together. The LDP agents add a full noise matrix every round, so
+they solve the stacked systems rather than keeping rank-one inverses.
+
+Bounds (declared, never read from data): contexts ``||x|| <= context_bound``
+(C_B, default 1), rewards ``|r| <= reward_bound`` (c_r, read from the env by
+``from_env``). The user side clips to them before anything is released.
+
+Example:
+    >>> import gymnasium as gym
+    >>> import ldp_gym
+    >>> from ldp_gym.agents import LDPSGD
+    >>> env = gym.make("LDPLinearBandit-v0")
+    >>> agent = LDPSGD.from_env(env, epsilon=1.0, seed=0)
+    >>> obs, _ = env.reset(seed=0)
+    >>> a = agent.act(obs)
+    >>> agent.observe(obs, a, 0.5, obs)
+    >>> agent.last_report["gradient"].shape
+    (1, 2)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from ldp_gym.wrappers.mechanisms import (
+    GaussianStatistics,
+    L2BallMechanism,
+    check_delta,
+    check_int,
+    check_real,
+)
+
+from .base import Agent, LocalDPAgent
+
+__all__ = ["GLOC", "LDPGLOC", "LDPOLS", "LDPSGD", "GreedyOLS", "GreedySGD", "LDPLinUCB",
+           "LDPMultiOLS", "LDPMultiSGD", "LinUCB", "gaussian_sigma"]
+
+#: inverse link, its derivative's infimum on [-1, 1] (mu of Zheng et al.) and sup |g| on [-1, 1]
+LINK_FUNCTIONS = {
+    "identity": (lambda z: z, 1.0, 1.0),
+    "logistic": (special.expit, float(special.expit(1.0) * special.expit(-1.0)), 1.0),
+    "poisson": (np.exp, math.exp(-1.0), math.e),
+}
+
+
+def gaussian_sigma(epsilon: float, delta: float) -> float:
+    """``sigma_{eps,delta} = 2 sqrt(2 ln(1.25/delta)) / eps`` (Han et al. 2021, eq. 3-4)."""
+    return 2.0 * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+
+
+class ContextualAgent(Agent):
+    """Base of the contextual agents: features, bounds and the link function.
+
+    Args:
+        n_arms: K.
+        dim: d, the context dimension.
+        reward_bound: c_r, declared bound on |reward|.
+        context_bound: C_B, declared bound on ||x||.
+        link: ``identity``, ``logistic`` or ``poisson`` (the env's, via ``from_env``).
+        multi_parameter: contexts are one (d,) vector per round; the agent then
+            works on block contexts ``x (x) e_a`` in R^{dK} (single-parameter agents)
+            or keeps one parameter per arm (Han Alg 2 agents).
+    """
+
+    test_env = "LDPLinearBandit-v0"
+    #: single-parameter algorithms work on block contexts in the multi-parameter setting
+    blocks = True
+
+    def __init__(self, n_arms: int, *, dim: int = 2, reward_bound: float = 1.0,
+                 context_bound: float = 1.0, link: str = "identity",
+                 multi_parameter: bool = False, **kwargs: Any):
+        self.dim = check_int("dim", dim)
+        self.reward_bound = check_real("reward_bound", reward_bound, low=0.0)
+        self.context_bound = check_real("context_bound", context_bound, low=0.0)
+        if link not in LINK_FUNCTIONS:
+            raise ValueError(f"link must be one of {tuple(LINK_FUNCTIONS)}, got {link!r}")
+        self.link = link
+        self.g, self.g_min_slope, self.g_max = LINK_FUNCTIONS[link]
+        self.multi_parameter = bool(multi_parameter)
+        k = check_int("n_arms", n_arms)
+        self.D = self.dim * k if self.multi_parameter and self.blocks else self.dim
+        super().__init__(n_arms, **kwargs)
+
+    @classmethod
+    def env_params(cls, env: Any, is_vec: bool) -> dict[str, Any]:
+        core = env.unwrapped.core
+        return {"dim": core.dim, "reward_bound": core.reward_bound, "link": core.link,
+                "multi_parameter": core.multi_parameter}
+
+    def features(self, obs: np.ndarray) -> np.ndarray:
+        """Candidate feature vectors (N, K, D): the K contexts, or the block contexts."""
+        n = obs.shape[0]
+        if not self.multi_parameter:
+            return obs.reshape(n, self.n_arms, self.dim).astype(np.float64)
+        blocks = np.zeros((n, self.n_arms, self.n_arms, self.dim))
+        idx = np.arange(self.n_arms)
+        blocks[:, idx, idx, :] = obs.reshape(n, 1, self.dim)
+        return blocks.reshape(n, self.n_arms, self.D)
+
+    def _clip(self, x: np.ndarray) -> np.ndarray:
+        norm = np.linalg.norm(x, axis=-1, keepdims=True)
+        return x * np.minimum(1.0, self.context_bound / np.maximum(norm, 1e-300))
+
+    def _chosen(self, obs: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        return self.features(obs)[self._rows, actions]
+
+
+def _ucb_scores(x: np.ndarray, theta: np.ndarray, inv: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """``x^T theta + beta ||x||_{inv}`` for x (N, K, D)."""
+    quad = np.einsum("nkd,nde,nke->nk", x, inv, x)
+    return np.einsum("nkd,nd->nk", x, theta) + beta[:, None] * np.sqrt(np.maximum(quad, 0.0))
+
+
+# =========================================================================== non-private
+
+
+class _Ridge(ContextualAgent):
+    """Ridge statistics with a rank-one (Sherman-Morrison) inverse, for non-private agents."""
+
+    def __init__(self, n_arms, *, reg: float = 1.0, **kwargs):
+        self.reg = check_real("reg", reg, low=0.0)
+        super().__init__(n_arms, **kwargs)
+
+    def _init_state(self, n):
+        self.inv = np.repeat(np.eye(self.D)[None] / self.reg, n, axis=0)
+        self.u = np.zeros((n, self.D))
+        self.theta = np.zeros((n, self.D))
+        self.t = np.zeros(n, dtype=np.int64)
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        x = self._chosen(obs, actions)
+        vx = np.einsum("nde,ne->nd", self.inv, x)
+        self.inv -= vx[:, :, None] * vx[:, None, :] / (1.0 + np.einsum("nd,nd->n", x, vx))[:, None, None]
+        self.u += rewards[:, None] * x
+        self.theta = np.einsum("nde,ne->nd", self.inv, self.u)
+        self.t += 1
+
+
+class GreedyOLS(_Ridge):
+    """Greedy ridge regression: play ``argmax_a x_a^T theta``, theta the ridge estimate.
+
+    The non-private counterpart of LDP-OLS (Han et al. 2021, Alg 1 with eq. 3-4
+    without noise). Privacy: none.
+    """
+
+    name = "Greedy-OLS"
+
+    def _act(self, obs):
+        return np.einsum("nkd,nd->nk", self.features(obs), self.theta).argmax(axis=1)
+
+
+class LinUCB(_Ridge):
+    """LinUCB / OFUL (Abbasi-Yadkori et al. 2011, Thm 2): ``x^T theta + beta_t ||x||_{V^-1}``.
+
+    ``beta_t = R sqrt(D log((1 + t/lambda)/alpha)) + sqrt(lambda) S`` with S = 1
+    (``||theta*|| <= 1``), R = ``noise_scale`` (0.5: sub-Gaussian constant of
+    rewards in an interval of length 1), alpha = 0.05. Privacy: none.
+    """
+
+    name = "LinUCB"
+
+    def __init__(self, n_arms, *, noise_scale: float = 0.5, alpha: float = 0.05, **kwargs):
+        self.noise_scale = check_real("noise_scale", noise_scale, low=0.0)
+        self.alpha = check_real("alpha", alpha, low=0.0, high=1.0)
+        super().__init__(n_arms, **kwargs)
+
+    def _act(self, obs):
+        beta = self.noise_scale * np.sqrt(self.D * np.log((1 + self.t / self.reg) / self.alpha)) \
+            + math.sqrt(self.reg)
+        return _ucb_scores(self.features(obs), self.theta, self.inv, beta).argmax(axis=1)
+
+
+class GreedySGD(ContextualAgent):
+    """Greedy SGD on the GLM loss: ``theta -= eta_t (g(x^T theta) - r) x``, ``eta_t = step / t``.
+
+    The non-private counterpart of LDP-SGD (Han et al. 2021, eq. 5-6 without
+    the l2-ball mechanism). Default ``step = D`` (the inverse smallest
+    eigenvalue of E[x x^T] for contexts uniform on the sphere). Privacy: none.
+    """
+
+    name = "Greedy-SGD"
+
+    def __init__(self, n_arms, *, step: float | None = None, **kwargs):
+        self.step = None if step is None else check_real("step", step, low=0.0)
+        super().__init__(n_arms, **kwargs)
+
+    def _init_state(self, n):
+        self.theta = np.zeros((n, self.D))
+        self.t = np.zeros(n, dtype=np.int64)
+        self._step = float(self.D) if self.step is None else self.step
+
+    def _act(self, obs):
+        return np.einsum("nkd,nd->nk", self.features(obs), self.theta).argmax(axis=1)
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        x = self._chosen(obs, actions)
+        self.t += 1
+        grad = (self.g(np.einsum("nd,nd->n", x, self.theta)) - rewards)[:, None] * x
+        self.theta -= (self._step / self.t)[:, None] * grad
+
+
+def _project_unit_ball(theta: np.ndarray) -> np.ndarray:
+    norm = np.linalg.norm(theta, axis=-1, keepdims=True)
+    return theta / np.maximum(norm, 1.0)
+
+
+class GLOC(_Ridge):
+    """GLOC (Jun et al. 2017) with projected online gradient descent as the online learner.
+
+    The non-private counterpart of Zheng et al.'s Alg 3: ``theta^`` by OGD on
+    the GLM loss projected on the unit ball (step ``zeta = step/sqrt(T)``),
+    ``z = x^T theta^``, ridge regression of z on x gives ``theta~``; play
+    ``argmax <theta~, x> + beta_t ||x||_{V^-1}`` with
+    ``beta_t = beta_scale sqrt(D log(1 + t))``. Privacy: none.
+    """
+
+    name = "GLOC"
+    needs_horizon = True
+
+    def __init__(self, n_arms, *, step: float = 1.0, beta_scale: float = 1.0, **kwargs):
+        self.step = check_real("step", step, low=0.0)
+        self.beta_scale = check_real("beta_scale", beta_scale, low=0.0)
+        super().__init__(n_arms, **kwargs)
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self.theta_hat = np.zeros((n, self.D))
+
+    def _act(self, obs):
+        beta = self.beta_scale * np.sqrt(self.D * np.log1p(self.t + 1.0))
+        return _ucb_scores(self.features(obs), self.theta, self.inv, beta).argmax(axis=1)
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        x = self._chosen(obs, actions)
+        z = np.einsum("nd,nd->n", x, self.theta_hat)
+        grad = (self.g(z) - rewards)[:, None] * x
+        self.theta_hat = _project_unit_ball(self.theta_hat - self.step / math.sqrt(self.horizon) * grad)
+        super()._observe(obs, actions, z, next_obs)  # ridge regression of z on x
+
+
+# =========================================================================== local DP, single parameter
+
+
+class _LDPContextual(LocalDPAgent, ContextualAgent):
+    """Shared by the LDP contextual agents: budget, failure probability, clipping."""
+
+    test_params = {"epsilon": 1.0, "delta": 0.01}
+
+    def __init__(self, n_arms, *, epsilon: float, delta: float = 0.01, alpha: float = 0.05,
+                 **kwargs):
+        self.alpha = check_real("alpha", alpha, low=0.0, high=1.0)
+        self._budget = (epsilon, delta)
+        super().__init__(n_arms, **kwargs)
+
+    def _set_budget(self, pure: bool) -> None:
+        eps, delta = self._budget
+        delta = 0.0 if pure else check_delta(delta)
+        self._set_privacy("local", eps, delta, "user (context, action and reward)",
+                          -self.reward_bound, self.reward_bound)
+
+    def _clip_reward(self, r: np.ndarray) -> np.ndarray:
+        return np.clip(r, -self.reward_bound, self.reward_bound)
+
+
+class _NoisyRegression(_LDPContextual):
+    """Server state ``V = sum (x x^T + W)``, ``u = sum (s x + xi)``; theta = (V + c_t I)^-1 u."""
+
+    def _init_state(self, n):
+        self.V = np.zeros((n, self.D, self.D))
+        self.u = np.zeros((n, self.D))
+        self.theta = np.zeros((n, self.D))
+        self.inv = np.repeat(np.eye(self.D)[None], n, axis=0)
+        self.t = np.zeros(n, dtype=np.int64)
+        self._eye = np.eye(self.D)
+
+    def shift(self, t: np.ndarray) -> np.ndarray:
+        """The regulariser c_t (N,) added to V before solving."""
+        raise NotImplementedError
+
+    def _solve(self) -> None:
+        a = self.V + self.shift(self.t)[:, None, None] * self._eye
+        self.inv = np.linalg.inv(a)
+        self.theta = np.einsum("nde,ne->nd", self.inv, self.u)
+
+    def public_state(self):
+        return {"theta": self.theta, "inverse": self.inv, "t": self.t}
+
+
+class LDPOLS(_NoisyRegression):
+    """LDP-OLS: Han et al. (2021), Alg 1 with the OLS mechanism and estimator (eq. 3-4).
+
+    User: pulls ``argmax_a x_{t,a}^T theta_{t-1}`` (greedy on the broadcast
+    estimate) and sends ``M = x x^T + W`` (W symmetric, entries
+    N(0, 4 C_B^2 sigma^2)) and ``u = r x + xi`` (xi ~ N(0, C_B^2 c_r^2 sigma^2 I)),
+    ``sigma = 2 sqrt(2 ln(1.25/delta))/epsilon``, after clipping x and r to
+    their declared bounds. Server: ``theta_t = (sum M + c~ sqrt(t) I)^-1 sum u``
+    with ``c~ = 2 sigma (4 sqrt(d) + 2 log(2T/alpha))`` (the shift the public
+    code omits).
+
+    Privacy: (epsilon, delta)-LDP per user, protecting the contexts, the
+    chosen arm and the reward; the message is accounted as one Gaussian
+    mechanism with the exact profile (:class:`GaussianStatistics`), which
+    confirms the paper's claim for the noise above.
+    """
+
+    name = "LDP-OLS"
+    needs_horizon = True
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self._set_budget(pure=False)
+        s = gaussian_sigma(self.epsilon, self.delta)
+        c, cr = self.context_bound, self.reward_bound
+        self.mechanism = GaussianStatistics(
+            self.epsilon, self.delta, {"M": (math.sqrt(2) * c**2, 2 * c * s),
+                                       "u": (2 * cr * c, c * cr * s)}, c, seed=self.spawn())
+        self.c_tilde = 2 * s * (4 * math.sqrt(self.D) + 2 * math.log(2 * self.horizon / self.alpha))
+
+    def shift(self, t):
+        return self.c_tilde * np.sqrt(np.maximum(t, 1))
+
+    def _act(self, obs):
+        return np.einsum("nkd,nd->nk", self.features(obs), self.public_state()["theta"]).argmax(axis=1)
+
+    def local_report(self, obs, actions, rewards, public_state):
+        x = self._clip(self._chosen(obs, actions))
+        r = self._clip_reward(rewards)
+        return {"M": self.mechanism.outer("M", x),
+                "u": self.mechanism.vector("u", r[:, None] * x, self.reward_bound * self.context_bound)}
+
+    def update(self, report):
+        self.V += report["M"]
+        self.u += report["u"]
+        self.t += 1
+        self._solve()
+
+
+class LDPLinUCB(_NoisyRegression):
+    """LDP-UCB for linear contextual bandits: Zheng et al. (2020), Alg 5 (appendix D).
+
+    User: plays ``argmax theta^T x + beta_t ||x||_{(V + c_t I)^-1}`` and sends
+    ``x x^T + B`` (B symmetric, i.i.d. N(0, sigma^2) on and above the diagonal)
+    and ``y x + xi`` (xi ~ N(0, sigma^2 I)); the budget is split evenly between
+    the two releases, each calibrated classically for l2 sensitivity 2:
+    ``sigma = 4 sqrt(2 ln(2.5/delta)) / epsilon`` (scaled by C_B^2 and c_r C_B
+    for other bounds). Server: ``V = sum(x x^T + B)``, ``u = sum(y x + xi)``,
+    ``theta = (V + c_t I)^-1 u`` with ``Upsilon_t = sigma sqrt(t) (4 sqrt(d) +
+    2 ln(2T/alpha))``, ``c_t = 2 Upsilon_t``,
+    ``beta_t = 2 sigma sqrt(d ln T) + (sqrt(3 Upsilon_t) + sigma sqrt(d t / Upsilon_t)) d ln T``.
+
+    Privacy: (epsilon, delta)-LDP per user (context, chosen arm, reward);
+    exact joint accounting as :class:`LDPOLS`.
+    """
+
+    name = "LDP-LinUCB"
+    needs_horizon = True
+    n_releases = 2
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self._set_budget(pure=False)
+        k = self.n_releases
+        self.sigma = 2 * math.sqrt(2 * math.log(1.25 * k / self.delta)) / (self.epsilon / k)
+        c, cr = self.context_bound, self.reward_bound
+        self.mechanism = GaussianStatistics(self.epsilon, self.delta, self._parts(c, cr), c,
+                                            seed=self.spawn())
+        self._log_t = math.log(self.horizon)
+        self._ups = self.sigma * (4 * math.sqrt(self.D) + 2 * math.log(2 * self.horizon / self.alpha))
+
+    def _parts(self, c, cr):
+        return {"M": (math.sqrt(2) * c**2, self.sigma * c**2), "u": (2 * cr * c, self.sigma * cr * c)}
+
+    def shift(self, t):
+        return 2 * self._ups * np.sqrt(np.maximum(t, 1))
+
+    def beta(self, t: np.ndarray) -> np.ndarray:
+        t = np.maximum(t, 1).astype(np.float64)
+        ups = self._ups * np.sqrt(t)
+        d, s, lt = self.D, self.sigma, self._log_t
+        return 2 * s * math.sqrt(d * lt) + (np.sqrt(3 * ups) + s * np.sqrt(d * t / ups)) * d * lt
+
+    def _act(self, obs):
+        st = self.public_state()
+        return _ucb_scores(self.features(obs), st["theta"], st["inverse"],
+                           self.beta(st["t"])).argmax(axis=1)
+
+    def local_report(self, obs, actions, rewards, public_state):
+        x = self._clip(self._chosen(obs, actions))
+        y = self._clip_reward(rewards)
+        return {"M": self.mechanism.outer("M", x),
+                "u": self.mechanism.vector("u", y[:, None] * x, self.reward_bound * self.context_bound)}
+
+    def update(self, report):
+        self.V += report["M"]
+        self.u += report["u"]
+        self.t += 1
+        self._solve()
+
+
+class LDPGLOC(LDPLinUCB):
+    """LDP-GLOC for generalized linear bandits: Zheng et al. (2020), Alg 3.
+
+    User: plays ``argmax <theta~, x> + beta_t ||x||_{V~^-1}``, sets
+    ``z = x^T theta^`` and sends ``x x^T + B``, ``z x + xi`` and
+    ``grad l(theta^) + r`` with ``grad = (g(x^T theta^) - y) x``,
+    B, xi ~ N(0, sigma^2), r ~ N(0, C^2 sigma^2 I), C = sup |g| on [-1, 1],
+    ``sigma = 6 sqrt(2 ln(3.75/delta)) / epsilon`` (three releases at
+    (epsilon/3, delta/3)). Server: ``V~ += x x^T + B``, ``u~ += z x + xi``,
+    ``theta~ = (V~ + c_t I)^-1 u~``, and ``theta^ <- Proj_W(theta^ - zeta (grad + r))``
+    onto the unit ball W (the projection the public code omits),
+    ``zeta = step / sqrt(T)``. ``beta_t = beta_scale sqrt((C sigma / mu) sqrt(d t))``
+    (the order of Zheng's beta_t^2), mu = inf g' on [-1, 1].
+
+    Privacy: (epsilon, delta)-LDP per user (context, chosen arm, reward);
+    exact joint accounting of the three parts.
+    """
+
+    name = "LDP-GLOC"
+    test_env = "LDPGLMBandit-v0"
+    n_releases = 3
+
+    def __init__(self, n_arms, *, step: float = 1.0, beta_scale: float = 1.0, **kwargs):
+        self.step = check_real("step", step, low=0.0)
+        self.beta_scale = check_real("beta_scale", beta_scale, low=0.0)
+        super().__init__(n_arms, **kwargs)
+
+    def _parts(self, c, cr):
+        grad_bound = (self.g_max + cr) * c
+        return {"M": (math.sqrt(2) * c**2, self.sigma * c**2), "zx": (2 * c**2, self.sigma * c**2),
+                "grad": (2 * grad_bound, self.g_max * self.sigma * c)}
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self.theta_hat = np.zeros((n, self.D))
+
+    def beta(self, t):
+        t = np.maximum(t, 1).astype(np.float64)
+        return self.beta_scale * np.sqrt(self.g_max * self.sigma / self.g_min_slope
+                                         * np.sqrt(self.D * t))
+
+    def public_state(self):
+        return {**super().public_state(), "theta_hat": self.theta_hat}
+
+    def local_report(self, obs, actions, rewards, public_state):
+        x = self._clip(self._chosen(obs, actions))
+        y = self._clip_reward(rewards)
+        th = public_state["theta_hat"]
+        z = np.einsum("nd,nd->n", x, th)
+        grad = (self.g(z) - y)[:, None] * x
+        c = self.context_bound
+        return {"M": self.mechanism.outer("M", x),
+                "zx": self.mechanism.vector("zx", z[:, None] * x, c * c),
+                "grad": self.mechanism.vector("grad", grad, (self.g_max + self.reward_bound) * c)}
+
+    def update(self, report):
+        self.V += report["M"]
+        self.u += report["zx"]
+        self.t += 1
+        zeta = self.step / math.sqrt(self.horizon)
+        self.theta_hat = _project_unit_ball(self.theta_hat - zeta * report["grad"])
+        self._solve()
+
+
+class LDPSGD(_LDPContextual):
+    """LDP-SGD: Han et al. (2021), Alg 1 with the SGD mechanism and estimator (eq. 5-6).
+
+    User: pulls ``argmax_a x_{t,a}^T theta_{t-1}`` and sends
+    ``Z = Psi_{eps,R}((g(x^T theta) - r) x)``, the l2-ball mechanism (Lemma 2.2)
+    with ``R = 2 c_r C_B`` on the gradient clipped to that ball (the public
+    code does not clip). Server: ``theta_t = theta_{t-1} - eta_t Z``,
+    ``eta_t = step / t``; the paper's ``c' d / (kappa zeta p* t)`` has unknown
+    constants, the default step is D (tuned in the experiments like GLOC's).
+
+    Privacy: epsilon-LDP (pure) per user (context, chosen arm, reward).
+    """
+
+    name = "LDP-SGD"
+    test_params = {"epsilon": 1.0}
+
+    def __init__(self, n_arms, *, epsilon: float, step: float | None = None, **kwargs):
+        self.step = None if step is None else check_real("step", step, low=0.0)
+        super().__init__(n_arms, epsilon=epsilon, **kwargs)
+
+    def _init_state(self, n):
+        self._set_budget(pure=True)
+        self.theta = np.zeros((n, self.D))
+        self.t = np.zeros(n, dtype=np.int64)
+        self._step = float(self.D) if self.step is None else self.step
+        self.mechanism = L2BallMechanism(self.epsilon, 2 * self.reward_bound * self.context_bound,
+                                         self.D, seed=self.spawn())
+
+    def public_state(self):
+        return {"theta": self.theta}
+
+    def _act(self, obs):
+        return np.einsum("nkd,nd->nk", self.features(obs), self.public_state()["theta"]).argmax(axis=1)
+
+    def local_report(self, obs, actions, rewards, public_state):
+        x = self._clip(self._chosen(obs, actions))
+        r = self._clip_reward(rewards)
+        grad = (self.g(np.einsum("nd,nd->n", x, public_state["theta"])) - r)[:, None] * x
+        return {"gradient": self.mechanism(grad)}
+
+    def update(self, report):
+        self.t += 1
+        self.theta = self.theta - (self._step / self.t)[:, None] * report["gradient"]
+
+
+# =========================================================================== local DP, multi parameter
+
+
+class _HanMulti(_LDPContextual):
+    """Han et al. (2021), Alg 2: warm-up, elimination (eq. 7) and synthetic updates.
+
+    Rounds 1..K s0: arm ``(t mod K)`` (public), the user sends that arm's
+    message only. Afterwards the user keeps the arms with
+    ``X^T theta_{Ks0,a} > max_a X^T theta_{Ks0,a} - h/2``, pulls the greedy one
+    among them, and sends one message per arm: the real one for the pulled
+    arm, the message of (0, 0) for every other (every slot noised), so the
+    server cannot tell which arm was pulled. Each slot is calibrated at
+    (epsilon/2, delta/2); two slots change between neighbouring users.
+    """
+
+    test_env = "LDPMultiParamLinearBandit-v0"
+    blocks = False
+
+    def __init__(self, n_arms, *, warmup: int = 10, gap: float = 0.5,
+                 multi_parameter: bool = True, **kwargs):
+        self.warmup = check_int("warmup", warmup)
+        self.gap = check_real("gap", gap, low=0.0)
+        if not multi_parameter:
+            raise ValueError("multi_parameter must be True: Han et al.'s Alg 2 is for the "
+                             "multi-parameter envs")
+        super().__init__(n_arms, multi_parameter=True, **kwargs)
+
+    def _init_state(self, n):
+        self.t = np.zeros(n, dtype=np.int64)
+        self.theta = np.zeros((n, self.n_arms, self.dim))
+        self.theta_warm = np.zeros((n, self.n_arms, self.dim))
+
+    def public_state(self):
+        return {"theta": self.theta, "theta_warmup": self.theta_warm, "t": self.t}
+
+    def _act(self, obs):
+        st = self.public_state()
+        x = obs.astype(np.float64)
+        warm = st["t"] < self.warmup * self.n_arms
+        warm_scores = np.einsum("nkd,nd->nk", st["theta_warmup"], x)
+        keep = warm_scores > warm_scores.max(axis=1, keepdims=True) - self.gap / 2
+        scores = np.where(keep, np.einsum("nkd,nd->nk", st["theta"], x), -np.inf)
+        return np.where(warm, st["t"] % self.n_arms, scores.argmax(axis=1))
+
+    def _slots(self, obs, actions, rewards):
+        """Per-arm inputs (N, K, d) and rewards (N, K): the real data in the pulled slot, zeros
+        elsewhere (the synthetic (0, 0) message)."""
+        x = self._clip(obs.astype(np.float64))
+        r = self._clip_reward(rewards)
+        pulled = np.arange(self.n_arms)[None, :] == np.asarray(actions)[:, None]
+        return pulled[..., None] * x[:, None, :], pulled * r[:, None]
+
+    def update(self, report):
+        self.t += 1
+        self._estimate(report)
+        done = self.t == self.warmup * self.n_arms
+        self.theta_warm[done] = self.theta[done]
+
+
+class LDPMultiOLS(_HanMulti):
+    """LDP-OLS, multi parameter: Han et al. (2021), Alg 2 with eq. 3-4 per arm.
+
+    Each arm's slot is the OLS message of :class:`LDPOLS` at (epsilon/2, delta/2):
+    ``sigma = sigma_{eps/2, delta/2}``, ``c~ = 2 sigma (4 sqrt(d) + 2 log(2TK/alpha))``
+    (Thm 4.1). During warm-up only the pulled (public) arm's slot is sent.
+
+    Privacy: (epsilon, delta)-LDP per user (context, reward, and after the
+    warm-up the chosen arm), exact joint accounting of the K slots.
+    """
+
+    name = "LDP-OLS (multi)"
+    needs_horizon = True
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self._set_budget(pure=False)
+        s = gaussian_sigma(self.epsilon / 2, self.delta / 2)
+        c, cr = self.context_bound, self.reward_bound
+        # worst case over neighbours: one slot changes fully (same arm) or two slots change
+        # from data to zero (arm changed); the former dominates
+        self.mechanism = GaussianStatistics(self.epsilon, self.delta, {
+            "M": (math.sqrt(2) * c**2, 2 * c * s), "u": (2 * cr * c, c * cr * s)}, c, seed=self.spawn())
+        self.c_tilde = 2 * s * (4 * math.sqrt(self.dim) + 2 * math.log(2 * self.horizon * self.n_arms
+                                                                        / self.alpha))
+        self.V = np.zeros((n, self.n_arms, self.dim, self.dim))
+        self.u = np.zeros((n, self.n_arms, self.dim))
+        self.pulls = np.zeros((n, self.n_arms), dtype=np.int64)
+
+    def local_report(self, obs, actions, rewards, public_state):
+        xs, rs = self._slots(obs, actions, rewards)
+        warm = public_state["t"] < self.warmup * self.n_arms
+        report = {"M": self.mechanism.outer("M", xs),
+                  "u": self.mechanism.vector("u", rs[..., None] * xs,
+                                             self.reward_bound * self.context_bound),
+                  "arm": np.where(warm, actions, -1)}
+        return report
+
+    def _estimate(self, report):
+        warm_arm = report["arm"]
+        every = warm_arm < 0
+        mask = np.where(every[:, None], True, np.arange(self.n_arms)[None, :] == warm_arm[:, None])
+        self.V += mask[..., None, None] * report["M"]
+        self.u += mask[..., None] * report["u"]
+        self.pulls += mask
+        a = self.V + (self.c_tilde * np.sqrt(np.maximum(self.pulls, 1)))[..., None, None] \
+            * np.eye(self.dim)
+        self.theta = np.linalg.solve(a, self.u[..., None])[..., 0]
+
+
+class LDPMultiSGD(_HanMulti):
+    """LDP-SGD, multi parameter: Han et al. (2021), Alg 2 with eq. 5-6 per arm.
+
+    Each arm's slot is the l2-ball message of the gradient at its own
+    parameter, with epsilon/2 (the synthetic slots carry the zero gradient,
+    noised like every other), ``eta = step / n_a`` with n_a the arm's number of
+    updates (Thm 4.1's schedule up to its constants).
+
+    Privacy: epsilon-LDP (pure) per user: two slots change between
+    neighbours, each epsilon/2.
+    """
+
+    name = "LDP-SGD (multi)"
+    test_params = {"epsilon": 1.0}
+
+    def __init__(self, n_arms, *, epsilon: float, step: float | None = None, **kwargs):
+        self.step = None if step is None else check_real("step", step, low=0.0)
+        super().__init__(n_arms, epsilon=epsilon, **kwargs)
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self._set_budget(pure=True)
+        self._step = float(self.dim) if self.step is None else self.step
+        self.mechanism = L2BallMechanism(self.epsilon / 2, 2 * self.reward_bound * self.context_bound,
+                                         self.dim, seed=self.spawn())
+        self.updates = np.zeros((n, self.n_arms), dtype=np.int64)
+
+    def local_report(self, obs, actions, rewards, public_state):
+        xs, rs = self._slots(obs, actions, rewards)
+        margin = np.einsum("nkd,nkd->nk", xs, public_state["theta"])
+        grad = (self.g(margin) - rs)[..., None] * xs  # zero in the synthetic slots
+        warm = public_state["t"] < self.warmup * self.n_arms
+        return {"gradient": self.mechanism(grad), "arm": np.where(warm, actions, -1)}
+
+    def _estimate(self, report):
+        warm_arm = report["arm"]
+        mask = np.where((warm_arm < 0)[:, None], True,
+                        np.arange(self.n_arms)[None, :] == warm_arm[:, None])
+        self.updates += mask
+        eta = self._step / np.maximum(self.updates, 1)
+        self.theta = self.theta - (mask * eta)[..., None] * report["gradient"]
+
+
+#: The GLM agents by display name.
+AGENTS: dict[str, type[Agent]] = {cls.name: cls for cls in (
+    LinUCB, GLOC, GreedyOLS, GreedySGD, LDPLinUCB, LDPGLOC, LDPOLS, LDPSGD, LDPMultiOLS,
+    LDPMultiSGD)}
