@@ -1,78 +1,12 @@
-"""The catalogue of named experiments that reproduce the papers (``ldp-gym reproduce NAME``).
-
-Each experiment runs what the paper ran (full) or a minutes-long version
-(``quick``), and reports what the code measured: a Markdown table, the raw
-results and a figure. Nothing is tuned towards the published figures.
-
-Example:
-    >>> {'azize2022-fig2', 'azize2022-fig3', 'mab-local-vs-global'} <= set(EXPERIMENTS)
-    True
-"""
+"""Multi-armed bandit experiments: Azize & Basu (2022) Fig. 2 and 3, local vs global DP."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
-
 import numpy as np
 
-from .results import Results
-from .runner import run
+from ldp_gym.runner import run
 
-__all__ = ["EXPERIMENTS", "Experiment", "Report"]
-
-
-@dataclass
-class Report:
-    """What an experiment produced: tables to print and write, results to save, a figure."""
-
-    title: str
-    table: str
-    results: dict[str, Results]
-    figure: Any = None
-    notes: list[str] = field(default_factory=list)
-
-    def write(self, folder: Path) -> list[Path]:
-        """Write ``table.md``, one ``.npz`` per results object and ``figure.png`` into ``folder``."""
-        paths = [folder / "table.md"]
-        text = f"# {self.title}\n\n{self.table}\n"
-        if self.notes:
-            text += "\n" + "\n".join(f"- {n}" for n in self.notes) + "\n"
-        paths[0].write_text(text)
-        for name, res in self.results.items():
-            paths.append(res.save(folder / f"{name}.npz"))
-        if self.figure is not None:
-            paths.append(folder / "figure.png")
-            self.figure.savefig(paths[-1], dpi=120, bbox_inches="tight")
-        return paths
-
-
-@dataclass(frozen=True)
-class Experiment:
-    name: str
-    description: str
-    function: Callable[..., Report]
-
-    def __call__(self, quick: bool = False, seed: int = 0, n_jobs: int = 2,
-                 progress: bool | None = None) -> Report:
-        return self.function(quick=quick, seed=seed, n_jobs=n_jobs, progress=progress)
-
-
-def _checkpoints(horizon: int, marks: list[int]) -> np.ndarray:
-    base = np.unique(np.round(np.geomspace(10, horizon, 25)).astype(np.int64))
-    return np.unique(np.concatenate([base, [m for m in marks if m <= horizon]]))
-
-
-def _figure():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt.subplots(figsize=(6.4, 4.4))
-
+from .common import Experiment, Report, checkpoints, figure, merge_all
 
 # --------------------------------------------------------------------------- Azize & Basu
 
@@ -126,10 +60,10 @@ def azize2022_fig2(quick: bool, seed: int, n_jobs: int, progress: bool | None) -
     eps = 1.0
     agents = {cls.name: (cls, {"epsilon": eps}) for cls in (DPUCB, DPSE, AdaPUCB, AdaPKLUCB)}
     res = run("LDPMAB-v0", agents, horizon=horizon, n_runs=n_runs, seed=seed,
-              checkpoints=_checkpoints(horizon, marks), progress=progress, n_jobs=n_jobs)
+              checkpoints=checkpoints(horizon, marks), progress=progress, n_jobs=n_jobs)
     at = [m for m in marks if m <= horizon]
     lower = problem_dependent_lower_bound(DEFAULT_MEANS, res.checkpoints, eps)
-    fig, ax = _figure()
+    fig, ax = figure()
     res.plot(ax=ax, band="sd", logx=True,
              reference={"lower bound (Table 2, problem-dependent)": lower},
              title=f"Bernoulli {DEFAULT_MEANS}, eps={eps}, {n_runs} runs")
@@ -161,10 +95,7 @@ def azize2022_fig3(quick: bool, seed: int, n_jobs: int, progress: bool | None) -
                                            f"no shift eps={e:g}": (no_shift, {"epsilon": e})},
                   horizon=horizon, n_runs=n_runs, seed=seed, env_kwargs={"means": means},
                   checkpoints=[horizon], progress=progress) for e in epsilons]
-    out = sweep(tasks, n_jobs=n_jobs)
-    merged = out[0]
-    for r in out[1:]:
-        merged = merged.merge(r)
+    merged = merge_all(sweep(tasks, n_jobs=n_jobs))
     mean = np.array([merged.at(f"eps={e:g}", horizon).mean() for e in epsilons])
     sd = np.array([merged.at(f"eps={e:g}", horizon).std(ddof=1) for e in epsilons])
     ns_mean = np.array([merged.at(f"no shift eps={e:g}", horizon).mean() for e in epsilons])
@@ -174,7 +105,7 @@ def azize2022_fig3(quick: bool, seed: int, n_jobs: int, progress: bool | None) -
              "epsilon shift | lower bound |", "|---|---|---|---|"]
     lines += [f"| {e:g} | {m:.1f} ± {s:.1f} | {nm:.1f} ± {ns:.1f} | {lb:.1f} |"
               for e, m, s, nm, ns, lb in zip(epsilons, mean, sd, ns_mean, ns_sd, lower)]
-    fig, ax = _figure()
+    fig, ax = figure()
     ax.errorbar(epsilons, mean, yerr=sd, marker="o", label="AdaP-KLUCB (ALGORITHMS.md eq. 8)")
     ax.errorbar(epsilons, ns_mean, yerr=ns_sd, marker="s", ls=":",
                 label="diagnostic: no epsilon shift in eq. 8")
@@ -205,8 +136,8 @@ def azize2022_ablation(quick: bool, seed: int, n_jobs: int, progress: bool | Non
     agents.update({name: (cls, {"epsilon": 1.0}) for name, cls in _formula_variants().items()})
     marks = [10**5, 10**6, 10**7]
     res = run("LDPMAB-v0", agents, horizon=horizon, n_runs=n_runs, seed=seed,
-              checkpoints=_checkpoints(horizon, marks), progress=progress, n_jobs=n_jobs)
-    fig, ax = _figure()
+              checkpoints=checkpoints(horizon, marks), progress=progress, n_jobs=n_jobs)
+    fig, ax = figure()
     res.plot(ax=ax, band="sd", logx=True, title="formula choices, eps=1")
     return Report("Azize & Basu 2022, formula choices on Fig. 2's instance"
                   + (" (quick)" if quick else ""), res.table([m for m in marks if m <= horizon]),
@@ -237,15 +168,12 @@ def mab_local_vs_global(quick: bool, seed: int, n_jobs: int, progress: bool | No
                           wrappers=[(VectorLaplaceReward, {"epsilon": e})], agents={
                               f"Tsallis-INF + Laplace wrapper (local) eps={e:g}": TsallisINF,
                               f"UCB1 + Laplace wrapper (local) eps={e:g}": UCB1}))
-    out = sweep(tasks, n_jobs=n_jobs)
-    merged = out[0]
-    for r in out[1:]:
-        merged = merged.merge(r)
+    merged = merge_all(sweep(tasks, n_jobs=n_jobs))
     families = ["LDP-UCB (local)", "Tsallis-INF + Laplace wrapper (local)",
                 "UCB1 + Laplace wrapper (local)", "AdaP-KLUCB (global)", "DP-SE (global)"]
     lines = ["| agent | " + " | ".join(f"eps={e:g}" for e in epsilons) + " |",
              "|---|" + "---|" * len(epsilons)]
-    fig, ax = _figure()
+    fig, ax = figure()
     for fam in families:
         vals = [merged.at(f"{fam} eps={e:g}", horizon) for e in epsilons]
         lines.append(f"| {fam} | " + " | ".join(f"{v.mean():.0f} ± {v.std(ddof=1):.0f}"
@@ -261,7 +189,7 @@ def mab_local_vs_global(quick: bool, seed: int, n_jobs: int, progress: bool | No
                   [f"T={horizon}, {n_runs} runs, Bernoulli means (0.75, 0.625, 0.5, 0.375, 0.25)"])
 
 
-EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
+EXPERIMENTS = (
     Experiment("azize2022-fig2", "Azize & Basu 2022 Fig. 2: global-DP agents, eps=1, T=1e7",
                azize2022_fig2),
     Experiment("azize2022-fig3", "Azize & Basu 2022 Fig. 3: AdaP-KLUCB regret vs epsilon",
@@ -270,4 +198,4 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                azize2022_ablation),
     Experiment("mab-local-vs-global", "Regret vs epsilon, local and global DP on one instance",
                mab_local_vs_global),
-)}
+)

@@ -1,0 +1,140 @@
+"""Contextual (linear / GLM) experiments: Han et al. (2021) section 5 and Zheng et al. (2020) rates.
+
+Step sizes of LDP-GLOC and LDP-SGD are tuned the same way, as Han et al.
+did: for each setting and epsilon, every step on the grid ``STEP_GRID`` is
+run for a tenth of the horizon on seeds disjoint from the reported runs, and
+the step with the lowest mean regret is kept. The tuned steps are reported.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ldp_gym.runner import run, sweep
+
+from .common import Experiment, Report, checkpoints, figure, merge_all
+
+STEP_GRID = (0.1, 0.3, 1.0, 3.0, 10.0)
+EPSILONS = (0.5, 1.0)
+
+
+def _tuned_step(env: str, cls: type, kwargs: dict, horizon: int, seed: int, n_jobs: int,
+                env_kwargs: dict | None = None) -> float:
+    h = max(horizon // 10, 1000)
+    tasks = [dict(env=env, agents={f"step={s:g}": (cls, {**kwargs, "step": s})}, horizon=h,
+                  n_runs=3, seed=seed + 10_000, checkpoints=[h], progress=False,
+                  env_kwargs=env_kwargs or {}) for s in STEP_GRID]
+    out = sweep(tasks, n_jobs=n_jobs)
+    finals = [r.regret[f"step={s:g}"][:, -1].mean() for r, s in zip(out, STEP_GRID)]
+    return STEP_GRID[int(np.argmin(finals))]
+
+
+def _compare(title: str, env: str, families: dict[str, tuple[type, dict, bool]], delta: float,
+             quick: bool, seed: int, n_jobs: int, progress: bool | None,
+             env_kwargs: dict | None = None) -> Report:
+    """Every family at each epsilon on the same instances; ``families``: label -> (class,
+    kwargs, tune the step?)."""
+    horizon, n_runs = (10**4, 5) if quick else (10**5, 10)
+    marks = [10**3, 10**4, 10**5]
+    tasks, steps = [], {}
+    for eps in EPSILONS:
+        agents = {}
+        for label, (cls, kw, tune) in families.items():
+            kwargs = {"epsilon": eps, **({"delta": delta} if "delta" in cls.test_params else {}), **kw}
+            if tune:
+                steps[(label, eps)] = _tuned_step(env, cls, kwargs, horizon, seed, n_jobs, env_kwargs)
+                kwargs["step"] = steps[(label, eps)]
+            agents[f"{label} eps={eps:g}"] = (cls, kwargs)
+        tasks.append(dict(env=env, agents=agents, horizon=horizon, n_runs=n_runs, seed=seed,
+                          checkpoints=checkpoints(horizon, marks), progress=progress,
+                          env_kwargs=env_kwargs or {}))
+    res = merge_all(sweep(tasks, n_jobs=n_jobs))
+    at = [m for m in marks if m <= horizon]
+    fig, ax = figure()
+    res.plot(ax=ax, band="half-sd", logx=True, title=f"{title}: {n_runs} runs, mean +- 0.5 sd")
+    notes = [f"T={horizon}, {n_runs} runs, delta={delta:g}"]
+    notes += [f"tuned step of {label} at eps={eps:g}: {s:g} (grid {STEP_GRID})"
+              for (label, eps), s in steps.items()]
+    for eps in EPSILONS:
+        final = {label: res.at(f"{label} eps={eps:g}", horizon).mean() for label in families}
+        notes.append(f"eps={eps:g}, lowest first: " + " < ".join(
+            f"{a} ({final[a]:.0f})" for a in sorted(final, key=final.get)))
+    worse = [label for label in families
+             if res.at(f"{label} eps=0.5", horizon).mean() > res.at(f"{label} eps=1", horizon).mean()]
+    notes.append(f"worse at eps=0.5 than at eps=1: {', '.join(worse) or 'none'}")
+    return Report(title + (" (quick)" if quick else ""), res.table(at), {"results": res}, fig.figure,
+                  notes)
+
+
+def han2021_single(quick, seed, n_jobs, progress) -> Report:
+    """Han et al. (2021) Fig. 2, single parameter: d = 2, K = 10, delta = 0.01."""
+    from ldp_gym.agents import LDPGLOC, LDPOLS, LDPSGD, LDPLinUCB
+
+    families = {"LDP-UCB": (LDPLinUCB, {}, False), "LDP-GLOC": (LDPGLOC, {}, True),
+                "LDP-OLS": (LDPOLS, {}, False), "LDP-SGD": (LDPSGD, {}, True)}
+    return _compare("Han et al. 2021, single-parameter linear bandit", "LDPLinearBandit-v0",
+                    families, 0.01, quick, seed, n_jobs, progress)
+
+
+def han2021_multi(quick, seed, n_jobs, progress) -> Report:
+    """Han et al. (2021) Fig. 2, multi parameter: d = 2, K = 3, delta = 0.1 (LDP-UCB and
+    LDP-GLOC on block contexts)."""
+    from ldp_gym.agents import LDPGLOC, LDPLinUCB, LDPMultiOLS, LDPMultiSGD
+
+    families = {"LDP-UCB": (LDPLinUCB, {}, False), "LDP-GLOC": (LDPGLOC, {}, True),
+                "LDP-OLS": (LDPMultiOLS, {}, False), "LDP-SGD": (LDPMultiSGD, {}, True)}
+    return _compare("Han et al. 2021, multi-parameter linear bandit",
+                    "LDPMultiParamLinearBandit-v0", families, 0.1, quick, seed, n_jobs, progress)
+
+
+def han2021_logistic(quick, seed, n_jobs, progress) -> Report:
+    """Han et al. (2021): LDP-GLOC against LDP-SGD with a logistic link (d = 2, K = 10)."""
+    from ldp_gym.agents import LDPGLOC, LDPSGD
+
+    families = {"LDP-GLOC": (LDPGLOC, {}, True), "LDP-SGD": (LDPSGD, {}, True)}
+    return _compare("Han et al. 2021, logistic bandit", "LDPGLMBandit-v0", families, 0.01,
+                    quick, seed, n_jobs, progress)
+
+
+def zheng2020_rates(quick, seed, n_jobs, progress) -> Report:
+    """Slope of log regret against log T for the four LDP agents (single-parameter linear,
+    eps = 1): Zheng et al. predict T^{3/4} for LDP-UCB / LDP-GLOC, Han et al. T^{1/2} for
+    LDP-OLS / LDP-SGD."""
+    from ldp_gym.agents import LDPGLOC, LDPOLS, LDPSGD, LDPLinUCB
+
+    horizon, n_runs = (10**4, 5) if quick else (10**5, 10)
+    env = "LDPLinearBandit-v0"
+    agents = {"LDP-UCB": (LDPLinUCB, {"epsilon": 1.0}),
+              "LDP-GLOC": (LDPGLOC, {"epsilon": 1.0, "step": _tuned_step(
+                  env, LDPGLOC, {"epsilon": 1.0}, horizon, seed, n_jobs)}),
+              "LDP-OLS": (LDPOLS, {"epsilon": 1.0}),
+              "LDP-SGD": (LDPSGD, {"epsilon": 1.0, "step": _tuned_step(
+                  env, LDPSGD, {"epsilon": 1.0}, horizon, seed, n_jobs)})}
+    cps = np.unique(np.round(np.geomspace(horizon / 100, horizon, 12)).astype(np.int64))
+    res = run(env, agents, horizon=horizon, n_runs=n_runs, seed=seed, checkpoints=cps,
+              progress=progress, n_jobs=n_jobs)
+    lines = ["| agent | slope of log regret on log t (t in [T/100, T]) | predicted |", "|---|---|---|"]
+    predicted = {"LDP-UCB": "3/4", "LDP-GLOC": "3/4", "LDP-OLS": "1/2", "LDP-SGD": "1/2"}
+    fig, ax = figure()
+    for a in agents:
+        slope = np.polyfit(np.log(cps), np.log(res.mean(a)), 1)[0]
+        lines.append(f"| {a} | {slope:.2f} | {predicted[a]} |")
+        ax.loglog(cps, res.mean(a), marker="o", label=f"{a} (slope {slope:.2f})")
+    ax.set_xlabel("round t")
+    ax.set_ylabel("cumulative regret")
+    ax.legend(fontsize=8)
+    return Report("Regret rates (Zheng et al. 2020; Han et al. 2021)" + (" (quick)" if quick else ""),
+                  "\n".join(lines), {"rates": res}, fig.figure,
+                  [f"T={horizon}, {n_runs} runs, eps=1, delta=0.01"])
+
+
+EXPERIMENTS = (
+    Experiment("han2021-single", "Han et al. 2021: LDP agents, single-parameter linear, eps 0.5/1",
+               han2021_single),
+    Experiment("han2021-multi", "Han et al. 2021: LDP agents, multi-parameter linear, eps 0.5/1",
+               han2021_multi),
+    Experiment("han2021-logistic", "Han et al. 2021: LDP-GLOC vs LDP-SGD, logistic link",
+               han2021_logistic),
+    Experiment("zheng2020-rates", "Slopes of log regret vs log T of the four LDP agents",
+               zheng2020_rates),
+)
