@@ -43,6 +43,7 @@ from ldp_gym.wrappers.mechanisms import (
     check_delta,
     check_int,
     check_real,
+    l2_norm,
 )
 
 from .base import Agent, LocalDPAgent
@@ -113,7 +114,7 @@ class ContextualAgent(Agent):
         return blocks.reshape(n, self.n_arms, self.D)
 
     def _clip(self, x: np.ndarray) -> np.ndarray:
-        norm = np.linalg.norm(x, axis=-1, keepdims=True)
+        norm = l2_norm(x)
         return x * np.minimum(1.0, self.context_bound / np.maximum(norm, 1e-300))
 
     def _chosen(self, obs: np.ndarray, actions: np.ndarray) -> np.ndarray:
@@ -215,7 +216,7 @@ class GreedySGD(ContextualAgent):
 
 
 def _project_unit_ball(theta: np.ndarray) -> np.ndarray:
-    norm = np.linalg.norm(theta, axis=-1, keepdims=True)
+    norm = l2_norm(theta)
     return theta / np.maximum(norm, 1.0)
 
 

@@ -40,6 +40,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from .envs.base import BanditCore
 from .results import Results
 
 __all__ = ["default_checkpoints", "make_vector_env", "run", "sweep"]
@@ -47,6 +48,14 @@ __all__ = ["default_checkpoints", "make_vector_env", "run", "sweep"]
 AgentSpec = Any  # an Agent class, (class, kwargs), a callable env -> agent, or an agent
 #: Largest block of rounds drawn at once for agents that speculate (``observe_stretch``).
 MAX_BLOCK = 4096
+#: Rounds drawn ahead at once (``draw_block``) for per-round agents.
+BLOCK = 512
+
+
+def _draws_blocks(venv: Any) -> bool:
+    core = getattr(venv, "core", None)  # wrapped envs have no core: their step must run
+    return hasattr(venv, "draw_block") and core is not None and \
+        type(core).draw_block is not BanditCore.draw_block
 
 
 def default_checkpoints(horizon: int, n: int = 31) -> np.ndarray:
@@ -167,6 +176,26 @@ def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, 
             if bar is not None:
                 bar.n = int(t.min())
                 bar.refresh()
+    elif _draws_blocks(venv):
+        ci, next_cp = 0, int(checkpoints[0])
+        rows = np.arange(n_runs)
+        step = 0
+        while step < horizon:
+            length = min(BLOCK, horizon - step)
+            obs_block, reward_block, regret_block = venv.draw_block(length)
+            for s in range(length):
+                obs = obs_block[:, s]
+                actions = agent.act(obs)
+                agent.observe(obs, actions, reward_block[rows, s, actions], obs_block[:, s + 1])
+                cum += regret_block[rows, s, actions]
+                step += 1
+                if step == next_cp:
+                    out[:, ci] = cum
+                    ci += 1
+                    next_cp = int(checkpoints[ci]) if ci < len(checkpoints) else 0
+            if bar is not None:
+                bar.update(length)
+        decisions = horizon
     else:
         ci, next_cp = 0, int(checkpoints[0])
         every = max(horizon // 100, 1)

@@ -1,12 +1,13 @@
 """Runner and Results: reproducibility, committed stretches, save/load, plotting, sweeps."""
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from scipy import stats
 
 import ldp_gym
 from ldp_gym import Results
-from ldp_gym.agents import DPSE, DPUCB, UCB1, AdaPKLUCB, AdaPUCB, TsallisINF
+from ldp_gym.agents import DPSE, DPUCB, LDPOLS, UCB1, AdaPKLUCB, AdaPUCB, TsallisINF
 from ldp_gym.wrappers.reward import VectorLaplaceReward
 
 AGENTS = {"UCB1": UCB1, "AdaP-UCB": (AdaPUCB, {"epsilon": 1.0}), "DP-SE": (DPSE, {"epsilon": 1.0})}
@@ -121,3 +122,29 @@ def test_dp_ucb_speculative_path_matches_per_round_in_distribution():
     z = (x.mean() - y.mean()) / np.sqrt(x.var() / x.size + y.var() / y.size)
     assert abs(z) < stats.norm.isf(0.5e-6)
     assert fast.timings["A"]["decisions"] < slow.timings["A"]["decisions"] / 5
+
+
+@pytest.mark.parametrize("env,spec", [("LDPMAB-v0", UCB1),
+                                      ("LDPLinearBandit-v0", (LDPOLS, {"epsilon": 1.0}))])
+def test_block_path_matches_step_path_in_distribution(env, spec):
+    """Rounds drawn ahead in blocks (draw_block) and stepped one by one give the same law of
+    regret at T (Welch z-test, false-alarm rate 1e-6)."""
+    def per_round(num_envs, max_episode_steps, **kw):  # a vector env without draw_block
+        venv = ldp_gym.make_vector_env(env, num_envs, max_episode_steps)
+        return gym.wrappers.vector.RecordEpisodeStatistics(venv)
+    kw = dict(horizon=400, n_runs=300, progress=False)
+    fast = ldp_gym.run(env, {"A": spec}, seed=1, **kw)
+    slow = ldp_gym.run(per_round, {"A": spec}, seed=2, **kw)
+    x, y = fast.at("A", 400), slow.at("A", 400)
+    z = (x.mean() - y.mean()) / np.sqrt(x.var() / x.size + y.var() / y.size)
+    assert abs(z) < stats.norm.isf(0.5e-6)
+
+
+def test_draw_block_is_consistent_with_step():
+    venv = ldp_gym.make_vector_env("LDPGLMBandit-v0", 3, 100)
+    obs0, _ = venv.reset(seed=0)
+    obs, rewards, regrets = venv.draw_block(5)
+    assert obs.shape == (3, 6, 20) and rewards.shape == (3, 5, 10) and regrets.shape == (3, 5, 10)
+    assert np.array_equal(obs[:, 0], obs0) and np.array_equal(obs[:, -1], venv.core.observe())
+    assert set(np.unique(rewards)) <= {0.0, 1.0} and (regrets >= 0).all()
+    assert np.allclose(regrets.min(axis=-1), 0.0) and (venv.t == 5).all()

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import math
 import numbers
 import os
@@ -606,7 +607,7 @@ class GaussianMechanism(Mechanism):
             return np.clip(x, self.lower, self.upper)
         if x.ndim == 0 or x.shape[-1] != self.dim:
             raise ValueError(f"x must have last dimension dim={self.dim}")
-        norm = np.linalg.norm(x, axis=-1, keepdims=True)
+        norm = l2_norm(x)
         return x * np.minimum(1.0, self.l2_bound / np.maximum(norm, 1e-300))
 
     def __call__(self, x: Any) -> np.ndarray:
@@ -623,9 +624,23 @@ def symmetric_gaussian_noise(rng, sigma: float, dim: int, size: tuple[int, ...] 
     """
     sigma = check_real("sigma", sigma, low=0.0)
     dim = check_int("dim", dim)
-    g = rng.standard_normal(tuple(size) + (dim, dim)) * sigma
-    upper = np.triu(g)
-    return upper + np.swapaxes(np.triu(g, 1), -1, -2)
+    rows, cols = _upper_indices(dim)
+    g = rng.standard_normal(tuple(size) + (len(rows),)) * sigma
+    out = np.empty(tuple(size) + (dim, dim))
+    out[..., rows, cols] = g
+    out[..., cols, rows] = g
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _upper_indices(dim: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(dim)
+
+
+def l2_norm(x: np.ndarray) -> np.ndarray:
+    """Euclidean norm over the last axis, keeping it (faster than ``np.linalg.norm`` on small
+    batches)."""
+    return np.sqrt(np.einsum("...i,...i->...", x, x))[..., None]
 
 
 class GaussianStatistics(Mechanism):
@@ -676,7 +691,7 @@ class GaussianStatistics(Mechanism):
                              f"delta={self.delta:g} at epsilon={self.epsilon:g}; raise the noise")
 
     def clip_vector(self, x: np.ndarray, bound: float) -> np.ndarray:
-        norm = np.linalg.norm(x, axis=-1, keepdims=True)
+        norm = l2_norm(x)
         return x * np.minimum(1.0, bound / np.maximum(norm, 1e-300))
 
     def outer(self, name: str, x: Any) -> np.ndarray:
@@ -732,20 +747,20 @@ class L2BallMechanism(Mechanism):
         x = check_input(x)
         if x.ndim == 0 or x.shape[-1] != self.dim:
             raise ValueError(f"x must have last dimension dim={self.dim}")
-        norm = np.linalg.norm(x, axis=-1, keepdims=True)
+        norm = l2_norm(x)
         x = x * np.minimum(1.0, self.radius / np.maximum(norm, 1e-300))
         norm = np.minimum(norm, self.radius)
         batch = x.shape[:-1]
         # direction of x, or a uniform direction for x = 0
         rand_dir = self.rng.standard_normal(x.shape)
         direction = np.where(norm > 0, x / np.maximum(norm, 1e-300), rand_dir)
-        direction /= np.linalg.norm(direction, axis=-1, keepdims=True)
+        direction /= l2_norm(direction)
         p_plus = np.clip(0.5 + norm[..., 0] / (2.0 * self.radius), 0.0, 1.0)
         sign = np.where(self.rng.random(batch) < p_plus, 1.0, -1.0)
         side = np.where(self.rng.random(batch) < self.p_keep_side, 1.0, -1.0)
         target = direction * (sign * side)[..., None]
         z = self.rng.standard_normal(x.shape)
-        z /= np.linalg.norm(z, axis=-1, keepdims=True)
+        z /= l2_norm(z)
         flip = np.sum(z * target, axis=-1, keepdims=True) < 0
         z = np.where(flip, -z, z)
         _record(type(self).__name__, x, 2.0 * self.radius, self.output_radius, self.epsilon, 0.0)

@@ -64,6 +64,13 @@ class BanditCore:
         """Rewards (N, length) of ``length`` future rounds of ``actions`` (i.i.d. settings only)."""
         raise NotImplementedError(f"{type(self).__name__} has no speculative stretches")
 
+    def draw_block(self, rng: np.random.Generator, length: int):
+        """The next ``length`` rounds drawn ahead (settings whose contexts and rewards do not
+        depend on the actions): observations (N, length + 1, ...) (the last one opens the
+        round after the block), rewards (N, length, K) and instantaneous regrets (N, length, K)
+        of every arm."""
+        raise NotImplementedError(f"{type(self).__name__} draws no blocks")
+
     def stretch_regret(self, actions: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """Summed regret of ``counts`` rounds of ``actions`` (settings with stretches)."""
         raise NotImplementedError(f"{type(self).__name__} has no stretches")
@@ -187,6 +194,23 @@ class BanditVectorEnv(VectorEnv):
         in one vectorised call (``observe_stretch``).
         """
         return self.core.draw_stretch(self.np_random, np.asarray(actions), int(length))
+
+    def draw_block(self, length: int):
+        """Draw the next ``length`` rounds of every run at once and move past them.
+
+        Returns observations (N, length + 1, ...), rewards (N, length, K) and
+        instantaneous regrets (N, length, K) of *every* arm: round s of run i is
+        played by looking up the chosen arm. Exact where contexts and rewards do
+        not depend on past actions (stochastic MAB, contextual envs): the
+        chosen arm's reward has its per-round law, the others are never seen by
+        the agent. The runner uses it to take the env out of the per-round loop.
+        """
+        length = int(length)
+        if self.horizon is not None and (self.t + length > self.horizon).any():
+            raise ValueError("a block would pass max_episode_steps")
+        out = self.core.draw_block(self.np_random, length)
+        self.t += length
+        return out
 
     def advance(self, actions: np.ndarray, counts: np.ndarray):
         """Play ``counts[i]`` rounds of ``actions[i]`` whose rewards came from :meth:`draw_stretch`.

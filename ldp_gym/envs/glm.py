@@ -73,8 +73,8 @@ def sample_contexts(rng: np.random.Generator, kind: str, shape: tuple[int, ...])
     d = shape[-1]
     if kind == "gaussian":
         g /= np.sqrt(d)
-        return g / np.maximum(np.linalg.norm(g, axis=-1, keepdims=True), 1.0)
-    g /= np.linalg.norm(g, axis=-1, keepdims=True)
+        return g / np.maximum(np.sqrt(np.einsum("...i,...i->...", g, g))[..., None], 1.0)
+    g /= np.sqrt(np.einsum("...i,...i->...", g, g))[..., None]
     if kind == "ball":
         g *= rng.random(shape[:-1] + (1,)) ** (1.0 / d)
     return g
@@ -129,9 +129,19 @@ class _GLMBase(BanditCore):
     def observe(self):
         return self.x.reshape(self.x.shape[0], -1).astype(np.float32)
 
-    def means(self) -> np.ndarray:
-        """Expected reward (N, K) of every arm in the current round."""
+    def means(self, x: np.ndarray | None = None) -> np.ndarray:
+        """Expected reward (N, [B,] K) of every arm for contexts x (default: the current ones)."""
         raise NotImplementedError
+
+    def draw_block(self, rng, length):
+        n = self.x.shape[0]
+        fresh = sample_contexts(rng, self.contexts, (n, length) + self._context_shape)
+        xs = np.concatenate([self.x[:, None], fresh], axis=1)   # rounds 1..length, then next
+        means = self.means(xs[:, :length])
+        rewards = self._rewards(rng, means)
+        self.x = xs[:, length].copy()
+        return (xs.reshape(n, length + 1, -1).astype(np.float32), rewards,
+                means.max(axis=-1, keepdims=True) - means)
 
     def _rewards(self, rng, mean: np.ndarray) -> np.ndarray:
         if self.link == "identity":
@@ -168,8 +178,9 @@ class GLMCore(_GLMBase):
         self.observation_space = spaces.Box(-1.0, 1.0, shape=(self.n_arms * self.dim,),
                                             dtype=np.float32)
 
-    def means(self):
-        return self.mu(np.einsum("nkd,nd->nk", self.x, self.theta))
+    def means(self, x=None):
+        x = self.x if x is None else x
+        return self.mu(np.einsum("n...kd,nd->n...k", x, self.theta))
 
 
 class MultiParamGLMCore(_GLMBase):
@@ -186,8 +197,9 @@ class MultiParamGLMCore(_GLMBase):
         self._context_shape = (self.dim,)
         self.observation_space = spaces.Box(-1.0, 1.0, shape=(self.dim,), dtype=np.float32)
 
-    def means(self):
-        return self.mu(np.einsum("nkd,nd->nk", self.theta, self.x))
+    def means(self, x=None):
+        x = self.x if x is None else x
+        return self.mu(np.einsum("nkd,n...d->n...k", self.theta, x))
 
 
 class GLMEnv(BanditEnv):

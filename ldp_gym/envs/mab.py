@@ -134,6 +134,13 @@ class MABCore(BanditCore):
                 "regret": self.best - mu, "optimal_action": self.best_arm.copy()}
         return self._draw(rng, mu), info
 
+    def draw_block(self, rng, length):
+        n = self.means.shape[0]
+        means = np.broadcast_to(self.means[:, None, :], (n, length, self.n_arms))
+        obs = np.zeros((n, length + 1, 1), dtype=np.float32)
+        regrets = np.broadcast_to((self.best[:, None] - self.means)[:, None, :], means.shape)
+        return obs, self._draw(rng, means), regrets
+
     def draw_stretch(self, rng, actions, length):
         mu = self.means[self._rows, actions]
         return self._draw(rng, np.repeat(mu[:, None], length, axis=1))
