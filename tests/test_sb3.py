@@ -37,3 +37,12 @@ def test_predict_and_per_run_adapters():
     assert np.allclose(res.regret["fixed"][:, -1], 50 * 0.125)
     with pytest.raises(TypeError, match="predict"):
         PredictAgent(object())
+
+
+def test_ppo_glm_example_runs():
+    import runpy
+    from pathlib import Path
+
+    mod = runpy.run_path(str(Path(__file__).resolve().parents[1] / "examples" / "sb3_ppo_glm.py"))
+    res = mod["main"](train_steps=256, horizon=50, n_runs=2)
+    assert len(res.agents) == 3 and np.isfinite(res.regret["PPO on Laplace rewards (eps=1)"]).all()

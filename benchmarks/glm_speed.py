@@ -1,0 +1,61 @@
+"""Run-steps per second of the four LDP agents on the single-parameter linear bandit (d=2, K=10).
+
+Han et al.'s published implementation runs about 10 to 16 thousand steps per
+second per run on 2 cores for this configuration (figure quoted by the issue;
+their code is not run here). This script measures, in one run, the
+vectorised runner with 10 and 100 runs and the step-by-step Gymnasium loop of
+the same agent (one env, one run) as an in-process baseline.
+
+    python benchmarks/glm_speed.py [--horizon 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import gymnasium as gym
+
+import ldp_gym
+from ldp_gym.agents import LDPGLOC, LDPOLS, LDPSGD, LDPLinUCB
+
+PAPER = (10_000, 16_000)
+
+
+def loop_speed(cls, steps: int) -> float:
+    env = gym.make("LDPLinearBandit-v0", max_episode_steps=steps)
+    agent = cls.from_env(env, epsilon=1.0, seed=0)
+    obs, _ = env.reset(seed=0)
+    start = time.perf_counter()
+    for _ in range(steps):
+        a = agent.act(obs)
+        nxt, r, *_ = env.step(a)
+        agent.observe(obs, a, r, nxt)
+        obs = nxt
+    return steps / (time.perf_counter() - start)
+
+
+def runner_speed(cls, runs: int, horizon: int) -> float:
+    start = time.perf_counter()
+    ldp_gym.run("LDPLinearBandit-v0", {"a": (cls, {"epsilon": 1.0})}, horizon=horizon, n_runs=runs,
+                seed=0, progress=False)
+    return runs * horizon / (time.perf_counter() - start)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--horizon", type=int, default=10_000)
+    args = p.parse_args()
+    print(f"{'agent':<12}{'loop':>10}{'10 runs':>12}{'100 runs':>12}"
+          f"{'x paper (10 runs)':>20}{'x paper (100 runs)':>20}")
+    for cls in (LDPLinUCB, LDPGLOC, LDPOLS, LDPSGD):
+        loop = loop_speed(cls, min(args.horizon, 5000))
+        r10 = runner_speed(cls, 10, args.horizon)
+        r100 = runner_speed(cls, 100, args.horizon)
+        ratios = [f"{r / PAPER[1]:>9.1f}-{r / PAPER[0]:<10.1f}" for r in (r10, r100)]
+        print(f"{cls.name:<12}{loop:>10,.0f}{r10:>12,.0f}{r100:>12,.0f}" + "".join(ratios))
+    print("run-steps per second; 'x paper' divides by the quoted 16k and 10k steps/s per run")
+
+
+if __name__ == "__main__":
+    main()
