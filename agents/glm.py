@@ -121,6 +121,19 @@ class ContextualAgent(Agent):
         return self.features(obs)[self._rows, actions]
 
 
+def small_inverse(a: np.ndarray) -> np.ndarray:
+    """Inverses of a stack of D x D matrices; closed form for D <= 2 (the papers' d = 2), where
+    ``np.linalg.inv``'s per-call overhead dominates, LAPACK otherwise."""
+    d = a.shape[-1]
+    if d == 1:
+        return 1.0 / a
+    if d == 2:
+        p, q, r, s = a[..., 0, 0], a[..., 0, 1], a[..., 1, 0], a[..., 1, 1]
+        out = np.stack([s, -q, -r, p], axis=-1).reshape(a.shape)
+        return out / (p * s - q * r)[..., None, None]
+    return np.linalg.inv(a)
+
+
 def _ucb_scores(x: np.ndarray, theta: np.ndarray, inv: np.ndarray, beta: np.ndarray) -> np.ndarray:
     """``x^T theta + beta ||x||_{inv}`` for x (N, K, D)."""
     quad = np.einsum("nkd,nde,nke->nk", x, inv, x)
@@ -295,7 +308,7 @@ class _NoisyRegression(_LDPContextual):
 
     def _solve(self) -> None:
         a = self.V + self.shift(self.t)[:, None, None] * self._eye
-        self.inv = np.linalg.inv(a)
+        self.inv = small_inverse(a)
         self.theta = np.einsum("nde,ne->nd", self.inv, self.u)
 
     def public_state(self):
@@ -628,7 +641,7 @@ class LDPMultiOLS(_HanMulti):
         self.pulls += mask
         a = self.V + (self.c_tilde * np.sqrt(np.maximum(self.pulls, 1)))[..., None, None] \
             * np.eye(self.dim)
-        self.theta = np.linalg.solve(a, self.u[..., None])[..., 0]
+        self.theta = np.einsum("nkde,nke->nkd", small_inverse(a), self.u)
 
 
 class LDPMultiSGD(_HanMulti):

@@ -243,3 +243,11 @@ def test_replay_neighbours(cls):
         else:
             dist = np.linalg.norm(a["input"] - b["input"], axis=-1)
         assert np.all(dist <= a["sensitivity"] * (1 + 1e-9))
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_small_inverse_matches_lapack(d):
+    from ldp_gym.agents.glm import small_inverse
+
+    a = np.random.default_rng(d).normal(size=(4, 3, d, d)) + 3 * np.eye(d)
+    assert np.allclose(small_inverse(a), np.linalg.inv(a), atol=1e-12)

@@ -122,11 +122,12 @@ def check_bounds(lower: Any, upper: Any) -> tuple[float, float]:
 def check_input(x: Any, name: str = "x") -> np.ndarray:
     """Return a float64 array of private inputs; refuse bools, NaN and inf without echoing values."""
     arr = np.asarray(x)
-    if arr.dtype == np.bool_:
-        raise TypeError(f"{name} must be numeric, not bool")
-    if not (np.issubdtype(arr.dtype, np.number)) or np.iscomplexobj(arr):
-        raise TypeError(f"{name} must be a real numeric array")
-    arr = arr.astype(np.float64, copy=False)
+    if arr.dtype != np.float64:  # the common case skips the dtype checks
+        if arr.dtype == np.bool_:
+            raise TypeError(f"{name} must be numeric, not bool")
+        if arr.dtype.kind not in "iuf":
+            raise TypeError(f"{name} must be a real numeric array")
+        arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} must be finite (NaN or inf found)")
     return arr
@@ -622,8 +623,10 @@ def symmetric_gaussian_noise(rng, sigma: float, dim: int, size: tuple[int, ...] 
     Every entry, diagonal and off-diagonal, has variance sigma^2 (PRIVACY.md
     rule 8: ``(G + G^T)/2`` would halve the off-diagonal variance).
     """
-    sigma = check_real("sigma", sigma, low=0.0)
-    dim = check_int("dim", dim)
+    return _symmetric_noise(rng, check_real("sigma", sigma, low=0.0), check_int("dim", dim), size)
+
+
+def _symmetric_noise(rng, sigma: float, dim: int, size: tuple[int, ...]) -> np.ndarray:
     rows, cols = _upper_indices(dim)
     g = rng.standard_normal(tuple(size) + (len(rows),)) * sigma
     out = np.empty(tuple(size) + (dim, dim))
@@ -691,15 +694,16 @@ class GaussianStatistics(Mechanism):
                              f"delta={self.delta:g} at epsilon={self.epsilon:g}; raise the noise")
 
     def clip_vector(self, x: np.ndarray, bound: float) -> np.ndarray:
-        norm = l2_norm(x)
-        return x * np.minimum(1.0, bound / np.maximum(norm, 1e-300))
+        """Clip the l2 norm of x (..., d) to ``bound``."""
+        sq = np.einsum("...i,...i->...", x, x)[..., None]
+        return x * np.minimum(1.0, bound / np.sqrt(np.maximum(sq, 1e-300)))
 
     def outer(self, name: str, x: Any) -> np.ndarray:
         """``x x^T + W`` for contexts x (..., d) clipped to ``context_bound``."""
         x = self.clip_vector(check_input(x), self.context_bound)
         sens, sd = self.parts[name]
         _record(f"{type(self).__name__}.{name}", x, sens, sd, self.epsilon, self.delta)
-        noise = symmetric_gaussian_noise(self.rng, sd, x.shape[-1], x.shape[:-1])
+        noise = _symmetric_noise(self.rng, sd, x.shape[-1], x.shape[:-1])
         return x[..., :, None] * x[..., None, :] + noise
 
     def vector(self, name: str, v: Any, bound: float) -> np.ndarray:
