@@ -314,6 +314,19 @@ class _NoisyRegression(_LDPContextual):
     def public_state(self):
         return {"theta": self.theta, "inverse": self.inv, "t": self.t}
 
+    def local_report(self, obs, actions, rewards, public_state):
+        """The regression message ``(x x^T + W, r x + xi)`` of the chosen context."""
+        x = self._clip(self._chosen(obs, actions))
+        r = self._clip_reward(rewards)
+        return {"M": self.mechanism.outer("M", x),
+                "u": self.mechanism.vector("u", r[:, None] * x, self.reward_bound * self.context_bound)}
+
+    def update(self, report):
+        self.V += report["M"]
+        self.u += report["u"]
+        self.t += 1
+        self._solve()
+
 
 class LDPOLS(_NoisyRegression):
     """LDP-OLS: Han et al. (2021), Alg 1 with the OLS mechanism and estimator (eq. 3-4).
@@ -350,18 +363,6 @@ class LDPOLS(_NoisyRegression):
 
     def _act(self, obs):
         return np.einsum("nkd,nd->nk", self.features(obs), self.public_state()["theta"]).argmax(axis=1)
-
-    def local_report(self, obs, actions, rewards, public_state):
-        x = self._clip(self._chosen(obs, actions))
-        r = self._clip_reward(rewards)
-        return {"M": self.mechanism.outer("M", x),
-                "u": self.mechanism.vector("u", r[:, None] * x, self.reward_bound * self.context_bound)}
-
-    def update(self, report):
-        self.V += report["M"]
-        self.u += report["u"]
-        self.t += 1
-        self._solve()
 
 
 class LDPLinUCB(_NoisyRegression):
@@ -412,18 +413,6 @@ class LDPLinUCB(_NoisyRegression):
         st = self.public_state()
         return _ucb_scores(self.features(obs), st["theta"], st["inverse"],
                            self.beta(st["t"])).argmax(axis=1)
-
-    def local_report(self, obs, actions, rewards, public_state):
-        x = self._clip(self._chosen(obs, actions))
-        y = self._clip_reward(rewards)
-        return {"M": self.mechanism.outer("M", x),
-                "u": self.mechanism.vector("u", y[:, None] * x, self.reward_bound * self.context_bound)}
-
-    def update(self, report):
-        self.V += report["M"]
-        self.u += report["u"]
-        self.t += 1
-        self._solve()
 
 
 class LDPGLOC(LDPLinUCB):

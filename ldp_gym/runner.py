@@ -133,49 +133,18 @@ def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, 
     bar = _progress(horizon, progress, name)
     start = time.perf_counter()
     if _can_commit(agent, venv):
-        cps = np.append(checkpoints, np.iinfo(np.int64).max)
-        t = np.zeros(n_runs, dtype=np.int64)
-        ci = np.zeros(n_runs, dtype=np.int64)
-        rows = np.arange(n_runs)
-        decisions = 0
-        while (t < horizon).any():
-            actions = agent.act(obs)
-            counts = np.minimum(agent.commitment(), cps[ci] - t)
-            counts[t >= horizon] = 0
+        def play(actions, limit):  # whole committed stretches, cut at checkpoints
+            counts = np.minimum(agent.commitment(), limit)
             obs, sums, regrets = venv.step_committed(actions, counts)
             agent.observe_committed(actions, counts, sums)
-            cum += regrets
-            t += counts
-            hit = t == cps[ci]
-            out[rows[hit], ci[hit]] = cum[hit]
-            ci += hit
-            decisions += 1
-            if bar is not None:
-                bar.n = int(t.min())
-                bar.refresh()
+            return obs, counts, regrets
+        decisions = _stretches(agent, obs, play, horizon, checkpoints, out, cum, bar, block=None)
     elif getattr(agent, "speculates", False) and hasattr(venv, "draw_stretch"):
-        cps = np.append(checkpoints, np.iinfo(np.int64).max)
-        t = np.zeros(n_runs, dtype=np.int64)
-        ci = np.zeros(n_runs, dtype=np.int64)
-        rows = np.arange(n_runs)
-        decisions, block = 0, 8
-        while (t < horizon).any():
-            actions = agent.act(obs)
-            limit = np.where(t < horizon, cps[ci] - t, 0)
-            block = int(min(block, limit.max()))
+        def play(actions, limit, block):  # the agent's per-round rule over drawn rewards
             used = agent.observe_stretch(actions, venv.draw_stretch(actions, block), limit)
             obs, regrets = venv.advance(actions, used)
-            cum += regrets
-            t += used
-            hit = t == cps[ci]
-            out[rows[hit], ci[hit]] = cum[hit]
-            ci += hit
-            decisions += 1
-            # grow the block while some run uses all of it, shrink it when none needs half
-            block = int(np.clip(2 * used.max(), 8, MAX_BLOCK))
-            if bar is not None:
-                bar.n = int(t.min())
-                bar.refresh()
+            return obs, used, regrets
+        decisions = _stretches(agent, obs, play, horizon, checkpoints, out, cum, bar, block=8)
     elif _draws_blocks(venv):
         ci, next_cp = 0, int(checkpoints[0])
         rows = np.arange(n_runs)
@@ -231,6 +200,41 @@ def _privacy_label(agent: Any, venv: Any) -> str:
                           + (f", delta={delta:g}" if delta else "") + " per reward")
         env = env.env
     return "; ".join(labels) or "none"
+
+
+def _stretches(agent: Any, obs: Any, play: Callable, horizon: int, checkpoints: np.ndarray,
+               out: np.ndarray, cum: np.ndarray, bar: Any, block: int | None) -> int:
+    """Step runs by stretches of rounds, cut at checkpoints; returns the number of decisions.
+
+    ``play(actions, limit[, block])`` plays at most ``limit[i]`` rounds of run i and returns
+    ``(obs, rounds played, summed regret)``. With ``block``, the block of drawn rewards grows
+    while some run uses all of it and shrinks when none needs half of it.
+    """
+    n_runs = len(cum)
+    cps = np.append(checkpoints, np.iinfo(np.int64).max)
+    t = np.zeros(n_runs, dtype=np.int64)
+    ci = np.zeros(n_runs, dtype=np.int64)
+    rows = np.arange(n_runs)
+    decisions = 0
+    while (t < horizon).any():
+        actions = agent.act(obs)
+        limit = np.where(t < horizon, cps[ci] - t, 0)
+        if block is None:
+            obs, used, regrets = play(actions, limit)
+        else:
+            block = int(min(block, limit.max()))
+            obs, used, regrets = play(actions, limit, block)
+            block = int(np.clip(2 * used.max(), 8, MAX_BLOCK))
+        cum += regrets
+        t += used
+        hit = t == cps[ci]
+        out[rows[hit], ci[hit]] = cum[hit]
+        ci += hit
+        decisions += 1
+        if bar is not None:
+            bar.n = int(t.min())
+            bar.refresh()
+    return decisions
 
 
 def _check_run_args(horizon: Any, n_runs: Any, checkpoints: Any) -> np.ndarray:
