@@ -84,3 +84,17 @@ def test_reproduce_quick_local_vs_global(tmp_path, capsys):
                  "--jobs", "1"]) == 0
     assert {"table.md", "figure.png", "local_vs_global.npz"} <= {p.name for p in out.iterdir()}
     assert "LDP-UCB (local)" in (out / "table.md").read_text()
+
+
+@pytest.mark.parametrize("name", ["han2021-single", "han2021-multi", "han2021-logistic",
+                                  "zheng2020-rates"])
+def test_glm_experiments_run_small(monkeypatch, tmp_path, name):
+    """The GLM catalogue code end to end on a tiny size (the numbers are the notes' business)."""
+    from ldp_gym.experiments import EXPERIMENTS, glm
+
+    monkeypatch.setattr(glm, "QUICK", (300, 2))
+    monkeypatch.setattr(glm, "STEP_GRID", (0.3, 3.0))
+    report = EXPERIMENTS[name](quick=True, n_jobs=1, progress=False)
+    paths = report.write(tmp_path)
+    assert (tmp_path / "table.md").exists() and (tmp_path / "figure.png").exists() and len(paths) >= 3
+    assert "LDP-" in report.table

@@ -51,8 +51,9 @@ class Experiment:
 
 
 def checkpoints(horizon: int, marks: list[int]) -> np.ndarray:
-    base = np.unique(np.round(np.geomspace(10, horizon, 25)).astype(np.int64))
-    return np.unique(np.concatenate([base, [m for m in marks if m <= horizon]]))
+    """About 25 log-spaced rounds from 10 to ``horizon``, plus the ``marks`` within the horizon."""
+    base = np.round(np.geomspace(min(10, horizon), horizon, 25)).astype(np.int64)
+    return np.unique(np.concatenate([base, np.array([m for m in marks if m <= horizon], np.int64)]))
 
 
 def figure():

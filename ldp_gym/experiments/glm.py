@@ -18,6 +18,8 @@ from .common import Experiment, Report, checkpoints, figure, merge_all
 
 STEP_GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 EPSILONS = (0.5, 1.0)
+#: (horizon, runs) of the quick and the full versions (T = 1e5 and 10 runs as in the issue)
+QUICK, FULL = (10**4, 5), (10**5, 10)
 
 
 def _tuned_step(env: str, cls: type, kwargs: dict, horizon: int, seed: int, n_jobs: int,
@@ -35,7 +37,7 @@ def _compare(title: str, env: str, families: dict[str, tuple[type, dict, bool]],
              env_kwargs: dict | None = None) -> Report:
     """Every family at each epsilon on the same instances; ``families``: label -> (class,
     kwargs, tune the step?)."""
-    horizon, n_runs = (10**4, 5) if quick else (10**5, 10)
+    horizon, n_runs = QUICK if quick else FULL
     marks = [10**3, 10**4, 10**5]
     tasks, steps = [], {}
     for eps in EPSILONS:
@@ -50,7 +52,7 @@ def _compare(title: str, env: str, families: dict[str, tuple[type, dict, bool]],
                           checkpoints=checkpoints(horizon, marks), progress=progress,
                           env_kwargs=env_kwargs or {}))
     res = merge_all(sweep(tasks, n_jobs=n_jobs))
-    at = [m for m in marks if m <= horizon]
+    at = sorted({m for m in marks if m <= horizon} | {horizon})
     fig, ax = figure()
     res.plot(ax=ax, band="half-sd", logx=True, title=f"{title}: {n_runs} runs, mean +- 0.5 sd")
     notes = [f"T={horizon}, {n_runs} runs, delta={delta:g}"]
@@ -60,9 +62,10 @@ def _compare(title: str, env: str, families: dict[str, tuple[type, dict, bool]],
         final = {label: res.at(f"{label} eps={eps:g}", horizon).mean() for label in families}
         notes.append(f"eps={eps:g}, lowest first: " + " < ".join(
             f"{a} ({final[a]:.0f})" for a in sorted(final, key=final.get)))
+    lo, hi = min(EPSILONS), max(EPSILONS)
     worse = [label for label in families
-             if res.at(f"{label} eps=0.5", horizon).mean() > res.at(f"{label} eps=1", horizon).mean()]
-    notes.append(f"worse at eps=0.5 than at eps=1: {', '.join(worse) or 'none'}")
+             if res.at(f"{label} eps={lo:g}", horizon).mean() > res.at(f"{label} eps={hi:g}", horizon).mean()]
+    notes.append(f"worse at eps={lo:g} than at eps={hi:g}: {', '.join(worse) or 'none'}")
     return Report(title + (" (quick)" if quick else ""), res.table(at), {"results": res}, fig.figure,
                   notes)
 
@@ -103,7 +106,7 @@ def zheng2020_rates(quick, seed, n_jobs, progress) -> Report:
     LDP-OLS / LDP-SGD."""
     from ldp_gym.agents import LDPGLOC, LDPOLS, LDPSGD, LDPLinUCB
 
-    horizon, n_runs = (10**4, 5) if quick else (10**5, 10)
+    horizon, n_runs = QUICK if quick else FULL
     env = "LDPLinearBandit-v0"
     agents = {"LDP-UCB": (LDPLinUCB, {"epsilon": 1.0}),
               "LDP-GLOC": (LDPGLOC, {"epsilon": 1.0, "step": _tuned_step(
