@@ -87,7 +87,7 @@ def test_reproduce_quick_local_vs_global(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("name", ["han2021-single", "han2021-multi", "han2021-logistic",
-                                  "zheng2020-rates"])
+                                  "han2021-poisson", "zheng2020-rates"])
 def test_glm_experiments_run_small(monkeypatch, tmp_path, name):
     """The GLM catalogue code end to end on a tiny size (the numbers are the notes' business)."""
     from ldp_gym.experiments import EXPERIMENTS, glm

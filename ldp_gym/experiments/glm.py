@@ -100,6 +100,15 @@ def han2021_logistic(quick, seed, n_jobs, progress) -> Report:
                     quick, seed, n_jobs, progress)
 
 
+def han2021_poisson(quick, seed, n_jobs, progress) -> Report:
+    """Han et al. (2021): LDP-GLOC against LDP-SGD with a Poisson link (rewards clipped to 5)."""
+    from ldp_gym.agents import LDPGLOC, LDPSGD
+
+    families = {"LDP-GLOC": (LDPGLOC, {}, True), "LDP-SGD": (LDPSGD, {}, True)}
+    return _compare("Han et al. 2021, Poisson bandit", "LDPGLMBandit-v0", families, 0.01,
+                    quick, seed, n_jobs, progress, env_kwargs={"link": "poisson"})
+
+
 def zheng2020_rates(quick, seed, n_jobs, progress) -> Report:
     """Slope of log regret against log T for the four LDP agents (single-parameter linear,
     eps = 1): Zheng et al. predict T^{3/4} for LDP-UCB / LDP-GLOC, Han et al. T^{1/2} for
@@ -139,6 +148,8 @@ EXPERIMENTS = (
                han2021_multi),
     Experiment("han2021-logistic", "Han et al. 2021: LDP-GLOC vs LDP-SGD, logistic link",
                han2021_logistic),
+    Experiment("han2021-poisson", "Han et al. 2021: LDP-GLOC vs LDP-SGD, Poisson link",
+               han2021_poisson),
     Experiment("zheng2020-rates", "Slopes of log regret vs log T of the four LDP agents",
                zheng2020_rates),
 )
