@@ -530,8 +530,8 @@ class LDPSGD(_LDPContextual):
 class _HanMulti(_LDPContextual):
     """Han et al. (2021), Alg 2: warm-up, elimination (eq. 7) and synthetic updates.
 
-    Rounds 1..K s0: arm ``(t mod K)`` (public), the user sends that arm's
-    message only. Afterwards the user keeps the arms with
+    Rounds 1..K s0: arm ``(t mod K)`` (public, sent in the message), and the
+    server folds in that arm's slot only. Afterwards the user keeps the arms with
     ``X^T theta_{Ks0,a} > max_a X^T theta_{Ks0,a} - h/2``, pulls the greedy one
     among them, and sends one message per arm: the real one for the pulled
     arm, the message of (0, 0) for every other (every slot noised), so the
@@ -588,7 +588,8 @@ class LDPMultiOLS(_HanMulti):
 
     Each arm's slot is the OLS message of :class:`LDPOLS` at (epsilon/2, delta/2):
     ``sigma = sigma_{eps/2, delta/2}``, ``c~ = 2 sigma (4 sqrt(d) + 2 log(2TK/alpha))``
-    (Thm 4.1). During warm-up only the pulled (public) arm's slot is sent.
+    (Thm 4.1). The message always has K noised slots; during the warm-up the
+    arm is public and the server uses its slot only.
 
     Privacy: (epsilon, delta)-LDP per user (context, reward, and after the
     warm-up the chosen arm), exact joint accounting of the K slots.
