@@ -543,10 +543,12 @@ class AdaPUCB(_GlobalMAB):
         self.episode_sum[r] = 0.0
         self.episode_n[r] = 0
         # next episode: an unplayed arm (initial round), else the best index at t_l
-        unplayed = self.counts[r] == 0
-        log_t = np.log(self.t[r] + 1.0)
-        idx = np.where(unplayed, np.inf, self.index(r, log_t))
-        nxt = self._choose(idx)
+        if self.n_arms == 1:  # nothing to choose
+            nxt = np.zeros(len(r), dtype=np.int64)
+        else:
+            unplayed = self.counts[r] == 0
+            log_t = np.log(self.t[r] + 1.0)
+            nxt = self._choose(np.where(unplayed, np.inf, self.index(r, log_t)))
         self.arm[r] = nxt
         cnt = self.counts[r, nxt]
         self.target[r] = np.where(cnt == 0, 1, 2 * cnt)

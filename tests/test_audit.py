@@ -180,25 +180,29 @@ def test_tree_mutant_flagged():
 # ----------------------------------------------------------------------------- agents' releases
 
 
-def test_ldp_ucb_user_report_audit_and_mutant():
+def ldp_ucb_report(agent_cls, reward, k, seed):
     """LDP-UCB's message with the public state frozen; the arm is a function of the public
     state alone, so neighbours differ in the reward (in and out of bounds)."""
-    def report(agent_cls, reward, k, seed):
-        agent = agent_cls(5, epsilon=1.0, horizon=1000, num_envs=k, seed=seed)
-        state = agent.public_state()
-        arms = agent.act(np.zeros((k, 1)))
-        return agent.local_report(np.zeros((k, 1)), arms, np.full(k, reward), state)["reward"]
+    agent = agent_cls(5, epsilon=1.0, horizon=1000, num_envs=k, seed=seed)
+    state = agent.public_state()
+    arms = agent.act(np.zeros((k, 1)))
+    return agent.local_report(np.zeros((k, 1)), arms, np.full(k, reward), state)["reward"]
 
-    for hi in (1.0, 1001.0):
-        res = audit(lambda k: report(LDPUCB, 0.0, k, 1), lambda k, hi=hi: report(LDPUCB, hi, k, 2),
-                    n=N_SCALAR)
-        assert res.epsilon_lower <= 1.0
 
+@pytest.mark.parametrize("hi", [1.0, 1001.0])
+def test_ldp_ucb_user_report_audit(hi):
+    res = audit(lambda k: ldp_ucb_report(LDPUCB, 0.0, k, 1), lambda k: ldp_ucb_report(LDPUCB, hi, k, 2),
+                n=N_SCALAR)
+    assert res.epsilon_lower <= 1.0
+
+
+def test_ldp_ucb_user_report_mutant_flagged():
     class Mutant(LDPUCB):
         def _init_state(self, n):
             super()._init_state(n)
             self.mechanism = ScaledLaplace(1.0, 0.0, 1.0, seed=self.spawn())
-    res = audit(lambda k: report(Mutant, 0.0, k, 3), lambda k: report(Mutant, 1.0, k, 4), n=N_SCALAR)
+    res = audit(lambda k: ldp_ucb_report(Mutant, 0.0, k, 3), lambda k: ldp_ucb_report(Mutant, 1.0, k, 4),
+                n=N_SCALAR)
     assert res.epsilon_lower > 1.0
 
 
