@@ -98,3 +98,14 @@ def test_glm_experiments_run_small(monkeypatch, tmp_path, name):
     paths = report.write(tmp_path)
     assert (tmp_path / "table.md").exists() and (tmp_path / "figure.png").exists() and len(paths) >= 3
     assert "LDP-" in report.table
+
+
+def test_readme_example_runs(tmp_path, monkeypatch, capsys):
+    import re
+
+    code = re.search(r"## 30 seconds\n\n```python\n(.*?)```", (ROOT / "README.md").read_text(),
+                     re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "VectorLaplaceReward, epsilon=1" in out and (tmp_path / "regret.png").exists()
