@@ -113,6 +113,12 @@ class ContextualAgent(Agent):
         blocks[:, idx, idx, :] = obs.reshape(n, 1, self.dim)
         return blocks.reshape(n, self.n_arms, self.D)
 
+    def mean(self, margin: np.ndarray) -> np.ndarray:
+        """The link's mean ``g(x^T theta)``, with the margin clipped to +-50 so that an
+        unprojected estimate (SGD) gives a finite, if huge, gradient (clipped downstream)
+        instead of inf/NaN."""
+        return self.g(np.clip(margin, -50.0, 50.0))
+
     def _clip(self, x: np.ndarray) -> np.ndarray:
         norm = l2_norm(x)
         return x * np.minimum(1.0, self.context_bound / np.maximum(norm, 1e-300))
@@ -224,7 +230,7 @@ class GreedySGD(ContextualAgent):
     def _observe(self, obs, actions, rewards, next_obs):
         x = self._chosen(obs, actions)
         self.t += 1
-        grad = (self.g(np.einsum("nd,nd->n", x, self.theta)) - rewards)[:, None] * x
+        grad = (self.mean(np.einsum("nd,nd->n", x, self.theta)) - rewards)[:, None] * x
         self.theta -= (self._step / self.t)[:, None] * grad
 
 
@@ -262,7 +268,7 @@ class GLOC(_Ridge):
     def _observe(self, obs, actions, rewards, next_obs):
         x = self._chosen(obs, actions)
         z = np.einsum("nd,nd->n", x, self.theta_hat)
-        grad = (self.g(z) - rewards)[:, None] * x
+        grad = (self.mean(z) - rewards)[:, None] * x
         self.theta_hat = _project_unit_ball(self.theta_hat - self.step / math.sqrt(self.horizon) * grad)
         super()._observe(obs, actions, z, next_obs)  # ridge regression of z on x
 
@@ -464,7 +470,7 @@ class LDPGLOC(LDPLinUCB):
         y = self._clip_reward(rewards)
         th = public_state["theta_hat"]
         z = np.einsum("nd,nd->n", x, th)
-        grad = (self.g(z) - y)[:, None] * x
+        grad = (self.mean(z) - y)[:, None] * x
         c = self.context_bound
         return {"M": self.mechanism.outer("M", x),
                 "zx": self.mechanism.vector("zx", z[:, None] * x, c * c),
@@ -516,7 +522,7 @@ class LDPSGD(_LDPContextual):
     def local_report(self, obs, actions, rewards, public_state):
         x = self._clip(self._chosen(obs, actions))
         r = self._clip_reward(rewards)
-        grad = (self.g(np.einsum("nd,nd->n", x, public_state["theta"])) - r)[:, None] * x
+        grad = (self.mean(np.einsum("nd,nd->n", x, public_state["theta"])) - r)[:, None] * x
         return {"gradient": self.mechanism(grad)}
 
     def update(self, report):
@@ -664,7 +670,7 @@ class LDPMultiSGD(_HanMulti):
     def local_report(self, obs, actions, rewards, public_state):
         xs, rs = self._slots(obs, actions, rewards)
         margin = np.einsum("nkd,nkd->nk", xs, public_state["theta"])
-        grad = (self.g(margin) - rs)[..., None] * xs  # zero in the synthetic slots
+        grad = (self.mean(margin) - rs)[..., None] * xs  # zero in the synthetic slots
         warm = public_state["t"] < self.warmup * self.n_arms
         return {"gradient": self.mechanism(grad), "arm": np.where(warm, actions, -1)}
 

@@ -251,3 +251,15 @@ def test_small_inverse_matches_lapack(d):
 
     a = np.random.default_rng(d).normal(size=(4, 3, d, d)) + 3 * np.eye(d)
     assert np.allclose(small_inverse(a), np.linalg.inv(a), atol=1e-12)
+
+
+def test_diverged_estimates_still_give_finite_reports():
+    """An unprojected SGD estimate can grow without bound; the Poisson link must not turn it
+    into inf (the mechanism refuses non-finite inputs)."""
+    agent = LDPSGD(K, dim=D, horizon=100, num_envs=4, seed=0, epsilon=1.0, link="poisson",
+                   reward_bound=5.0)
+    state = agent.public_state()
+    state["theta"][:] = 1e4
+    obs = np.abs(user_obs(0, 4))
+    msg = agent.local_report(obs, agent.act(obs), np.ones(4), state)
+    assert np.isfinite(msg["gradient"]).all()
