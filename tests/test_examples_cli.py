@@ -109,3 +109,19 @@ def test_readme_example_runs(tmp_path, monkeypatch, capsys):
     exec(compile(code, "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "VectorLaplaceReward, epsilon=1" in out and (tmp_path / "regret.png").exists()
+
+
+def test_teaching_notebook_runs(capsys):
+    """Execute the lab notebook's code cells in order (no Jupyter needed)."""
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    nb = json.loads((ROOT / "examples" / "lab_local_vs_global.ipynb").read_text())
+    scope: dict = {}
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            exec(compile("".join(cell["source"]), "lab", "exec"), scope)
+    out = capsys.readouterr().out
+    assert "server received" in out and "released means" in out and "AdaP-KLUCB (global)" in out
