@@ -114,8 +114,8 @@ def check_bounds(lower: Any, upper: Any) -> tuple[float, float]:
     hi = check_real("upper", upper)
     if not hi > lo:
         raise ValueError(f"upper must be > lower, got lower={lo}, upper={hi}")
-    if not math.isfinite(hi - lo):
-        raise ValueError("upper - lower must be finite (the sensitivity overflows)")
+    if not math.isfinite(4.0 * (hi - lo)):  # headroom for the calibration arithmetic
+        raise ValueError("upper - lower must be below 4e307 (the sensitivity overflows)")
     return lo, hi
 
 
@@ -245,7 +245,12 @@ def grid_step(scale) -> np.ndarray:
 
 def laplace_scale(sensitivity, epsilon: float):
     """Noise scale of the grid Laplace: ``(sensitivity + g) / epsilon`` with g the grid step."""
-    return (sensitivity + grid_step(np.asarray(sensitivity) / epsilon)) / epsilon
+    with np.errstate(over="ignore"):
+        scale = (sensitivity + grid_step(np.asarray(sensitivity) / epsilon)) / epsilon
+    if not np.all(np.isfinite(scale)):
+        raise ValueError("the noise scale (upper - lower) / epsilon overflows; narrow the bounds "
+                         "or raise epsilon")
+    return scale
 
 
 def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
