@@ -246,11 +246,12 @@ def grid_step(scale) -> np.ndarray:
 def laplace_scale(sensitivity, epsilon: float):
     """Noise scale of the grid Laplace: ``(sensitivity + g) / epsilon`` with g the grid step."""
     with np.errstate(over="ignore"):
-        scale = (sensitivity + grid_step(np.asarray(sensitivity) / epsilon)) / epsilon
-    if not np.all(np.isfinite(scale)):
+        b = np.asarray(sensitivity) / epsilon
+        ok = np.all(np.isfinite(b)) and np.all(np.isfinite(4.0 * b))
+    if not ok:
         raise ValueError("the noise scale (upper - lower) / epsilon overflows; narrow the bounds "
                          "or raise epsilon")
-    return scale
+    return (sensitivity + grid_step(b)) / epsilon
 
 
 def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
