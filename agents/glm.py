@@ -99,7 +99,10 @@ class ContextualAgent(Agent):
 
     @classmethod
     def env_params(cls, env: Any, is_vec: bool) -> dict[str, Any]:
-        core = env.unwrapped.core
+        core = getattr(env.unwrapped, "core", None)
+        if not hasattr(core, "dim") or not hasattr(core, "multi_parameter"):
+            raise ValueError(f"env: {cls.name} needs a contextual env (LDPLinearBandit-v0, "
+                             f"LDPGLMBandit-v0 or their multi-parameter variants)")
         return {"dim": core.dim, "reward_bound": core.reward_bound, "link": core.link,
                 "multi_parameter": core.multi_parameter}
 

@@ -125,3 +125,9 @@ def test_teaching_notebook_runs(capsys):
             exec(compile("".join(cell["source"]), "lab", "exec"), scope)
     out = capsys.readouterr().out
     assert "server received" in out and "released means" in out and "AdaP-KLUCB (global)" in out
+
+
+def test_cli_contextual_agent_on_mab_env_is_a_user_error(tmp_path, capsys):
+    assert main(["run", "LDPMAB-v0", "--agents", "LDP-OLS", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "contextual env" in err and not (tmp_path / "o").exists()
