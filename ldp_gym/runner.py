@@ -55,10 +55,16 @@ BLOCK = 512
 BLOCK_MAX_RUNS = 50
 
 
+def _core_has(venv: Any, method: str) -> bool:
+    """Whether ``venv`` is an unwrapped bandit vector env whose setting implements ``method``
+    (wrapped envs have no ``core``: their ``step`` must run, so privacy wrappers are honoured)."""
+    core = getattr(venv, "core", None)
+    return core is not None and hasattr(venv, method) and \
+        getattr(type(core), method) is not getattr(BanditCore, method)
+
+
 def _draws_blocks(venv: Any) -> bool:
-    core = getattr(venv, "core", None)  # wrapped envs have no core: their step must run
-    return hasattr(venv, "draw_block") and core is not None and venv.num_envs <= BLOCK_MAX_RUNS \
-        and type(core).draw_block is not BanditCore.draw_block
+    return _core_has(venv, "draw_block") and venv.num_envs <= BLOCK_MAX_RUNS
 
 
 def default_checkpoints(horizon: int, n: int = 31) -> np.ndarray:
@@ -105,9 +111,9 @@ def _agent_seed(root: np.random.SeedSequence, name: str) -> np.random.SeedSequen
 
 
 def _can_commit(agent: Any, venv: Any) -> bool:
-    if not getattr(agent, "commits", False) or not hasattr(venv, "step_committed"):
+    if not getattr(agent, "commits", False) or not _core_has(venv, "step_committed"):
         return False
-    lo, hi = getattr(venv.unwrapped.core, "reward_range", (-np.inf, np.inf))
+    lo, hi = venv.core.reward_range
     # an agent that clips rewards can only use sums when no reward needs clipping
     return getattr(agent, "lower", -np.inf) <= lo and hi <= getattr(agent, "upper", np.inf)
 
@@ -142,7 +148,7 @@ def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, 
             agent.observe_committed(actions, counts, sums)
             return obs, counts, regrets
         decisions = _stretches(agent, obs, play, horizon, checkpoints, out, cum, bar, block=None)
-    elif getattr(agent, "speculates", False) and hasattr(venv, "draw_stretch"):
+    elif getattr(agent, "speculates", False) and _core_has(venv, "draw_stretch"):
         def play(actions, limit, block):  # the agent's per-round rule over drawn rewards
             used = agent.observe_stretch(actions, venv.draw_stretch(actions, block), limit)
             obs, regrets = venv.advance(actions, used)

@@ -148,3 +148,12 @@ def test_draw_block_is_consistent_with_step():
     assert np.array_equal(obs[:, 0], obs0) and np.array_equal(obs[:, -1], venv.core.observe())
     assert set(np.unique(rewards)) <= {0.0, 1.0} and (regrets >= 0).all()
     assert np.allclose(regrets.min(axis=-1), 0.0) and (venv.t == 5).all()
+
+
+@pytest.mark.parametrize("spec", [(AdaPUCB, {"epsilon": 1.0}), (DPUCB, {"epsilon": 1.0}),
+                                  (DPSE, {"epsilon": 1.0}), UCB1])
+def test_every_mab_agent_runs_on_the_adversarial_env(spec):
+    """Settings without committed/speculative stretches fall back to round-by-round play."""
+    res = ldp_gym.run("LDPAdversarialMAB-v0", {"a": spec}, horizon=300, n_runs=3, seed=0,
+                      progress=False)
+    assert np.isfinite(res.regret["a"]).all() and res.timings["a"]["decisions"] == 300
