@@ -157,3 +157,27 @@ def test_every_mab_agent_runs_on_the_adversarial_env(spec):
     res = ldp_gym.run("LDPAdversarialMAB-v0", {"a": spec}, horizon=300, n_runs=3, seed=0,
                       progress=False)
     assert np.isfinite(res.regret["a"]).all() and res.timings["a"]["decisions"] == 300
+
+
+def _fits(cls, env_id):
+    from ldp_gym.agents.glm import ContextualAgent
+
+    contextual = "Bandit" in env_id
+    if issubclass(cls, ContextualAgent):
+        return contextual and ("MultiParam" in env_id or cls.blocks)
+    return True  # MAB agents run context-blind anywhere
+
+
+@pytest.mark.parametrize("env_id", list(ldp_gym.ENV_SPECS))
+def test_every_agent_runs_or_refuses_clearly_on_every_env(env_id):
+    """The agent x env matrix through the runner: runs, or a ValueError naming the mismatch."""
+    from ldp_gym.agents import AGENTS
+
+    for name, cls in AGENTS.items():
+        spec = (cls, dict(cls.test_params))
+        if _fits(cls, env_id):
+            res = ldp_gym.run(env_id, {name: spec}, horizon=60, n_runs=2, seed=0, progress=False)
+            assert np.isfinite(res.regret[name]).all(), name
+        else:
+            with pytest.raises(ValueError, match="env|multi_parameter"):
+                ldp_gym.run(env_id, {name: spec}, horizon=60, n_runs=2, seed=0, progress=False)
