@@ -43,7 +43,7 @@ from ldp_gym.wrappers.mechanisms import (
     check_delta,
     check_int,
     check_real,
-    l2_norm,
+    clip_l2,
 )
 
 from .base import Agent, LocalDPAgent
@@ -123,8 +123,7 @@ class ContextualAgent(Agent):
         return self.g(np.clip(margin, -50.0, 50.0))
 
     def _clip(self, x: np.ndarray) -> np.ndarray:
-        norm = l2_norm(x)
-        return x * np.minimum(1.0, self.context_bound / np.maximum(norm, 1e-300))
+        return clip_l2(x, self.context_bound)
 
     def _chosen(self, obs: np.ndarray, actions: np.ndarray) -> np.ndarray:
         return self.features(obs)[self._rows, actions]
@@ -208,7 +207,20 @@ class LinUCB(_Ridge):
         return _ucb_scores(self.features(obs), self.theta, self.inv, beta).argmax(axis=1)
 
 
-class GreedySGD(ContextualAgent):
+class _StepSize:
+    """The step constant of the SGD agents, ``eta_t = step / t``; default D (the inverse
+    smallest eigenvalue of E[x x^T] for contexts uniform on the sphere)."""
+
+    def __init__(self, n_arms, *, step: float | None = None, **kwargs):
+        self.step = None if step is None else check_real("step", step, low=0.0)
+        super().__init__(n_arms, **kwargs)
+
+    @property
+    def step_size(self) -> float:
+        return float(self.D) if self.step is None else self.step
+
+
+class GreedySGD(_StepSize, ContextualAgent):
     """Greedy SGD on the GLM loss: ``theta -= eta_t (g(x^T theta) - r) x``, ``eta_t = step / t``.
 
     The non-private counterpart of LDP-SGD (Han et al. 2021, eq. 5-6 without
@@ -218,14 +230,9 @@ class GreedySGD(ContextualAgent):
 
     name = "Greedy-SGD"
 
-    def __init__(self, n_arms, *, step: float | None = None, **kwargs):
-        self.step = None if step is None else check_real("step", step, low=0.0)
-        super().__init__(n_arms, **kwargs)
-
     def _init_state(self, n):
         self.theta = np.zeros((n, self.D))
         self.t = np.zeros(n, dtype=np.int64)
-        self._step = float(self.D) if self.step is None else self.step
 
     def _act(self, obs):
         return np.einsum("nkd,nd->nk", self.features(obs), self.theta).argmax(axis=1)
@@ -234,12 +241,7 @@ class GreedySGD(ContextualAgent):
         x = self._chosen(obs, actions)
         self.t += 1
         grad = (self.mean(np.einsum("nd,nd->n", x, self.theta)) - rewards)[:, None] * x
-        self.theta -= (self._step / self.t)[:, None] * grad
-
-
-def _project_unit_ball(theta: np.ndarray) -> np.ndarray:
-    norm = l2_norm(theta)
-    return theta / np.maximum(norm, 1.0)
+        self.theta -= (self.step_size / self.t)[:, None] * grad
 
 
 class GLOC(_Ridge):
@@ -272,7 +274,7 @@ class GLOC(_Ridge):
         x = self._chosen(obs, actions)
         z = np.einsum("nd,nd->n", x, self.theta_hat)
         grad = (self.mean(z) - rewards)[:, None] * x
-        self.theta_hat = _project_unit_ball(self.theta_hat - self.step / math.sqrt(self.horizon) * grad)
+        self.theta_hat = clip_l2(self.theta_hat - self.step / math.sqrt(self.horizon) * grad, 1.0)
         super()._observe(obs, actions, z, next_obs)  # ridge regression of z on x
 
 
@@ -484,11 +486,11 @@ class LDPGLOC(LDPLinUCB):
         self.u += report["zx"]
         self.t += 1
         zeta = self.step / math.sqrt(self.horizon)
-        self.theta_hat = _project_unit_ball(self.theta_hat - zeta * report["grad"])
+        self.theta_hat = clip_l2(self.theta_hat - zeta * report["grad"], 1.0)  # onto W
         self._solve()
 
 
-class LDPSGD(_LDPContextual):
+class LDPSGD(_StepSize, _LDPContextual):
     """LDP-SGD: Han et al. (2021), Alg 1 with the SGD mechanism and estimator (eq. 5-6).
 
     User: pulls ``argmax_a x_{t,a}^T theta_{t-1}`` and sends
@@ -504,15 +506,10 @@ class LDPSGD(_LDPContextual):
     name = "LDP-SGD"
     test_params = {"epsilon": 1.0}
 
-    def __init__(self, n_arms, *, epsilon: float, step: float | None = None, **kwargs):
-        self.step = None if step is None else check_real("step", step, low=0.0)
-        super().__init__(n_arms, epsilon=epsilon, **kwargs)
-
     def _init_state(self, n):
         self._set_budget(pure=True)
         self.theta = np.zeros((n, self.D))
         self.t = np.zeros(n, dtype=np.int64)
-        self._step = float(self.D) if self.step is None else self.step
         self.mechanism = L2BallMechanism(self.epsilon, 2 * self.reward_bound * self.context_bound,
                                          self.D, seed=self.spawn())
 
@@ -530,7 +527,7 @@ class LDPSGD(_LDPContextual):
 
     def update(self, report):
         self.t += 1
-        self.theta = self.theta - (self._step / self.t)[:, None] * report["gradient"]
+        self.theta = self.theta - (self.step_size / self.t)[:, None] * report["gradient"]
 
 
 # =========================================================================== local DP, multi parameter
@@ -643,7 +640,7 @@ class LDPMultiOLS(_HanMulti):
         self.theta = np.einsum("nkde,nke->nkd", small_inverse(a), self.u)
 
 
-class LDPMultiSGD(_HanMulti):
+class LDPMultiSGD(_StepSize, _HanMulti):
     """LDP-SGD, multi parameter: Han et al. (2021), Alg 2 with eq. 5-6 per arm.
 
     Each arm's slot is the l2-ball message of the gradient at its own
@@ -658,14 +655,9 @@ class LDPMultiSGD(_HanMulti):
     name = "LDP-SGD (multi)"
     test_params = {"epsilon": 1.0}
 
-    def __init__(self, n_arms, *, epsilon: float, step: float | None = None, **kwargs):
-        self.step = None if step is None else check_real("step", step, low=0.0)
-        super().__init__(n_arms, epsilon=epsilon, **kwargs)
-
     def _init_state(self, n):
         super()._init_state(n)
         self._set_budget(pure=True)
-        self._step = float(self.dim) if self.step is None else self.step
         self.mechanism = L2BallMechanism(self.epsilon / 2, 2 * self.reward_bound * self.context_bound,
                                          self.dim, seed=self.spawn())
         self.updates = np.zeros((n, self.n_arms), dtype=np.int64)
@@ -682,7 +674,7 @@ class LDPMultiSGD(_HanMulti):
         mask = np.where((warm_arm < 0)[:, None], True,
                         np.arange(self.n_arms)[None, :] == warm_arm[:, None])
         self.updates += mask
-        eta = self._step / np.maximum(self.updates, 1)
+        eta = self.step_size / np.maximum(self.updates, 1)
         self.theta = self.theta - (mask * eta)[..., None] * report["gradient"]
 
 

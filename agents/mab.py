@@ -168,7 +168,7 @@ class ThompsonSampling(MABAgent):
     def _observe(self, obs, actions, rewards, next_obs):
         wins = (self.rng.random(self._n) < np.clip(rewards, 0.0, 1.0)).astype(np.float64)
         self.successes[self._rows, actions] += wins
-        self._update(actions, np.ones(self._n, dtype=np.int64), rewards)
+        super()._observe(obs, actions, rewards, next_obs)
 
     def _act(self, obs):
         theta = self.rng.beta(1.0 + self.successes, 1.0 + self.counts - self.successes)
@@ -195,7 +195,7 @@ class _Adversarial(MABAgent):
     def _observe(self, obs, actions, rewards, next_obs):
         p = self.probs[self._rows, actions]
         self.loss_estimates[self._rows, actions] += (1.0 - np.clip(rewards, 0.0, 1.0)) / p
-        self._update(actions, np.ones(self._n, dtype=np.int64), rewards)
+        super()._observe(obs, actions, rewards, next_obs)
 
     def distribution(self) -> np.ndarray:
         raise NotImplementedError
@@ -300,6 +300,9 @@ class _GlobalMAB(GlobalDPAgent, MABAgent):
                  **kwargs):
         self._set_privacy("global", epsilon, 0.0, "reward", lower, upper)
         super().__init__(n_arms, **kwargs)
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        super()._observe(obs, actions, np.clip(rewards, self.lower, self.upper), next_obs)
 
 
 class DPUCB(_GlobalMAB):
@@ -443,10 +446,6 @@ class DPSE(_GlobalMAB):
             left = np.where(single, np.maximum(self.horizon - self.t, 1), left)
         return np.maximum(left, 1)
 
-    def _observe(self, obs, actions, rewards, next_obs):
-        self._update(actions, np.ones(self._n, dtype=np.int64),
-                     np.clip(rewards, self.lower, self.upper))
-
     def _update(self, actions, counts, reward_sums):
         super()._update(actions, counts, reward_sums)
         self.epoch_sums[self._rows, actions] += reward_sums
@@ -512,10 +511,6 @@ class AdaPUCB(_GlobalMAB):
 
     def commitment(self):
         return self.target - self.counts[self._rows, self.arm]
-
-    def _observe(self, obs, actions, rewards, next_obs):
-        self._update(actions, np.ones(self._n, dtype=np.int64),
-                     np.clip(rewards, self.lower, self.upper))
 
     def _choose(self, index: np.ndarray) -> np.ndarray:
         """The next episode's arm: the largest index, ties uniformly at random."""

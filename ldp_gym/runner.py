@@ -69,8 +69,7 @@ def _draws_blocks(venv: Any) -> bool:
 
 def default_checkpoints(horizon: int, n: int = 31) -> np.ndarray:
     """About ``n`` log-spaced rounds from 1 to ``horizon`` (always including ``horizon``)."""
-    pts = np.unique(np.round(np.geomspace(1, horizon, n)).astype(np.int64))
-    return pts
+    return np.unique(np.round(np.geomspace(1, horizon, n)).astype(np.int64))
 
 
 def make_vector_env(env: str | Callable, n_runs: int, horizon: int, wrappers: Any = (),
@@ -154,41 +153,35 @@ def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, 
             obs, regrets = venv.advance(actions, used)
             return obs, used, regrets
         decisions = _stretches(agent, obs, play, horizon, checkpoints, out, cum, bar, block=8)
-    elif _draws_blocks(venv):
-        ci, next_cp = 0, int(checkpoints[0])
-        rows = np.arange(n_runs)
-        step = 0
-        while step < horizon:
-            length = min(BLOCK, horizon - step)
-            obs_block, reward_block, regret_block = venv.draw_block(length)
-            for s in range(length):
-                obs = obs_block[:, s]
-                actions = agent.act(obs)
-                agent.observe(obs, actions, reward_block[rows, s, actions], obs_block[:, s + 1])
-                cum += regret_block[rows, s, actions]
-                step += 1
-                if step == next_cp:
-                    out[:, ci] = cum
-                    ci += 1
-                    next_cp = int(checkpoints[ci]) if ci < len(checkpoints) else 0
-            if bar is not None:
-                bar.update(length)
-        decisions = horizon
     else:
-        ci, next_cp = 0, int(checkpoints[0])
-        every = max(horizon // 100, 1)
-        for step in range(1, horizon + 1):
-            actions = agent.act(obs)
-            next_obs, rewards, _, _, info = venv.step(actions)
-            agent.observe(obs, actions, rewards, next_obs)
-            cum += info["regret"]
-            obs = next_obs
-            if step == next_cp:
-                out[:, ci] = cum
-                ci += 1
-                next_cp = int(checkpoints[ci]) if ci < len(checkpoints) else 0
-            if bar is not None and step % every == 0:
-                bar.update(every)
+        column = np.full(horizon + 1, -1)  # checkpoint round -> column of `out`
+        column[checkpoints] = np.arange(len(checkpoints))
+        if _draws_blocks(venv):
+            rows = np.arange(n_runs)
+            for start_round in range(0, horizon, BLOCK):
+                length = min(BLOCK, horizon - start_round)
+                obs_block, reward_block, regret_block = venv.draw_block(length)
+                for s in range(length):
+                    obs = obs_block[:, s]
+                    actions = agent.act(obs)
+                    agent.observe(obs, actions, reward_block[rows, s, actions], obs_block[:, s + 1])
+                    cum += regret_block[rows, s, actions]
+                    if column[start_round + s + 1] >= 0:
+                        out[:, column[start_round + s + 1]] = cum
+                if bar is not None:
+                    bar.update(length)
+        else:
+            every = max(horizon // 100, 1)
+            for step in range(1, horizon + 1):
+                actions = agent.act(obs)
+                next_obs, rewards, _, _, info = venv.step(actions)
+                agent.observe(obs, actions, rewards, next_obs)
+                cum += info["regret"]
+                obs = next_obs
+                if column[step] >= 0:
+                    out[:, column[step]] = cum
+                if bar is not None and step % every == 0:
+                    bar.update(every)
         decisions = horizon
     if bar is not None:
         bar.close()

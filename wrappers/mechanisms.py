@@ -614,8 +614,7 @@ class GaussianMechanism(Mechanism):
             return np.clip(x, self.lower, self.upper)
         if x.ndim == 0 or x.shape[-1] != self.dim:
             raise ValueError(f"x must have last dimension dim={self.dim}")
-        norm = l2_norm(x)
-        return x * np.minimum(1.0, self.l2_bound / np.maximum(norm, 1e-300))
+        return clip_l2(x, self.l2_bound)
 
     def __call__(self, x: Any) -> np.ndarray:
         x = self.clip(check_input(x))
@@ -644,6 +643,13 @@ def _symmetric_noise(rng, sigma: float, dim: int, size: tuple[int, ...]) -> np.n
 @functools.lru_cache(maxsize=64)
 def _upper_indices(dim: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(dim)
+
+
+def clip_l2(x: np.ndarray, bound: float) -> np.ndarray:
+    """Scale every vector of x (..., d) down to l2 norm at most ``bound`` (the norm of every
+    l2 sensitivity in this library; never per coordinate)."""
+    sq = np.einsum("...i,...i->...", x, x)[..., None]
+    return x * np.minimum(1.0, bound / np.sqrt(np.maximum(sq, 1e-300)))
 
 
 def l2_norm(x: np.ndarray) -> np.ndarray:
@@ -701,8 +707,7 @@ class GaussianStatistics(Mechanism):
 
     def clip_vector(self, x: np.ndarray, bound: float) -> np.ndarray:
         """Clip the l2 norm of x (..., d) to ``bound``."""
-        sq = np.einsum("...i,...i->...", x, x)[..., None]
-        return x * np.minimum(1.0, bound / np.sqrt(np.maximum(sq, 1e-300)))
+        return clip_l2(x, bound)
 
     def outer(self, name: str, x: Any) -> np.ndarray:
         """``x x^T + W`` for contexts x (..., d) clipped to ``context_bound``."""
@@ -757,9 +762,8 @@ class L2BallMechanism(Mechanism):
         x = check_input(x)
         if x.ndim == 0 or x.shape[-1] != self.dim:
             raise ValueError(f"x must have last dimension dim={self.dim}")
+        x = clip_l2(x, self.radius)
         norm = l2_norm(x)
-        x = x * np.minimum(1.0, self.radius / np.maximum(norm, 1e-300))
-        norm = np.minimum(norm, self.radius)
         batch = x.shape[:-1]
         # direction of x, or a uniform direction for x = 0
         rand_dir = self.rng.standard_normal(x.shape)

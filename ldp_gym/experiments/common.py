@@ -11,7 +11,7 @@ import numpy as np
 
 from ldp_gym.results import Results
 
-__all__ = ["Experiment", "Report", "checkpoints", "figure", "merge_all"]
+__all__ = ["Experiment", "Report", "checkpoints", "epsilon_axes", "figure", "merge_all"]
 
 
 @dataclass
@@ -65,6 +65,16 @@ def figure():
     return plt.subplots(figsize=(6.4, 4.4))
 
 
+
+
+def epsilon_axes(ax, horizon: int, logy: bool = False) -> None:
+    """Label a plot of regret at T against epsilon (log x axis)."""
+    ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel("epsilon")
+    ax.set_ylabel(f"regret at T={horizon:g}")
+    ax.legend(fontsize=8)
 
 
 def merge_all(results: list[Results]) -> Results:

@@ -6,7 +6,7 @@ import numpy as np
 
 from ldp_gym.runner import run
 
-from .common import Experiment, Report, checkpoints, figure, merge_all
+from .common import Experiment, Report, checkpoints, epsilon_axes, figure, merge_all
 
 # --------------------------------------------------------------------------- Azize & Basu
 
@@ -110,11 +110,8 @@ def azize2022_fig3(quick: bool, seed: int, n_jobs: int, progress: bool | None) -
     ax.errorbar(epsilons, ns_mean, yerr=ns_sd, marker="s", ls=":",
                 label="diagnostic: no epsilon shift in eq. 8")
     ax.plot(epsilons, lower, "k--", lw=1, label="lower bound (Table 2)")
-    ax.set_xscale("log")
-    ax.set_xlabel("epsilon")
-    ax.set_ylabel(f"regret at T={horizon:g}")
     ax.set_title(f"Bernoulli {means}, {n_runs} runs")
-    ax.legend(fontsize=8)
+    epsilon_axes(ax, horizon)
     notes = []
     for label, m in (("AdaP-KLUCB", mean), ("no-shift diagnostic", ns_mean)):
         knee = next((e for e, v in zip(epsilons, m) if v <= 1.1 * m[-1]), epsilons[-1])
@@ -179,11 +176,7 @@ def mab_local_vs_global(quick: bool, seed: int, n_jobs: int, progress: bool | No
         lines.append(f"| {fam} | " + " | ".join(f"{v.mean():.0f} ± {v.std(ddof=1):.0f}"
                                                  for v in vals) + " |")
         ax.plot(epsilons, [v.mean() for v in vals], marker="o", label=fam)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("epsilon")
-    ax.set_ylabel(f"regret at T={horizon:g}")
-    ax.legend(fontsize=7)
+    epsilon_axes(ax, horizon, logy=True)
     return Report("Local vs global DP on LDPMAB-v0" + (" (quick)" if quick else ""),
                   "\n".join(lines), {"local_vs_global": merged}, fig.figure,
                   [f"T={horizon}, {n_runs} runs, Bernoulli means (0.75, 0.625, 0.5, 0.375, 0.25)"])
