@@ -46,6 +46,7 @@ from ldp_gym.wrappers.mechanisms import (
     clip_l2,
 )
 
+from . import glm_kernels
 from .base import Agent, LocalDPAgent
 
 __all__ = ["GLOC", "LDPGLOC", "LDPOLS", "LDPSGD", "GreedyOLS", "GreedySGD", "LDPLinUCB",
@@ -57,6 +58,9 @@ LINK_FUNCTIONS = {
     "logistic": (special.expit, float(special.expit(1.0) * special.expit(-1.0)), 1.0),
     "poisson": (np.exp, math.exp(-1.0), math.e),
 }
+#: the links' codes in the compiled kernels
+LINK_CODES = {"identity": glm_kernels.IDENTITY, "logistic": glm_kernels.LOGISTIC,
+              "poisson": glm_kernels.POISSON}
 
 
 def gaussian_sigma(epsilon: float, delta: float) -> float:
@@ -301,6 +305,54 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
     def _clip_reward(self, r: np.ndarray) -> np.ndarray:
         return np.clip(r, -self.reward_bound, self.reward_bound)
 
+    @property
+    def plays_blocks(self) -> bool:
+        """Whether :meth:`play_block` is available (single-parameter agents with a compiled
+        kernel; the runner then plays blocks of rounds drawn ahead)."""
+        return not self.multi_parameter and hasattr(self, "_rounds")
+
+    def block_noise(self, length: int) -> dict[str, np.ndarray]:
+        """The mechanisms' draws for the next ``length`` rounds (exogenous: they do not depend on
+        the data), for :meth:`play_block`; the runner draws them in its prefetch thread."""
+        if not self.plays_blocks:
+            raise TypeError(f"{self.name} has no compiled block path for this setting")
+        return self._noise(check_int("length", length))
+
+    def play_block(self, obs: np.ndarray, rewards: np.ndarray,
+                   noise: dict[str, np.ndarray] | None = None) -> np.ndarray:
+        """Play ``L`` consecutive rounds whose contexts and rewards are drawn ahead.
+
+        Same rounds as ``L`` calls of ``act`` then ``observe`` (user decision, noised
+        message from this agent's mechanisms, server update), compiled
+        (:mod:`ldp_gym.agents.glm_kernels`); the noise is drawn by the mechanisms from the
+        streams the per-round calls use, so both paths give the same actions from the same
+        seed. ``last_report`` is not kept for these rounds.
+
+        Args:
+            obs: observations (N, L + 1, K d) (the last one opens the next round; unused).
+            rewards: every arm's reward (N, L, K); the chosen arm's is observed.
+            noise: ``block_noise(L)``, drawn now if not given.
+
+        Returns:
+            actions (N, L).
+        """
+        if not self.plays_blocks:
+            raise TypeError(f"{self.name} has no compiled block path for this setting")
+        rewards = np.ascontiguousarray(rewards, dtype=np.float64)
+        n, length = rewards.shape[:2] if rewards.ndim == 3 else (-1, -1)
+        if rewards.shape != (self._n, length, self.n_arms) or \
+                np.shape(obs) != (self._n, length + 1, self.n_arms * self.dim):
+            raise ValueError(f"obs and rewards must have shapes (N, L + 1, K d) and (N, L, K) "
+                             f"with N={self._n}, K={self.n_arms}, d={self.dim}")
+        actions = np.empty((n, length), dtype=np.int64)
+        for name in ("V", "u", "theta", "inv", "theta_hat"):
+            if hasattr(self, name):
+                setattr(self, name, np.ascontiguousarray(getattr(self, name), dtype=np.float64))
+        noise = self.block_noise(length) if noise is None else noise
+        self._rounds(np.ascontiguousarray(obs, dtype=np.float32), rewards, actions, noise)
+        self.last_report = None
+        return actions
+
 
 class _NoisyRegression(_LDPContextual):
     """Server state ``V = sum (x x^T + W)``, ``u = sum (s x + xi)``; theta = (V + c_t I)^-1 u."""
@@ -337,6 +389,22 @@ class _NoisyRegression(_LDPContextual):
         self.u += report["u"]
         self.t += 1
         self._solve()
+
+    def _noise(self, length):
+        m, n, D = self.mechanism, self._n, self.D
+        return {name: m.draws(name, (length, n, D * (D + 1) // 2 if name == "M" else D))
+                for name in m.parts}
+
+    def _rounds(self, obs, rewards, actions, noise):
+        n, length = actions.shape
+        t = self.t[:, None] + np.arange(length)  # each round's t before its update
+        ucb = hasattr(self, "beta")
+        sd = {name: sd for name, (_, sd) in self.mechanism.parts.items()}
+        glm_kernels.regression_rounds(
+            obs, rewards, self.context_bound, self.reward_bound, noise["M"], sd["M"],
+            noise["u"], sd["u"], self.beta(t) if ucb else np.zeros((n, length)),
+            self.shift(t + 1), ucb, self.V, self.u, self.theta, self.inv, actions)
+        self.t += length
 
 
 class LDPOLS(_NoisyRegression):
@@ -489,6 +557,17 @@ class LDPGLOC(LDPLinUCB):
         self.theta_hat = clip_l2(self.theta_hat - zeta * report["grad"], 1.0)  # onto W
         self._solve()
 
+    def _rounds(self, obs, rewards, actions, noise):
+        n, length = actions.shape
+        t = self.t[:, None] + np.arange(length)
+        sd = {name: sd for name, (_, sd) in self.mechanism.parts.items()}
+        glm_kernels.gloc_rounds(
+            obs, rewards, self.context_bound, self.reward_bound, LINK_CODES[self.link], self.g_max,
+            noise["M"], sd["M"], noise["zx"], sd["zx"], noise["grad"], sd["grad"],
+            self.beta(t), self.shift(t + 1), self.step / math.sqrt(self.horizon),
+            self.V, self.u, self.theta, self.inv, self.theta_hat, actions)
+        self.t += length
+
 
 class LDPSGD(_StepSize, _LDPContextual):
     """LDP-SGD: Han et al. (2021), Alg 1 with the SGD mechanism and estimator (eq. 5-6).
@@ -528,6 +607,16 @@ class LDPSGD(_StepSize, _LDPContextual):
     def update(self, report):
         self.t += 1
         self.theta = self.theta - (self.step_size / self.t)[:, None] * report["gradient"]
+
+    def _noise(self, length):
+        return self.mechanism.draws(length, (self._n,))
+
+    def _rounds(self, obs, rewards, actions, noise):
+        m = self.mechanism
+        glm_kernels.sgd_rounds(
+            obs, rewards, self.context_bound, self.reward_bound, LINK_CODES[self.link], m.radius,
+            m.output_radius, m.p_keep_side, noise["direction"], noise["sign"], noise["side"],
+            noise["sphere"], self.step_size, self.t, self.theta, actions)
 
 
 # =========================================================================== local DP, multi parameter

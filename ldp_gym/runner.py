@@ -14,6 +14,10 @@ their own index crosses a threshold (``speculates = True``, DP-UCB) get a
 block of per-round rewards of their current arm (``draw_stretch``), run their
 per-round rule over it in one vectorised call and report how many rounds they
 used (``observe_stretch``); only those rounds are played (``advance``).
+Agents with a compiled block path (``plays_blocks``, the single-parameter LDP
+contextual agents) play whole blocks of rounds drawn ahead (``draw_block``)
+in one call (``play_block``); other per-round agents get the same blocks
+below ``BLOCK_MAX_RUNS`` runs and loop over their rounds in Python.
 Stretches are cut at checkpoints, so the recorded regret is exact.
 
 Seeds: ``SeedSequence(seed)`` spawns the env's seed; each agent's stream is
@@ -35,6 +39,7 @@ import sys
 import time
 import zlib
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import gymnasium as gym
@@ -156,7 +161,9 @@ def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, 
     else:
         column = np.full(horizon + 1, -1)  # checkpoint round -> column of `out`
         column[checkpoints] = np.arange(len(checkpoints))
-        if _draws_blocks(venv):
+        if getattr(agent, "plays_blocks", False) and _core_has(venv, "draw_block"):
+            _play_blocks(venv, agent, horizon, column, out, cum, bar)
+        elif _draws_blocks(venv):
             rows = np.arange(n_runs)
             for start_round in range(0, horizon, BLOCK):
                 length = min(BLOCK, horizon - start_round)
@@ -188,6 +195,34 @@ def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, 
     elapsed = time.perf_counter() - start
     return name, out, {"seconds": elapsed, "decisions": int(decisions),
                        "privacy": _privacy_label(agent, venv)}
+
+
+def _play_blocks(venv: Any, agent: Any, horizon: int, column: np.ndarray, out: np.ndarray,
+                 cum: np.ndarray, bar: Any) -> None:
+    """Compiled rounds over blocks drawn ahead (``play_block``). Block k + 1 (the env's draws and
+    the agent's noise, ``block_noise``) is drawn in a second thread while the agent plays block
+    k: neither depends on the actions, so the numbers are those of drawing in turn (numpy's
+    generators and the compiled kernels release the GIL)."""
+    starts = list(range(0, horizon, BLOCK))
+    lengths = [min(BLOCK, horizon - s) for s in starts]
+
+    def draw(length):
+        return venv.draw_block(length), agent.block_noise(length)
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(draw, lengths[0])
+        for i, (start, length) in enumerate(zip(starts, lengths, strict=True)):
+            (obs_block, reward_block, regret_block), noise = pending.result()
+            if i + 1 < len(starts):
+                pending = pool.submit(draw, lengths[i + 1])
+            actions = agent.play_block(obs_block, reward_block, noise)
+            inst = np.take_along_axis(regret_block, actions[..., None], axis=2)[..., 0]
+            path = np.cumsum(np.concatenate([cum[:, None], inst], axis=1), axis=1)[:, 1:]
+            cols = column[start + 1:start + length + 1]
+            out[:, cols[cols >= 0]] = path[:, cols >= 0]
+            cum[:] = path[:, -1]
+            if bar is not None:
+                bar.update(length)
 
 
 def _privacy_label(agent: Any, venv: Any) -> str:

@@ -315,6 +315,15 @@ class Mechanism:
         self.epsilon = check_epsilon(epsilon)
         self.rng = make_rng(seed, secure=secure)
 
+    def _substreams(self, names: Any) -> dict[str, Any]:
+        """One independent child stream per kind of draw (spawned from the mechanism's
+        generator). Each kind's draws then form one sequence, so drawing a block of rounds at
+        once (``draws``) gives bitwise the numbers of as many single calls."""
+        names = tuple(names)
+        if isinstance(self.rng, SecureGenerator):
+            return {n: SecureGenerator() for n in names}
+        return dict(zip(names, self.rng.spawn(len(names)), strict=True))
+
     @property
     def privacy(self) -> tuple[float, float]:
         """The guarantee ``(epsilon, delta)`` of one call on one input."""
@@ -699,6 +708,7 @@ class GaussianStatistics(Mechanism):
         for name, (sens, sd) in parts.items():
             self.parts[name] = (check_real(f"sensitivity of {name}", sens, low=0.0),
                                 check_real(f"noise sd of {name}", sd, low=0.0))
+        self.substreams = self._substreams(self.parts)
         self.rho = math.sqrt(sum((s / sd) ** 2 for s, sd in self.parts.values()))
         self.exact_delta = float(gaussian_delta(self.epsilon, self.rho, 1.0))
         if self.exact_delta > self.delta:
@@ -714,7 +724,7 @@ class GaussianStatistics(Mechanism):
         x = self.clip_vector(check_input(x), self.context_bound)
         sens, sd = self.parts[name]
         _record(f"{type(self).__name__}.{name}", x, sens, sd, self.epsilon, self.delta)
-        noise = _symmetric_noise(self.rng, sd, x.shape[-1], x.shape[:-1])
+        noise = _symmetric_noise(self.substreams[name], sd, x.shape[-1], x.shape[:-1])
         return x[..., :, None] * x[..., None, :] + noise
 
     def vector(self, name: str, v: Any, bound: float) -> np.ndarray:
@@ -727,7 +737,14 @@ class GaussianStatistics(Mechanism):
         if 2.0 * bound > sens * (1 + 1e-12):
             raise ValueError(f"part {name}: bound {bound} exceeds the declared sensitivity / 2")
         _record(f"{type(self).__name__}.{name}", v, sens, sd, self.epsilon, self.delta)
-        return v + sd * self.rng.standard_normal(v.shape)
+        return v + sd * self.substreams[name].standard_normal(v.shape)
+
+    def draws(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
+        """Standard normals of part ``name`` for ``shape[0]`` future calls at once, shape
+        ``shape`` (calls, batch..., entries): entries = d for a vector part, the d(d+1)/2
+        upper-triangle entries (row-major) for an outer part. The next calls would have drawn
+        exactly these numbers; a compiled kernel scales them by the part's sd (``parts``)."""
+        return self.substreams[name].standard_normal(shape)
 
 
 # --------------------------------------------------------------------------- l2 ball
@@ -757,6 +774,7 @@ class L2BallMechanism(Mechanism):
         self.output_radius = l2_ball_radius(self.epsilon, self.radius, self.dim)
         self.p_keep_side = math.exp(self.epsilon) / (1.0 + math.exp(self.epsilon)) \
             if self.epsilon < 700 else 1.0
+        self.substreams = self._substreams(("direction", "sign", "side", "sphere"))
 
     def __call__(self, x: Any) -> np.ndarray:
         x = check_input(x)
@@ -766,19 +784,29 @@ class L2BallMechanism(Mechanism):
         norm = l2_norm(x)
         batch = x.shape[:-1]
         # direction of x, or a uniform direction for x = 0
-        rand_dir = self.rng.standard_normal(x.shape)
+        rand_dir = self.substreams["direction"].standard_normal(x.shape)
         direction = np.where(norm > 0, x / np.maximum(norm, 1e-300), rand_dir)
         direction /= l2_norm(direction)
         p_plus = np.clip(0.5 + norm[..., 0] / (2.0 * self.radius), 0.0, 1.0)
-        sign = np.where(self.rng.random(batch) < p_plus, 1.0, -1.0)
-        side = np.where(self.rng.random(batch) < self.p_keep_side, 1.0, -1.0)
+        sign = np.where(self.substreams["sign"].random(batch) < p_plus, 1.0, -1.0)
+        side = np.where(self.substreams["side"].random(batch) < self.p_keep_side, 1.0, -1.0)
         target = direction * (sign * side)[..., None]
-        z = self.rng.standard_normal(x.shape)
+        z = self.substreams["sphere"].standard_normal(x.shape)
         z /= l2_norm(z)
         flip = np.sum(z * target, axis=-1, keepdims=True) < 0
         z = np.where(flip, -z, z)
         _record(type(self).__name__, x, 2.0 * self.radius, self.output_radius, self.epsilon, 0.0)
         return self.output_radius * z
+
+    def draws(self, calls: int, batch: tuple[int, ...]) -> dict[str, np.ndarray]:
+        """The randomness of the next ``calls`` calls on inputs of batch shape ``batch``, drawn
+        at once (bitwise what those calls would draw): ``direction`` and ``sphere`` normals
+        (calls, *batch, dim), ``sign`` and ``side`` uniforms (calls, *batch)."""
+        vec, scalar = (calls, *batch, self.dim), (calls, *batch)
+        return {"direction": self.substreams["direction"].standard_normal(vec),
+                "sign": self.substreams["sign"].random(scalar),
+                "side": self.substreams["side"].random(scalar),
+                "sphere": self.substreams["sphere"].standard_normal(vec)}
 
 
 # --------------------------------------------------------------------------- randomized response

@@ -34,22 +34,19 @@ Example:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from scipy import special
+from numba import njit
 
 from .base import BanditCore, BanditEnv, make_vector_class
 
 __all__ = ["LINKS", "GLMEnv", "GLMVectorEnv", "MultiParamGLMEnv", "MultiParamGLMVectorEnv"]
 
-#: link name -> inverse link mu (the mean reward as a function of x^T theta)
-LINKS = {
-    "identity": lambda z: z,
-    "logistic": special.expit,
-    "poisson": np.exp,
-}
+#: the inverse links mu (the mean reward as a function of x^T theta): identity, 1/(1 + e^-z), e^z
+LINKS = ("identity", "logistic", "poisson")
 CONTEXTS = ("sphere", "ball", "gaussian")
 
 
@@ -70,14 +67,57 @@ def _check_real(name: str, value: Any, low: float = 0.0, strict: bool = True) ->
 def sample_contexts(rng: np.random.Generator, kind: str, shape: tuple[int, ...]) -> np.ndarray:
     """Contexts of norm <= 1: uniform on the sphere, uniform in the ball, or clipped N(0, I/d)."""
     g = rng.standard_normal(shape)
-    d = shape[-1]
-    if kind == "gaussian":
-        g /= np.sqrt(d)
-        return g / np.maximum(np.sqrt(np.einsum("...i,...i->...", g, g))[..., None], 1.0)
-    g /= np.sqrt(np.einsum("...i,...i->...", g, g))[..., None]
-    if kind == "ball":
-        g *= rng.random(shape[:-1] + (1,)) ** (1.0 / d)
+    radii = rng.random(shape[:-1]) if kind == "ball" else np.empty(0)
+    _scale_rows(g.reshape(-1, shape[-1]), CONTEXTS.index(kind), radii.reshape(-1))
     return g
+
+
+@njit(cache=True, nogil=True)
+def _scale_rows(g, kind, radii):
+    """In place, each row of standard normals g (M, d): onto the unit sphere (kind 0), into the
+    unit ball with radius ``radii ** (1/d)`` (1), or ``N(0, I/d)`` clipped to norm 1 (2)."""
+    d = g.shape[1]
+    for i in range(g.shape[0]):
+        scale = 1.0 / math.sqrt(d) if kind == 2 else 1.0
+        sq = 0.0
+        for j in range(d):
+            sq += (g[i, j] * scale) ** 2
+        norm = math.sqrt(sq)
+        if kind == 2:
+            f = scale / max(norm, 1.0)
+        elif kind == 1:
+            f = radii[i] ** (1.0 / d) / norm
+        else:
+            f = 1.0 / norm
+        for j in range(d):
+            g[i, j] *= f
+
+
+@njit(cache=True, nogil=True)
+def _outcomes(x, theta, link, noise, u, means, rewards, regret):
+    """Every arm's mean (N, L, K), instantaneous regret and, for the identity and logistic
+    links, reward from the uniforms u (N, L, K). ``x`` is (N, L, K, d) with theta (N, 1, d)
+    (single parameter) or (N, L, 1, d) with theta (N, K, d) (multi parameter)."""
+    n_runs, length, k_arms = means.shape
+    d = x.shape[3]
+    for n in range(n_runs):
+        for s in range(length):
+            best = -np.inf
+            for k in range(k_arms):
+                kx = k if x.shape[2] > 1 else 0
+                kt = k if theta.shape[1] > 1 else 0
+                z = 0.0
+                for j in range(d):
+                    z += x[n, s, kx, j] * theta[n, kt, j]
+                m = z if link == 0 else (1.0 / (1.0 + math.exp(-z)) if link == 1 else math.exp(z))
+                means[n, s, k] = m
+                best = max(best, m)
+                if link == 0:
+                    rewards[n, s, k] = m + noise * (2.0 * u[n, s, k] - 1.0)
+                elif link == 1:
+                    rewards[n, s, k] = 1.0 if u[n, s, k] < m else 0.0
+            for k in range(k_arms):
+                regret[n, s, k] = best - means[n, s, k]
 
 
 class _GLMBase(BanditCore):
@@ -94,7 +134,7 @@ class _GLMBase(BanditCore):
             raise ValueError(f"link must be one of {tuple(LINKS)}, got {link!r}")
         if contexts not in CONTEXTS:
             raise ValueError(f"contexts must be one of {CONTEXTS}, got {contexts!r}")
-        self.link, self.contexts, self.mu = link, contexts, LINKS[link]
+        self.link, self.contexts = link, contexts
         self.noise = _check_real("noise", noise, strict=False)
         default_bound = {"identity": 1.0 + self.noise, "logistic": 1.0, "poisson": 5.0}[link]
         self.reward_bound = default_bound if reward_bound is None else _check_real(
@@ -131,17 +171,30 @@ class _GLMBase(BanditCore):
 
     def means(self, x: np.ndarray | None = None) -> np.ndarray:
         """Expected reward (N, [B,] K) of every arm for contexts x (default: the current ones)."""
-        raise NotImplementedError
+        means = self._outcomes(self.x[:, None] if x is None else x)[0]
+        return means[:, 0] if x is None else means
+
+    def _outcomes(self, xs: np.ndarray, u: np.ndarray | None = None):
+        """Means, rewards (from uniforms u, identity and logistic links) and regrets (N, L, K) of
+        contexts xs (N, L, ...)."""
+        n, length = xs.shape[:2]
+        x = xs.reshape(n, length, -1, self.dim)
+        theta = self.theta.reshape(n, -1, self.dim)
+        means, rewards, regret = (np.empty((n, length, self.n_arms)) for _ in range(3))
+        _outcomes(x, theta, LINKS.index(self.link), self.noise,
+                  np.empty((0, 0, 0)) if u is None else u, means, rewards, regret)
+        return means, rewards, regret
 
     def draw_block(self, rng, length):
         n = self.x.shape[0]
         fresh = sample_contexts(rng, self.contexts, (n, length) + self._context_shape)
         xs = np.concatenate([self.x[:, None], fresh], axis=1)   # rounds 1..length, then next
-        means = self.means(xs[:, :length])
-        rewards = self._rewards(rng, means)
+        u = rng.random((n, length, self.n_arms)) if self.link != "poisson" else None
+        means, rewards, regret = self._outcomes(xs[:, :length], u)
+        if u is None:
+            rewards = self._rewards(rng, means)
         self.x = xs[:, length].copy()
-        return (xs.reshape(n, length + 1, -1).astype(np.float32), rewards,
-                means.max(axis=-1, keepdims=True) - means)
+        return xs.reshape(n, length + 1, -1).astype(np.float32), rewards, regret
 
     def _rewards(self, rng, mean: np.ndarray) -> np.ndarray:
         if self.link == "identity":
@@ -178,10 +231,6 @@ class GLMCore(_GLMBase):
         self.observation_space = spaces.Box(-1.0, 1.0, shape=(self.n_arms * self.dim,),
                                             dtype=np.float32)
 
-    def means(self, x=None):
-        x = self.x if x is None else x
-        return self.mu(np.einsum("n...kd,nd->n...k", x, self.theta))
-
 
 class MultiParamGLMCore(_GLMBase):
     """Multi-parameter linear / GLM contextual bandit (Han et al. 2021, section 4).
@@ -196,10 +245,6 @@ class MultiParamGLMCore(_GLMBase):
         super().__init__(dim, n_arms, **kwargs)
         self._context_shape = (self.dim,)
         self.observation_space = spaces.Box(-1.0, 1.0, shape=(self.dim,), dtype=np.float32)
-
-    def means(self, x=None):
-        x = self.x if x is None else x
-        return self.mu(np.einsum("nkd,n...d->n...k", self.theta, x))
 
 
 class GLMEnv(BanditEnv):

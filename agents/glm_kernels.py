@@ -1,0 +1,232 @@
+"""Compiled rounds of the single-parameter LDP agents (numba), for blocks of rounds drawn ahead.
+
+Each kernel plays ``L`` consecutive rounds of ``N`` runs in one call: the
+user's decision, the user's clipped and noised message, the server's update,
+exactly as the agents' per-round methods in :mod:`ldp_gym.agents.glm` do
+(those are the reference; ``tests/test_glm_kernels.py`` checks that both
+choose the same actions and reach the same state from the same seed). The
+noise is drawn beforehand by the agents' own mechanisms (``draws``: the very
+numbers the per-round calls would have drawn, from the same streams) and the
+kernels only scale and add it, so the calibration, validation and auditing
+stay with the mechanisms. The exploration coefficients and regularisers per
+round are computed by the agents too (arrays of shape (N, L)).
+
+Arrays: ``obs`` (N, L + 1, K d) float32 (the env's observations), ``rewards``
+(N, L, K) (every arm's reward; the chosen one is read), server state
+arrays updated in place, ``actions`` (N, L) written.
+
+User-side code runs the same operations for every input (no data-dependent
+loop; clipping is a multiplication by ``min(1, bound / ||x||)``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+__all__ = ["gloc_rounds", "regression_rounds", "sgd_rounds"]
+
+IDENTITY, LOGISTIC, POISSON = 0, 1, 2
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _clip(x, bound, out):
+    """``out = x min(1, bound / ||x||)`` (as ``clip_l2``)."""
+    sq = 0.0
+    for j in range(x.shape[0]):
+        sq += x[j] * x[j]
+    f = min(1.0, bound / math.sqrt(max(sq, 1e-300)))
+    for j in range(x.shape[0]):
+        out[j] = x[j] * f
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _mean(z, link):
+    """The link's mean with the margin clipped to +-50 (as ``ContextualAgent.mean``)."""
+    z = min(max(z, -50.0), 50.0)
+    if link == LOGISTIC:
+        return 1.0 / (1.0 + math.exp(-z))
+    if link == POISSON:
+        return math.exp(z)
+    return z
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _dot(a, b):
+    s = 0.0
+    for j in range(a.shape[0]):
+        s += a[j] * b[j]
+    return s
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _choose(obs_row, theta, inv, beta, ucb, feats):
+    """Fill ``feats`` (K, d) from the observation; return argmax of ``x^T theta`` (+ ``beta
+    ||x||_inv`` if ucb), first index on ties (as ``np.argmax``)."""
+    k_arms, d = feats.shape
+    best, arm = -np.inf, 0
+    for k in range(k_arms):
+        for j in range(d):
+            feats[k, j] = np.float64(obs_row[k * d + j])
+        score = _dot(feats[k], theta)
+        if ucb:
+            quad = 0.0
+            for i in range(d):
+                for j in range(d):
+                    quad += feats[k, i] * inv[i, j] * feats[k, j]
+            score += beta * math.sqrt(max(quad, 0.0))
+        if score > best:
+            best, arm = score, k
+    return arm
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _add_outer(V, x, g, sd):
+    """``V += x x^T + W``, W symmetric with the upper triangle (row-major) ``sd g``."""
+    d = x.shape[0]
+    idx = 0
+    for i in range(d):
+        for j in range(i, d):
+            val = x[i] * x[j] + g[idx] * sd
+            V[i, j] += val
+            if j != i:
+                V[j, i] += val
+            idx += 1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _add_noised(u, v, bound, g, sd, tmp):
+    """``u += clip(v, bound) + sd g`` (a noised vector part)."""
+    _clip(v, bound, tmp)
+    for j in range(u.shape[0]):
+        u[j] += tmp[j] + sd * g[j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _solve(V, u, shift, inv, theta):
+    """``inv = (V + shift I)^-1`` (closed form for d <= 2, as ``small_inverse``), ``theta = inv u``."""
+    d = V.shape[0]
+    if d == 1:
+        inv[0, 0] = 1.0 / (V[0, 0] + shift)
+    elif d == 2:
+        p, q, r, s = V[0, 0] + shift, V[0, 1], V[1, 0], V[1, 1] + shift
+        det = p * s - q * r
+        inv[0, 0], inv[0, 1], inv[1, 0], inv[1, 1] = s / det, -q / det, -r / det, p / det
+    else:
+        a = V.copy()
+        for i in range(d):
+            a[i, i] += shift
+        inv[:, :] = np.linalg.inv(a)
+    for i in range(d):
+        theta[i] = _dot(inv[i], u)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def regression_rounds(obs, rewards, context_bound, reward_bound, g_m, sd_m, g_u, sd_u, beta, shift,
+                      ucb, V, u, theta, inv, actions):
+    """LDP-OLS (Han Alg 1, eq. 3-4) and LDP-LinUCB (Zheng Alg 5): the user plays greedily (or
+    by UCB with ``beta``), sends ``x x^T + W`` and ``r x + xi``; the server sums them and solves
+    with the regulariser ``shift`` of the round."""
+    n_runs, length, k_arms = rewards.shape
+    d = theta.shape[1]
+    for n in range(n_runs):
+        feats, xc, x2, v, tmp = (np.empty((k_arms, d)), np.empty(d), np.empty(d), np.empty(d),
+                                 np.empty(d))
+        for s in range(length):
+            arm = _choose(obs[n, s], theta[n], inv[n], beta[n, s], ucb, feats)
+            actions[n, s] = arm
+            _clip(feats[arm], context_bound, xc)  # the agent's clipping
+            r = min(max(rewards[n, s, arm], -reward_bound), reward_bound)
+            _clip(xc, context_bound, x2)  # the mechanism's
+            _add_outer(V[n], x2, g_m[s, n], sd_m)
+            for j in range(d):
+                v[j] = r * xc[j]
+            _add_noised(u[n], v, reward_bound * context_bound, g_u[s, n], sd_u, tmp)
+            _solve(V[n], u[n], shift[n, s], inv[n], theta[n])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def gloc_rounds(obs, rewards, context_bound, reward_bound, link, g_max, g_m, sd_m, g_zx, sd_zx,
+                g_grad, sd_grad, beta, shift, zeta, V, u, theta, inv, theta_hat, actions):
+    """LDP-GLOC (Zheng Alg 3): UCB decision, the user sends ``x x^T + B``, ``z x + xi`` and the
+    noised gradient at ``theta^``; the server projects ``theta^ - zeta grad`` on the unit ball."""
+    n_runs, length, k_arms = rewards.shape
+    d = theta.shape[1]
+    for n in range(n_runs):
+        feats, xc, x2, v, tmp = (np.empty((k_arms, d)), np.empty(d), np.empty(d), np.empty(d),
+                                 np.empty(d))
+        grad = np.zeros(d)
+        for s in range(length):
+            arm = _choose(obs[n, s], theta[n], inv[n], beta[n, s], True, feats)
+            actions[n, s] = arm
+            _clip(feats[arm], context_bound, xc)
+            y = min(max(rewards[n, s, arm], -reward_bound), reward_bound)
+            z = _dot(xc, theta_hat[n])
+            resid = _mean(z, link) - y
+            _clip(xc, context_bound, x2)
+            _add_outer(V[n], x2, g_m[s, n], sd_m)
+            for j in range(d):
+                v[j] = z * xc[j]
+            _add_noised(u[n], v, context_bound * context_bound, g_zx[s, n], sd_zx, tmp)
+            for j in range(d):
+                v[j] = resid * xc[j]
+                grad[j] = 0.0
+            _add_noised(grad, v, (g_max + reward_bound) * context_bound, g_grad[s, n], sd_grad, tmp)
+            for j in range(d):
+                v[j] = theta_hat[n, j] - zeta * grad[j]
+            _clip(v, 1.0, theta_hat[n])
+            _solve(V[n], u[n], shift[n, s], inv[n], theta[n])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _l2_ball(x, radius, output_radius, p_keep_side, direction, u_sign, u_side, z, out):
+    """Duchi's l2-ball mechanism on one vector with its drawn randomness (as
+    ``L2BallMechanism.__call__``): ``out`` is the report."""
+    d = x.shape[0]
+    xc = np.empty(d)
+    _clip(x, radius, xc)
+    norm = math.sqrt(_dot(xc, xc))
+    target = np.empty(d)
+    for j in range(d):
+        target[j] = xc[j] / max(norm, 1e-300) if norm > 0 else direction[j]
+    dnorm = math.sqrt(_dot(target, target))
+    p_plus = min(max(0.5 + norm / (2.0 * radius), 0.0), 1.0)
+    sign = 1.0 if u_sign < p_plus else -1.0
+    side = 1.0 if u_side < p_keep_side else -1.0
+    znorm = math.sqrt(_dot(z, z))
+    proj = 0.0
+    for j in range(d):
+        target[j] = target[j] / dnorm * (sign * side)
+        out[j] = z[j] / znorm
+        proj += out[j] * target[j]
+    flip = -1.0 if proj < 0 else 1.0
+    for j in range(d):
+        out[j] = output_radius * (flip * out[j])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def sgd_rounds(obs, rewards, context_bound, reward_bound, link, radius, output_radius,
+               p_keep_side, direction, u_sign, u_side, sphere, step, t, theta, actions):
+    """LDP-SGD (Han Alg 1, eq. 5-6): greedy decision, the user sends the l2-ball report of the
+    clipped gradient, the server steps ``theta -= step / t Z``."""
+    n_runs, length, k_arms = rewards.shape
+    d = theta.shape[1]
+    for n in range(n_runs):
+        feats, xc, grad, report = np.empty((k_arms, d)), np.empty(d), np.empty(d), np.empty(d)
+        dummy = np.empty((d, d))
+        for s in range(length):
+            arm = _choose(obs[n, s], theta[n], dummy, 0.0, False, feats)
+            actions[n, s] = arm
+            _clip(feats[arm], context_bound, xc)
+            r = min(max(rewards[n, s, arm], -reward_bound), reward_bound)
+            resid = _mean(_dot(xc, theta[n]), link) - r
+            for j in range(d):
+                grad[j] = resid * xc[j]
+            _l2_ball(grad, radius, output_radius, p_keep_side, direction[s, n], u_sign[s, n],
+                     u_side[s, n], sphere[s, n], report)
+            t[n] += 1
+            eta = step / t[n]
+            for j in range(d):
+                theta[n, j] = theta[n, j] - eta * report[j]
