@@ -4,7 +4,9 @@ Han et al.'s published implementation runs about 10 to 16 thousand steps per
 second per run on 2 cores for this configuration (figure quoted by the issue;
 their code is not run here). This script measures, in one run, the
 vectorised runner with 10 and 100 runs and the step-by-step Gymnasium loop of
-the same agent (one env, one run) as an in-process baseline.
+the same agent (one env, one run) as an in-process baseline. Each agent first
+plays a short warm-up run, so that compiling its kernel (numba, cached on disk
+after the first time) is not timed.
 
     python benchmarks/glm_speed.py [--horizon 10000]
 """
@@ -49,6 +51,7 @@ def main() -> None:
     print(f"{'agent':<12}{'loop':>10}{'10 runs':>12}{'100 runs':>12}"
           f"{'x paper (10 runs)':>20}{'x paper (100 runs)':>20}")
     for cls in (LDPLinUCB, LDPGLOC, LDPOLS, LDPSGD):
+        runner_speed(cls, 2, 1000)  # warm-up: compile
         loop = loop_speed(cls, min(args.horizon, 5000))
         r10 = runner_speed(cls, 10, args.horizon)
         r100 = runner_speed(cls, 100, args.horizon)

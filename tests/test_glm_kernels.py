@@ -1,0 +1,90 @@
+"""The compiled block path of the LDP contextual agents against their per-round methods."""
+
+import numpy as np
+import pytest
+
+import ldp_gym
+from ldp_gym.agents import LDPGLOC, LDPOLS, LDPSGD, LDPLinUCB
+from ldp_gym.wrappers.mechanisms import GaussianStatistics, L2BallMechanism
+
+CASES = [(LDPOLS, "LDPLinearBandit-v0", {}), (LDPLinUCB, "LDPLinearBandit-v0", {}),
+         (LDPGLOC, "LDPGLMBandit-v0", {}), (LDPGLOC, "LDPLinearBandit-v0", {"link": "poisson"}),
+         (LDPSGD, "LDPLinearBandit-v0", {}), (LDPSGD, "LDPGLMBandit-v0", {})]
+
+
+def _both_paths(cls, env_id, env_kwargs, dim, agent_kwargs=None, rounds=400, runs=3):
+    """Play the same drawn rounds with play_block (two blocks) and with act/observe."""
+    venv = ldp_gym.make_vector_env(env_id, runs, rounds, dim=dim, **env_kwargs)
+    venv.reset(seed=1)
+    obs, rewards, _ = venv.draw_block(rounds)
+    kw = {"epsilon": 1.0, **(agent_kwargs or {})}
+    fast, ref = (cls.from_env(venv, seed=7, **kw) for _ in range(2))
+    half = rounds // 2
+    acts = np.concatenate([fast.play_block(obs[:, :half + 1], rewards[:, :half]),
+                           fast.play_block(obs[:, half:], rewards[:, half:])], axis=1)
+    ref_acts = []
+    for s in range(rounds):
+        a = ref.act(obs[:, s])
+        ref.observe(obs[:, s], a, rewards[np.arange(runs), s, a], obs[:, s + 1])
+        ref_acts.append(a)
+    return fast, ref, acts, np.stack(ref_acts, axis=1)
+
+
+@pytest.mark.parametrize("cls,env_id,env_kwargs", CASES)
+def test_block_path_is_bitwise_the_per_round_path_at_d2(cls, env_id, env_kwargs):
+    fast, ref, acts, ref_acts = _both_paths(cls, env_id, env_kwargs, dim=2)
+    assert np.array_equal(acts, ref_acts)
+    assert len(np.unique(acts)) > 1  # the agents do move
+    for name in ("theta", "V", "u", "inv", "theta_hat", "t"):
+        if hasattr(ref, name):
+            assert np.array_equal(getattr(fast, name), getattr(ref, name)), name
+
+
+@pytest.mark.parametrize("cls,env_id,env_kwargs", CASES[::2])
+def test_block_path_matches_per_round_path_at_d5_with_clipping(cls, env_id, env_kwargs):
+    """Declared bounds below the env's, so that the user side clips contexts and rewards; at
+    d > 2 the inverse is LAPACK's in both paths (equal to rounding)."""
+    bounds = {"context_bound": 0.7, "reward_bound": 0.4}
+    fast, ref, acts, ref_acts = _both_paths(cls, env_id, env_kwargs, dim=5, agent_kwargs=bounds)
+    assert np.array_equal(acts, ref_acts)
+    assert np.allclose(fast.theta, ref.theta, rtol=1e-9, atol=1e-12)
+
+
+def test_runner_compiled_path_equals_its_per_round_block_path():
+    """The runner's compiled path (play_block, prefetch thread) and its per-round loop over the
+    same drawn blocks record bitwise the same regret."""
+    class PerRound(LDPGLOC):
+        plays_blocks = False
+
+    kw = dict(horizon=1200, n_runs=4, seed=3, progress=False)
+    fast = ldp_gym.run("LDPGLMBandit-v0", {"A": (LDPGLOC, {"epsilon": 1.0})}, **kw)
+    slow = ldp_gym.run("LDPGLMBandit-v0", {"A": (PerRound, {"epsilon": 1.0})}, **kw)
+    assert np.array_equal(fast.regret["A"], slow.regret["A"])
+    assert fast.regret["A"][:, -1].min() > 0
+
+
+def test_mechanism_draws_are_the_numbers_of_the_calls():
+    gs1, gs2 = (GaussianStatistics(1.0, 0.01, {"M": (2**0.5, 13.0), "u": (2.2, 7.0)}, seed=4)
+                for _ in range(2))
+    x = np.zeros((3, 2))
+    calls = np.stack([gs1.outer("M", x)[:, [0, 0, 1], [0, 1, 1]] for _ in range(5)])
+    assert np.array_equal(calls, 13.0 * gs2.draws("M", (5, 3, 3)))
+    b1, b2 = (L2BallMechanism(1.0, 1.0, 2, seed=5) for _ in range(2))
+    v = np.array([[0.3, -0.2]] * 3)
+    out = np.stack([b1(v) for _ in range(4)])
+    d = b2.draws(4, (3,))
+    assert d["sphere"].shape == (4, 3, 2) and d["sign"].shape == (4, 3)
+    z = d["sphere"] / np.linalg.norm(d["sphere"], axis=-1, keepdims=True)
+    assert np.allclose(np.abs(out), b2.output_radius * np.abs(z))
+
+
+def test_play_block_validates():
+    agent = LDPOLS(10, dim=2, epsilon=1.0, horizon=10, num_envs=2, seed=0)
+    with pytest.raises(ValueError, match="shapes"):
+        agent.play_block(np.zeros((2, 4, 20)), np.zeros((2, 4, 10)))
+    with pytest.raises(ValueError, match="length"):
+        agent.block_noise(0)
+    multi = LDPOLS(3, dim=2, epsilon=1.0, horizon=10, num_envs=2, multi_parameter=True, seed=0)
+    assert not multi.plays_blocks
+    with pytest.raises(TypeError, match="no compiled block path"):
+        multi.play_block(np.zeros((2, 5, 2)), np.zeros((2, 4, 3)))
