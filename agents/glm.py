@@ -311,15 +311,7 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         kernel; the runner then plays blocks of rounds drawn ahead)."""
         return not self.multi_parameter and hasattr(self, "_rounds")
 
-    def block_noise(self, length: int) -> dict[str, np.ndarray]:
-        """The mechanisms' draws for the next ``length`` rounds (exogenous: they do not depend on
-        the data), for :meth:`play_block`; the runner draws them in its prefetch thread."""
-        if not self.plays_blocks:
-            raise TypeError(f"{self.name} has no compiled block path for this setting")
-        return self._noise(check_int("length", length))
-
-    def play_block(self, obs: np.ndarray, rewards: np.ndarray,
-                   noise: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
         """Play ``L`` consecutive rounds whose contexts and rewards are drawn ahead.
 
         Same rounds as ``L`` calls of ``act`` then ``observe`` (user decision, noised
@@ -331,7 +323,6 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         Args:
             obs: observations (N, L + 1, K d) (the last one opens the next round; unused).
             rewards: every arm's reward (N, L, K); the chosen arm's is observed.
-            noise: ``block_noise(L)``, drawn now if not given.
 
         Returns:
             actions (N, L).
@@ -348,8 +339,8 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         for name in ("V", "u", "theta", "inv", "theta_hat"):
             if hasattr(self, name):
                 setattr(self, name, np.ascontiguousarray(getattr(self, name), dtype=np.float64))
-        noise = self.block_noise(length) if noise is None else noise
-        self._rounds(np.ascontiguousarray(obs, dtype=np.float32), rewards, actions, noise)
+        self._rounds(np.ascontiguousarray(obs, dtype=np.float32), rewards, actions,
+                     self._noise(length))
         self.last_report = None
         return actions
 

@@ -199,23 +199,19 @@ def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, 
 
 def _play_blocks(venv: Any, agent: Any, horizon: int, column: np.ndarray, out: np.ndarray,
                  cum: np.ndarray, bar: Any) -> None:
-    """Compiled rounds over blocks drawn ahead (``play_block``). Block k + 1 (the env's draws and
-    the agent's noise, ``block_noise``) is drawn in a second thread while the agent plays block
-    k: neither depends on the actions, so the numbers are those of drawing in turn (numpy's
-    generators and the compiled kernels release the GIL)."""
+    """Compiled rounds over blocks drawn ahead (``play_block``). The env draws block k + 1 in a
+    second thread while the agent plays block k (and draws its own noise): the env's draws do
+    not depend on the actions, so the numbers are those of drawing in turn (numpy's generators
+    and the compiled kernels release the GIL)."""
     starts = list(range(0, horizon, BLOCK))
     lengths = [min(BLOCK, horizon - s) for s in starts]
-
-    def draw(length):
-        return venv.draw_block(length), agent.block_noise(length)
-
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(draw, lengths[0])
+        pending = pool.submit(venv.draw_block, lengths[0])
         for i, (start, length) in enumerate(zip(starts, lengths, strict=True)):
-            (obs_block, reward_block, regret_block), noise = pending.result()
+            obs_block, reward_block, regret_block = pending.result()
             if i + 1 < len(starts):
-                pending = pool.submit(draw, lengths[i + 1])
-            actions = agent.play_block(obs_block, reward_block, noise)
+                pending = pool.submit(venv.draw_block, lengths[i + 1])
+            actions = agent.play_block(obs_block, reward_block)
             inst = np.take_along_axis(regret_block, actions[..., None], axis=2)[..., 0]
             path = np.cumsum(np.concatenate([cum[:, None], inst], axis=1), axis=1)[:, 1:]
             cols = column[start + 1:start + length + 1]
