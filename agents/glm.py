@@ -339,8 +339,7 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         for name in ("V", "u", "theta", "inv", "theta_hat"):
             if hasattr(self, name):
                 setattr(self, name, np.ascontiguousarray(getattr(self, name), dtype=np.float64))
-        self._rounds(np.ascontiguousarray(obs, dtype=np.float32), rewards, actions,
-                     self._noise(length))
+        self._rounds(np.ascontiguousarray(obs, dtype=np.float32), rewards, actions)
         self.last_report = None
         return actions
 
@@ -382,12 +381,14 @@ class _NoisyRegression(_LDPContextual):
         self._solve()
 
     def _noise(self, length):
+        """Every part's standard normals for ``length`` rounds (what the calls would draw)."""
         m, n, D = self.mechanism, self._n, self.D
         return {name: m.draws(name, (length, n, D * (D + 1) // 2 if name == "M" else D))
                 for name in m.parts}
 
-    def _rounds(self, obs, rewards, actions, noise):
+    def _rounds(self, obs, rewards, actions):
         n, length = actions.shape
+        noise = self._noise(length)
         t = self.t[:, None] + np.arange(length)  # each round's t before its update
         ucb = hasattr(self, "beta")
         sd = {name: sd for name, (_, sd) in self.mechanism.parts.items()}
@@ -548,8 +549,9 @@ class LDPGLOC(LDPLinUCB):
         self.theta_hat = clip_l2(self.theta_hat - zeta * report["grad"], 1.0)  # onto W
         self._solve()
 
-    def _rounds(self, obs, rewards, actions, noise):
+    def _rounds(self, obs, rewards, actions):
         n, length = actions.shape
+        noise = self._noise(length)
         t = self.t[:, None] + np.arange(length)
         sd = {name: sd for name, (_, sd) in self.mechanism.parts.items()}
         glm_kernels.gloc_rounds(
@@ -599,11 +601,9 @@ class LDPSGD(_StepSize, _LDPContextual):
         self.t += 1
         self.theta = self.theta - (self.step_size / self.t)[:, None] * report["gradient"]
 
-    def _noise(self, length):
-        return self.mechanism.draws(length, (self._n,))
-
-    def _rounds(self, obs, rewards, actions, noise):
+    def _rounds(self, obs, rewards, actions):
         m = self.mechanism
+        noise = m.draws(actions.shape[1], (self._n,))
         glm_kernels.sgd_rounds(
             obs, rewards, self.context_bound, self.reward_bound, LINK_CODES[self.link], m.radius,
             m.output_radius, m.p_keep_side, noise["direction"], noise["sign"], noise["side"],
@@ -730,6 +730,15 @@ class LDPMultiSGD(_StepSize, _HanMulti):
 
     Privacy: epsilon-LDP (pure) per user: two slots change between
     neighbours, each epsilon/2.
+
+    Measured (``han2021-multi``): it does not learn within 1e5 rounds. The
+    l2-ball report has norm ``r`` whatever its input (r = 14.1 at epsilon/2 = 0.5,
+    d = 2; 3.45 even as epsilon grows), so every synthetic slot moves an arm's
+    parameter by ``step r / n`` with no signal, and a greedy choice never pulls
+    an arm whose parameter has drifted low: the arm is locked out. Longer
+    warm-ups (300 and 1000 rounds per arm) and no elimination did not change
+    this at 2e4 rounds. The public code sized one l2-ball draw for d on the
+    whole dK vector (much less noise, and not the privacy claimed).
     """
 
     name = "LDP-SGD (multi)"

@@ -93,7 +93,9 @@ def test_glm_experiments_run_small(monkeypatch, tmp_path, name):
     from ldp_gym.experiments import EXPERIMENTS, glm
 
     monkeypatch.setattr(glm, "QUICK", (300, 2))
+    monkeypatch.setattr(glm, "RATES_QUICK", (300, 2))
     monkeypatch.setattr(glm, "STEP_GRID", (0.3, 3.0))
+    monkeypatch.setattr(glm, "TUNING_RUNS", 2)
     report = EXPERIMENTS[name](quick=True, n_jobs=1, progress=False)
     paths = report.write(tmp_path)
     assert (tmp_path / "table.md").exists() and (tmp_path / "figure.png").exists() and len(paths) >= 3
