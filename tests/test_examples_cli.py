@@ -113,20 +113,23 @@ def test_readme_example_runs(tmp_path, monkeypatch, capsys):
     assert "VectorLaplaceReward, epsilon=1" in out and (tmp_path / "regret.png").exists()
 
 
-def test_teaching_notebook_runs(capsys):
-    """Execute the lab notebook's code cells in order (no Jupyter needed)."""
+@pytest.mark.parametrize("name,expected", [
+    ("lab_local_vs_global", ("server received", "released means", "AdaP-KLUCB (global)")),
+    ("lab_glm_ldp", ("server received M", "angle to theta*", "LDP-SGD eps=0.5", "(-1: hidden)"))])
+def test_teaching_notebooks_run(capsys, name, expected):
+    """Execute a lab notebook's code cells in order (no Jupyter needed)."""
     import json
 
     import matplotlib
 
     matplotlib.use("Agg")
-    nb = json.loads((ROOT / "examples" / "lab_local_vs_global.ipynb").read_text())
+    nb = json.loads((ROOT / "examples" / f"{name}.ipynb").read_text())
     scope: dict = {}
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
-            exec(compile("".join(cell["source"]), "lab", "exec"), scope)
+            exec(compile("".join(cell["source"]), name, "exec"), scope)
     out = capsys.readouterr().out
-    assert "server received" in out and "released means" in out and "AdaP-KLUCB (global)" in out
+    assert all(e in out for e in expected)
 
 
 def test_cli_contextual_agent_on_mab_env_is_a_user_error(tmp_path, capsys):
