@@ -305,11 +305,8 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
     def _clip_reward(self, r: np.ndarray) -> np.ndarray:
         return np.clip(r, -self.reward_bound, self.reward_bound)
 
-    @property
-    def plays_blocks(self) -> bool:
-        """Whether :meth:`play_block` is available (single-parameter agents with a compiled
-        kernel; the runner then plays blocks of rounds drawn ahead)."""
-        return not self.multi_parameter and hasattr(self, "_rounds")
+    #: :meth:`play_block` is available: the runner plays blocks of rounds drawn ahead
+    plays_blocks = True
 
     def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
         """Play ``L`` consecutive rounds whose contexts and rewards are drawn ahead.
@@ -321,27 +318,32 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         seed. ``last_report`` is not kept for these rounds.
 
         Args:
-            obs: observations (N, L + 1, K d) (the last one opens the next round; unused).
+            obs: observations (N, L + 1, K d), or (N, L + 1, d) in the multi-parameter
+                setting (the last one opens the next round; unused).
             rewards: every arm's reward (N, L, K); the chosen arm's is observed.
 
         Returns:
             actions (N, L).
         """
-        if not self.plays_blocks:
-            raise TypeError(f"{self.name} has no compiled block path for this setting")
         rewards = np.ascontiguousarray(rewards, dtype=np.float64)
         n, length = rewards.shape[:2] if rewards.ndim == 3 else (-1, -1)
+        width = self.dim if self.multi_parameter else self.n_arms * self.dim
         if rewards.shape != (self._n, length, self.n_arms) or \
-                np.shape(obs) != (self._n, length + 1, self.n_arms * self.dim):
-            raise ValueError(f"obs and rewards must have shapes (N, L + 1, K d) and (N, L, K) "
+                np.shape(obs) != (self._n, length + 1, width):
+            raise ValueError(f"obs and rewards must have shapes (N, L + 1, {width}) and (N, L, K) "
                              f"with N={self._n}, K={self.n_arms}, d={self.dim}")
         actions = np.empty((n, length), dtype=np.int64)
-        for name in ("V", "u", "theta", "inv", "theta_hat"):
+        for name in ("V", "u", "theta", "inv", "theta_hat", "theta_warm"):
             if hasattr(self, name):
                 setattr(self, name, np.ascontiguousarray(getattr(self, name), dtype=np.float64))
         self._rounds(np.ascontiguousarray(obs, dtype=np.float32), rewards, actions)
         self.last_report = None
         return actions
+
+    def _rounds(self, obs: np.ndarray, rewards: np.ndarray, actions: np.ndarray) -> None:
+        """Play the block through this algorithm's kernel (``glm_kernels``), writing ``actions``
+        and updating the state in place."""
+        raise NotImplementedError
 
 
 class _NoisyRegression(_LDPContextual):
@@ -719,6 +721,14 @@ class LDPMultiOLS(_HanMulti):
             * np.eye(self.dim)
         self.theta = np.einsum("nkde,nke->nkd", small_inverse(a), self.u)
 
+    def _rounds(self, obs, rewards, actions):
+        m, (n, length), k, d = self.mechanism, actions.shape, self.n_arms, self.dim
+        glm_kernels.multi_ols_rounds(
+            obs, rewards, self.context_bound, self.reward_bound,
+            m.draws("M", (length, n, k, d * (d + 1) // 2)), m.parts["M"][1],
+            m.draws("u", (length, n, k, d)), m.parts["u"][1], self.c_tilde, self.warmup * k,
+            self.gap, self.V, self.u, self.pulls, self.theta, self.theta_warm, self.t, actions)
+
 
 class LDPMultiSGD(_StepSize, _HanMulti):
     """LDP-SGD, multi parameter: Han et al. (2021), Alg 2 with eq. 5-6 per arm.
@@ -765,6 +775,15 @@ class LDPMultiSGD(_StepSize, _HanMulti):
         self.updates += mask
         eta = self.step_size / np.maximum(self.updates, 1)
         self.theta = self.theta - (mask * eta)[..., None] * report["gradient"]
+
+    def _rounds(self, obs, rewards, actions):
+        m, length = self.mechanism, actions.shape[1]
+        noise = m.draws(length, (self._n, self.n_arms))
+        glm_kernels.multi_sgd_rounds(
+            obs, rewards, self.context_bound, self.reward_bound, LINK_CODES[self.link], m.radius,
+            m.output_radius, m.p_keep_side, noise["direction"], noise["sign"], noise["side"],
+            noise["sphere"], self.step_size, self.warmup * self.n_arms, self.gap, self.updates,
+            self.theta, self.theta_warm, self.t, actions)
 
 
 #: The GLM agents by display name.

@@ -1,4 +1,4 @@
-"""Compiled rounds of the single-parameter LDP agents (numba), for blocks of rounds drawn ahead.
+"""Compiled rounds of the LDP contextual agents (numba), for blocks of rounds drawn ahead.
 
 Each kernel plays ``L`` consecutive rounds of ``N`` runs in one call: the
 user's decision, the user's clipped and noised message, the server's update,
@@ -26,7 +26,8 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["gloc_rounds", "regression_rounds", "sgd_rounds"]
+__all__ = ["gloc_rounds", "multi_ols_rounds", "multi_sgd_rounds", "regression_rounds",
+           "sgd_rounds"]
 
 IDENTITY, LOGISTIC, POISSON = 0, 1, 2
 
@@ -63,13 +64,21 @@ def _dot(a, b):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _choose(obs_row, theta, inv, beta, ucb, feats):
-    """Fill ``feats`` (K, d) from the observation; return argmax of ``x^T theta`` (+ ``beta
-    ||x||_inv`` if ucb), first index on ties (as ``np.argmax``)."""
+    """Fill ``feats`` (K, D) from the observation: the K contexts (single parameter), or the
+    block contexts ``x (x) e_k`` of the one context (multi parameter, D = K d, as
+    ``ContextualAgent.features``); return argmax of ``x^T theta`` (+ ``beta ||x||_inv`` if
+    ucb), first index on ties (as ``np.argmax``)."""
     k_arms, d = feats.shape
+    blocks = obs_row.shape[0] != k_arms * d
+    width = obs_row.shape[0]
     best, arm = -np.inf, 0
     for k in range(k_arms):
         for j in range(d):
-            feats[k, j] = np.float64(obs_row[k * d + j])
+            if blocks:
+                inside = k * width <= j < (k + 1) * width
+                feats[k, j] = np.float64(obs_row[j - k * width]) if inside else 0.0
+            else:
+                feats[k, j] = np.float64(obs_row[k * d + j])
         score = _dot(feats[k], theta)
         if ucb:
             quad = 0.0
@@ -230,3 +239,94 @@ def sgd_rounds(obs, rewards, context_bound, reward_bound, link, radius, output_r
             eta = step / t[n]
             for j in range(d):
                 theta[n, j] = theta[n, j] - eta * report[j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _han_choose(x, theta, theta_warm, t, warmup_rounds, gap):
+    """Han Alg 2's decision (as ``_HanMulti._act``): arm ``t mod K`` in the warm-up, then the
+    greedy arm among those kept by eq. 7 (warm-up scores within ``gap / 2`` of the best)."""
+    k_arms = theta.shape[0]
+    if t < warmup_rounds:
+        return t % k_arms
+    top = -np.inf
+    for k in range(k_arms):
+        top = max(top, _dot(theta_warm[k], x))
+    best, arm = -np.inf, 0
+    for k in range(k_arms):
+        score = _dot(theta[k], x) if _dot(theta_warm[k], x) > top - gap / 2 else -np.inf
+        if score > best:
+            best, arm = score, k
+    return arm
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def multi_ols_rounds(obs, rewards, context_bound, reward_bound, g_m, sd_m, g_u, sd_u, c_tilde,
+                     warmup_rounds, gap, V, u, pulls, theta, theta_warm, t, actions):
+    """LDP-OLS, multi parameter (Han Alg 2): every user sends K noised OLS slots, the real one
+    for the pulled arm and that of (0, 0) for the others; in the warm-up the server folds in
+    the (public) arm's slot only, afterwards every slot."""
+    n_runs, length, k_arms = rewards.shape
+    d = theta.shape[2]
+    for n in range(n_runs):
+        x, xc, xs, x2, v, tmp, inv = (np.empty(d), np.empty(d), np.empty(d), np.empty(d),
+                                      np.empty(d), np.empty(d), np.empty((d, d)))
+        for s in range(length):
+            for j in range(d):
+                x[j] = np.float64(obs[n, s, j])
+            arm = _han_choose(x, theta[n], theta_warm[n], t[n], warmup_rounds, gap)
+            actions[n, s] = arm
+            _clip(x, context_bound, xc)
+            r = min(max(rewards[n, s, arm], -reward_bound), reward_bound)
+            warm = t[n] < warmup_rounds
+            for k in range(k_arms):
+                if warm and k != arm:
+                    continue  # the slot is sent (noise drawn) but not used in the warm-up
+                for j in range(d):
+                    xs[j] = xc[j] if k == arm else 0.0
+                    v[j] = r * xs[j] if k == arm else 0.0
+                _clip(xs, context_bound, x2)
+                _add_outer(V[n, k], x2, g_m[s, n, k], sd_m)
+                _add_noised(u[n, k], v, reward_bound * context_bound, g_u[s, n, k], sd_u, tmp)
+                pulls[n, k] += 1
+                _solve(V[n, k], u[n, k], c_tilde * math.sqrt(max(pulls[n, k], 1)), inv,
+                       theta[n, k])
+            t[n] += 1
+            if t[n] == warmup_rounds:
+                theta_warm[n] = theta[n]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def multi_sgd_rounds(obs, rewards, context_bound, reward_bound, link, radius, output_radius,
+                     p_keep_side, direction, u_sign, u_side, sphere, step, warmup_rounds, gap,
+                     updates, theta, theta_warm, t, actions):
+    """LDP-SGD, multi parameter (Han Alg 2): K l2-ball slots, the pulled arm's gradient and the
+    zero gradient for the others; each used slot steps its arm's parameter by ``step / n_a``."""
+    n_runs, length, k_arms = rewards.shape
+    d = theta.shape[2]
+    for n in range(n_runs):
+        x, xc, grad, report = np.empty(d), np.empty(d), np.empty(d), np.empty(d)
+        for s in range(length):
+            for j in range(d):
+                x[j] = np.float64(obs[n, s, j])
+            arm = _han_choose(x, theta[n], theta_warm[n], t[n], warmup_rounds, gap)
+            actions[n, s] = arm
+            _clip(x, context_bound, xc)
+            r = min(max(rewards[n, s, arm], -reward_bound), reward_bound)
+            warm = t[n] < warmup_rounds
+            for k in range(k_arms):
+                if warm and k != arm:
+                    continue
+                pulled = k == arm
+                margin = _dot(xc, theta[n, k]) if pulled else 0.0
+                resid = _mean(margin, link) - (r if pulled else 0.0)
+                for j in range(d):
+                    grad[j] = resid * xc[j] if pulled else 0.0
+                _l2_ball(grad, radius, output_radius, p_keep_side, direction[s, n, k],
+                         u_sign[s, n, k], u_side[s, n, k], sphere[s, n, k], report)
+                updates[n, k] += 1
+                eta = step / max(updates[n, k], 1)
+                for j in range(d):
+                    theta[n, k, j] = theta[n, k, j] - eta * report[j]
+            t[n] += 1
+            if t[n] == warmup_rounds:
+                theta_warm[n] = theta[n]

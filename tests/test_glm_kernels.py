@@ -4,12 +4,18 @@ import numpy as np
 import pytest
 
 import ldp_gym
-from ldp_gym.agents import LDPGLOC, LDPOLS, LDPSGD, LDPLinUCB
+from ldp_gym.agents import LDPGLOC, LDPOLS, LDPSGD, LDPLinUCB, LDPMultiOLS, LDPMultiSGD
 from ldp_gym.wrappers.mechanisms import GaussianStatistics, L2BallMechanism
 
 CASES = [(LDPOLS, "LDPLinearBandit-v0", {}), (LDPLinUCB, "LDPLinearBandit-v0", {}),
          (LDPGLOC, "LDPGLMBandit-v0", {}), (LDPGLOC, "LDPLinearBandit-v0", {"link": "poisson"}),
-         (LDPSGD, "LDPLinearBandit-v0", {}), (LDPSGD, "LDPGLMBandit-v0", {})]
+         (LDPSGD, "LDPLinearBandit-v0", {}), (LDPSGD, "LDPGLMBandit-v0", {}),
+         (LDPMultiOLS, "LDPMultiParamLinearBandit-v0", {}),
+         (LDPMultiSGD, "LDPMultiParamGLMBandit-v0", {})]
+#: single-parameter agents on block contexts x (x) e_a (D = K d = 6: LAPACK inverses)
+BLOCK_CASES = [(LDPLinUCB, "LDPMultiParamLinearBandit-v0", {}),
+               (LDPGLOC, "LDPMultiParamGLMBandit-v0", {}),
+               (LDPSGD, "LDPMultiParamLinearBandit-v0", {})]
 
 
 def _both_paths(cls, env_id, env_kwargs, dim, agent_kwargs=None, rounds=400, runs=3):
@@ -35,17 +41,18 @@ def test_block_path_is_bitwise_the_per_round_path_at_d2(cls, env_id, env_kwargs)
     fast, ref, acts, ref_acts = _both_paths(cls, env_id, env_kwargs, dim=2)
     assert np.array_equal(acts, ref_acts)
     assert len(np.unique(acts)) > 1  # the agents do move
-    for name in ("theta", "V", "u", "inv", "theta_hat", "t"):
+    for name in ("theta", "V", "u", "inv", "theta_hat", "theta_warm", "pulls", "updates", "t"):
         if hasattr(ref, name):
             assert np.array_equal(getattr(fast, name), getattr(ref, name)), name
 
 
-@pytest.mark.parametrize("cls,env_id,env_kwargs", CASES[::2])
-def test_block_path_matches_per_round_path_at_d5_with_clipping(cls, env_id, env_kwargs):
-    """Declared bounds below the env's, so that the user side clips contexts and rewards; at
-    d > 2 the inverse is LAPACK's in both paths (equal to rounding)."""
+@pytest.mark.parametrize("cls,env_id,env_kwargs,dim", [c + (5,) for c in CASES[::2]]
+                         + [c + (2,) for c in BLOCK_CASES])
+def test_block_path_matches_per_round_path_with_clipping(cls, env_id, env_kwargs, dim):
+    """Declared bounds below the env's, so that the user side clips contexts and rewards; for
+    D > 2 the inverse is LAPACK's in both paths (equal to rounding)."""
     bounds = {"context_bound": 0.7, "reward_bound": 0.4}
-    fast, ref, acts, ref_acts = _both_paths(cls, env_id, env_kwargs, dim=5, agent_kwargs=bounds)
+    fast, ref, acts, ref_acts = _both_paths(cls, env_id, env_kwargs, dim=dim, agent_kwargs=bounds)
     assert np.array_equal(acts, ref_acts)
     assert np.allclose(fast.theta, ref.theta, rtol=1e-9, atol=1e-12)
 
@@ -82,7 +89,7 @@ def test_play_block_validates():
     agent = LDPOLS(10, dim=2, epsilon=1.0, horizon=10, num_envs=2, seed=0)
     with pytest.raises(ValueError, match="shapes"):
         agent.play_block(np.zeros((2, 4, 20)), np.zeros((2, 4, 10)))
-    multi = LDPOLS(3, dim=2, epsilon=1.0, horizon=10, num_envs=2, multi_parameter=True, seed=0)
-    assert not multi.plays_blocks
-    with pytest.raises(TypeError, match="no compiled block path"):
-        multi.play_block(np.zeros((2, 5, 2)), np.zeros((2, 4, 3)))
+    multi = LDPMultiOLS(3, dim=2, epsilon=1.0, horizon=10, num_envs=2, seed=0)
+    assert multi.plays_blocks
+    with pytest.raises(ValueError, match=r"\(N, L \+ 1, 2\)"):
+        multi.play_block(np.zeros((2, 5, 6)), np.zeros((2, 4, 3)))
