@@ -69,16 +69,18 @@ def _choose(obs_row, theta, inv, beta, ucb, feats):
     ``ContextualAgent.features``); return argmax of ``x^T theta`` (+ ``beta ||x||_inv`` if
     ucb), first index on ties (as ``np.argmax``)."""
     k_arms, d = feats.shape
-    blocks = obs_row.shape[0] != k_arms * d
     width = obs_row.shape[0]
+    if width == k_arms * d:
+        for k in range(k_arms):
+            for j in range(d):
+                feats[k, j] = np.float64(obs_row[k * d + j])
+    else:  # block contexts
+        feats[:, :] = 0.0
+        for k in range(k_arms):
+            for j in range(width):
+                feats[k, k * width + j] = np.float64(obs_row[j])
     best, arm = -np.inf, 0
     for k in range(k_arms):
-        for j in range(d):
-            if blocks:
-                inside = k * width <= j < (k + 1) * width
-                feats[k, j] = np.float64(obs_row[j - k * width]) if inside else 0.0
-            else:
-                feats[k, j] = np.float64(obs_row[k * d + j])
         score = _dot(feats[k], theta)
         if ucb:
             quad = 0.0
