@@ -14,8 +14,8 @@ their own index crosses a threshold (``speculates = True``, DP-UCB) get a
 block of per-round rewards of their current arm (``draw_stretch``), run their
 per-round rule over it in one vectorised call and report how many rounds they
 used (``observe_stretch``); only those rounds are played (``advance``).
-Agents with a compiled block path (``plays_blocks``, the single-parameter LDP
-contextual agents) play whole blocks of rounds drawn ahead (``draw_block``)
+Agents with a compiled block path (``plays_blocks``, the LDP contextual
+agents) play whole blocks of rounds drawn ahead (``draw_block``)
 in one call (``play_block``); other per-round agents get the same blocks
 below ``BLOCK_MAX_RUNS`` runs and loop over their rounds in Python.
 Stretches are cut at checkpoints, so the recorded regret is exact.

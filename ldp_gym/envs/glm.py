@@ -100,12 +100,12 @@ def _outcomes(x, theta, link, noise, u, means, rewards, regret):
     (single parameter) or (N, L, 1, d) with theta (N, K, d) (multi parameter)."""
     n_runs, length, k_arms = means.shape
     d = x.shape[3]
+    per_arm_x = x.shape[2] > 1
     for n in range(n_runs):
         for s in range(length):
             best = -np.inf
             for k in range(k_arms):
-                kx = k if x.shape[2] > 1 else 0
-                kt = k if theta.shape[1] > 1 else 0
+                kx, kt = (k, 0) if per_arm_x else (0, k)
                 z = 0.0
                 for j in range(d):
                     z += x[n, s, kx, j] * theta[n, kt, j]
