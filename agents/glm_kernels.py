@@ -262,6 +262,18 @@ def _han_choose(x, theta, theta_warm, t, warmup_rounds, gap):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _han_user(obs_row, reward_row, theta, theta_warm, t, warmup_rounds, gap, context_bound,
+              reward_bound, x, xc):
+    """The user side shared by both Alg 2 estimators: read the context into x, choose the arm,
+    clip the context into xc and the chosen reward; returns (arm, clipped reward)."""
+    for j in range(x.shape[0]):
+        x[j] = np.float64(obs_row[j])
+    arm = _han_choose(x, theta, theta_warm, t, warmup_rounds, gap)
+    _clip(x, context_bound, xc)
+    return arm, min(max(reward_row[arm], -reward_bound), reward_bound)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def multi_ols_rounds(obs, rewards, context_bound, reward_bound, g_m, sd_m, g_u, sd_u, c_tilde,
                      warmup_rounds, gap, V, u, pulls, theta, theta_warm, t, actions):
     """LDP-OLS, multi parameter (Han Alg 2): every user sends K noised OLS slots, the real one
@@ -273,12 +285,9 @@ def multi_ols_rounds(obs, rewards, context_bound, reward_bound, g_m, sd_m, g_u, 
         x, xc, xs, x2, v, tmp, inv = (np.empty(d), np.empty(d), np.empty(d), np.empty(d),
                                       np.empty(d), np.empty(d), np.empty((d, d)))
         for s in range(length):
-            for j in range(d):
-                x[j] = np.float64(obs[n, s, j])
-            arm = _han_choose(x, theta[n], theta_warm[n], t[n], warmup_rounds, gap)
+            arm, r = _han_user(obs[n, s], rewards[n, s], theta[n], theta_warm[n], t[n],
+                               warmup_rounds, gap, context_bound, reward_bound, x, xc)
             actions[n, s] = arm
-            _clip(x, context_bound, xc)
-            r = min(max(rewards[n, s, arm], -reward_bound), reward_bound)
             warm = t[n] < warmup_rounds
             for k in range(k_arms):
                 if warm and k != arm:
@@ -308,12 +317,9 @@ def multi_sgd_rounds(obs, rewards, context_bound, reward_bound, link, radius, ou
     for n in range(n_runs):
         x, xc, grad, report = np.empty(d), np.empty(d), np.empty(d), np.empty(d)
         for s in range(length):
-            for j in range(d):
-                x[j] = np.float64(obs[n, s, j])
-            arm = _han_choose(x, theta[n], theta_warm[n], t[n], warmup_rounds, gap)
+            arm, r = _han_user(obs[n, s], rewards[n, s], theta[n], theta_warm[n], t[n],
+                               warmup_rounds, gap, context_bound, reward_bound, x, xc)
             actions[n, s] = arm
-            _clip(x, context_bound, xc)
-            r = min(max(rewards[n, s, arm], -reward_bound), reward_bound)
             warm = t[n] < warmup_rounds
             for k in range(k_arms):
                 if warm and k != arm:
