@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from ldp_gym.envs.glm import LINKS
 from ldp_gym.wrappers.mechanisms import (
     GaussianStatistics,
     L2BallMechanism,
@@ -59,8 +60,7 @@ LINK_FUNCTIONS = {
     "poisson": (np.exp, math.exp(-1.0), math.e),
 }
 #: the links' codes in the compiled kernels
-LINK_CODES = {"identity": glm_kernels.IDENTITY, "logistic": glm_kernels.LOGISTIC,
-              "poisson": glm_kernels.POISSON}
+LINK_CODES = {name: code for code, name in enumerate(LINKS)}
 
 
 def gaussian_sigma(epsilon: float, delta: float) -> float:

@@ -26,10 +26,11 @@ import math
 import numpy as np
 from numba import njit
 
+from ldp_gym.envs.glm import inverse_link
+
 __all__ = ["gloc_rounds", "multi_ols_rounds", "multi_sgd_rounds", "regression_rounds",
            "sgd_rounds"]
 
-IDENTITY, LOGISTIC, POISSON = 0, 1, 2
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -46,12 +47,7 @@ def _clip(x, bound, out):
 @njit(cache=True, nogil=True, error_model="numpy")
 def _mean(z, link):
     """The link's mean with the margin clipped to +-50 (as ``ContextualAgent.mean``)."""
-    z = min(max(z, -50.0), 50.0)
-    if link == LOGISTIC:
-        return 1.0 / (1.0 + math.exp(-z))
-    if link == POISSON:
-        return math.exp(z)
-    return z
+    return inverse_link(min(max(z, -50.0), 50.0), link)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

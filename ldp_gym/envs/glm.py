@@ -43,10 +43,21 @@ from numba import njit
 
 from .base import BanditCore, BanditEnv, make_vector_class
 
-__all__ = ["LINKS", "GLMEnv", "GLMVectorEnv", "MultiParamGLMEnv", "MultiParamGLMVectorEnv"]
+__all__ = ["LINKS", "inverse_link", "GLMEnv", "GLMVectorEnv", "MultiParamGLMEnv", "MultiParamGLMVectorEnv"]
 
-#: the inverse links mu (the mean reward as a function of x^T theta): identity, 1/(1 + e^-z), e^z
+#: the links, by code (their position): identity, logistic, Poisson
 LINKS = ("identity", "logistic", "poisson")
+
+
+@njit(cache=True, nogil=True)
+def inverse_link(z, link):
+    """The mean reward mu(z) of ``z = x^T theta`` for the link of code ``link`` (index in
+    ``LINKS``): z, 1/(1 + e^-z) or e^z. Compiled; the env and the agents' kernels share it."""
+    if link == 1:
+        return 1.0 / (1.0 + math.exp(-z))
+    if link == 2:
+        return math.exp(z)
+    return z
 CONTEXTS = ("sphere", "ball", "gaussian")
 
 
@@ -109,7 +120,7 @@ def _outcomes(x, theta, link, noise, u, means, rewards, regret):
                 z = 0.0
                 for j in range(d):
                     z += x[n, s, kx, j] * theta[n, kt, j]
-                m = z if link == 0 else (1.0 / (1.0 + math.exp(-z)) if link == 1 else math.exp(z))
+                m = inverse_link(z, link)
                 means[n, s, k] = m
                 best = max(best, m)
                 if link == 0:
