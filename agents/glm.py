@@ -133,6 +133,11 @@ class ContextualAgent(Agent):
         return self.features(obs)[self._rows, actions]
 
 
+def _upper(d: int) -> int:
+    """Released coordinates of a d x d symmetric matrix (its upper triangle)."""
+    return d * (d + 1) // 2
+
+
 def small_inverse(a: np.ndarray) -> np.ndarray:
     """Inverses of a stack of D x D matrices; closed form for D <= 2 (the papers' d = 2), where
     ``np.linalg.inv``'s per-call overhead dominates, LAPACK otherwise."""
@@ -393,10 +398,10 @@ class _NoisyRegression(_LDPContextual):
         noise = self._noise(length)
         t = self.t[:, None] + np.arange(length)  # each round's t before its update
         ucb = hasattr(self, "beta")
-        sd = {name: sd for name, (_, sd) in self.mechanism.parts.items()}
+        grid = {name: part.grid for name, part in self.mechanism.parts.items()}
         glm_kernels.regression_rounds(
-            obs, rewards, self.context_bound, self.reward_bound, noise["M"], sd["M"],
-            noise["u"], sd["u"], self.beta(t) if ucb else np.zeros((n, length)),
+            obs, rewards, self.context_bound, self.reward_bound, noise["M"], grid["M"],
+            noise["u"], grid["u"], self.beta(t) if ucb else np.zeros((n, length)),
             self.shift(t + 1), ucb, self.V, self.u, self.theta, self.inv, actions)
         self.t += length
 
@@ -427,8 +432,8 @@ class LDPOLS(_NoisyRegression):
         s = gaussian_sigma(self.epsilon, self.delta)
         c, cr = self.context_bound, self.reward_bound
         self.mechanism = GaussianStatistics(
-            self.epsilon, self.delta, {"M": (math.sqrt(2) * c**2, 2 * c * s),
-                                       "u": (2 * cr * c, c * cr * s)}, c, seed=self.spawn())
+            self.epsilon, self.delta, {"M": (math.sqrt(2) * c**2, 2 * c * s, _upper(self.D)),
+                                       "u": (2 * cr * c, c * cr * s, self.D)}, c, seed=self.spawn())
         self.c_tilde = 2 * s * (4 * math.sqrt(self.D) + 2 * math.log(2 * self.horizon / self.alpha))
 
     def shift(self, t):
@@ -471,7 +476,8 @@ class LDPLinUCB(_NoisyRegression):
         self._ups = self.sigma * (4 * math.sqrt(self.D) + 2 * math.log(2 * self.horizon / self.alpha))
 
     def _parts(self, c, cr):
-        return {"M": (math.sqrt(2) * c**2, self.sigma * c**2), "u": (2 * cr * c, self.sigma * cr * c)}
+        return {"M": (math.sqrt(2) * c**2, self.sigma * c**2, _upper(self.D)),
+                "u": (2 * cr * c, self.sigma * cr * c, self.D)}
 
     def shift(self, t):
         return 2 * self._ups * np.sqrt(np.maximum(t, 1))
@@ -517,8 +523,9 @@ class LDPGLOC(LDPLinUCB):
 
     def _parts(self, c, cr):
         grad_bound = (self.g_max + cr) * c
-        return {"M": (math.sqrt(2) * c**2, self.sigma * c**2), "zx": (2 * c**2, self.sigma * c**2),
-                "grad": (2 * grad_bound, self.g_max * self.sigma * c)}
+        return {"M": (math.sqrt(2) * c**2, self.sigma * c**2, _upper(self.D)),
+                "zx": (2 * c**2, self.sigma * c**2, self.D),
+                "grad": (2 * grad_bound, self.g_max * self.sigma * c, self.D)}
 
     def _init_state(self, n):
         super()._init_state(n)
@@ -555,10 +562,10 @@ class LDPGLOC(LDPLinUCB):
         n, length = actions.shape
         noise = self._noise(length)
         t = self.t[:, None] + np.arange(length)
-        sd = {name: sd for name, (_, sd) in self.mechanism.parts.items()}
+        grid = {name: part.grid for name, part in self.mechanism.parts.items()}
         glm_kernels.gloc_rounds(
             obs, rewards, self.context_bound, self.reward_bound, LINK_CODES[self.link], self.g_max,
-            noise["M"], sd["M"], noise["zx"], sd["zx"], noise["grad"], sd["grad"],
+            noise["M"], grid["M"], noise["zx"], grid["zx"], noise["grad"], grid["grad"],
             self.beta(t), self.shift(t + 1), self.step / math.sqrt(self.horizon),
             self.V, self.u, self.theta, self.inv, self.theta_hat, actions)
         self.t += length
@@ -694,7 +701,8 @@ class LDPMultiOLS(_HanMulti):
         # worst case over neighbours: one slot changes fully (same arm) or two slots change
         # from data to zero (arm changed); the former dominates
         self.mechanism = GaussianStatistics(self.epsilon, self.delta, {
-            "M": (math.sqrt(2) * c**2, 2 * c * s), "u": (2 * cr * c, c * cr * s)}, c, seed=self.spawn())
+            "M": (math.sqrt(2) * c**2, 2 * c * s, _upper(self.dim)),
+            "u": (2 * cr * c, c * cr * s, self.dim)}, c, seed=self.spawn())
         self.c_tilde = 2 * s * (4 * math.sqrt(self.dim) + 2 * math.log(2 * self.horizon * self.n_arms
                                                                         / self.alpha))
         self.V = np.zeros((n, self.n_arms, self.dim, self.dim))
@@ -725,8 +733,8 @@ class LDPMultiOLS(_HanMulti):
         m, (n, length), k, d = self.mechanism, actions.shape, self.n_arms, self.dim
         glm_kernels.multi_ols_rounds(
             obs, rewards, self.context_bound, self.reward_bound,
-            m.draws("M", (length, n, k, d * (d + 1) // 2)), m.parts["M"][1],
-            m.draws("u", (length, n, k, d)), m.parts["u"][1], self.c_tilde, self.warmup * k,
+            m.draws("M", (length, n, k, d * (d + 1) // 2)), m.parts["M"].grid,
+            m.draws("u", (length, n, k, d)), m.parts["u"].grid, self.c_tilde, self.warmup * k,
             self.gap, self.V, self.u, self.pulls, self.theta, self.theta_warm, self.t, actions)
 
 

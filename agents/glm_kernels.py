@@ -6,10 +6,12 @@ exactly as the agents' per-round methods in :mod:`ldp_gym.agents.glm` do
 (those are the reference; ``tests/test_glm_kernels.py`` checks that both
 choose the same actions and reach the same state from the same seed). The
 noise is drawn beforehand by the agents' own mechanisms (``draws``: the very
-numbers the per-round calls would have drawn, from the same streams) and the
-kernels only scale and add it, so the calibration, validation and auditing
-stay with the mechanisms. The exploration coefficients and regularisers per
-round are computed by the agents too (arrays of shape (N, L)).
+numbers the per-round calls would have added, from the same streams, already on
+the float-safe grid) and the kernels add it to inputs transformed by the
+mechanisms' compiled transforms (:mod:`ldp_gym.wrappers.compiled`), so the
+calibration, validation and auditing stay with the mechanisms. The exploration
+coefficients and regularisers per round are computed by the agents too (arrays
+of shape (N, L)).
 
 Arrays: ``obs`` (N, L + 1, K d) float32 (the env's observations), ``rewards``
 (N, L, K) (every arm's reward; the chosen one is read), server state
@@ -27,21 +29,12 @@ import numpy as np
 from numba import njit
 
 from ldp_gym.envs.glm import inverse_link
+from ldp_gym.wrappers.compiled import clip_l2_into as _clip
+from ldp_gym.wrappers.compiled import snap_add
 
 __all__ = ["gloc_rounds", "multi_ols_rounds", "multi_sgd_rounds", "regression_rounds",
            "sgd_rounds"]
 
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _clip(x, bound, out):
-    """``out = x min(1, bound / ||x||)`` (as ``clip_l2``)."""
-    sq = 0.0
-    for j in range(x.shape[0]):
-        sq += x[j] * x[j]
-    f = min(1.0, bound / math.sqrt(max(sq, 1e-300)))
-    for j in range(x.shape[0]):
-        out[j] = x[j] * f
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -90,13 +83,14 @@ def _choose(obs_row, theta, inv, beta, ucb, feats):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _add_outer(V, x, g, sd):
-    """``V += x x^T + W``, W symmetric with the upper triangle (row-major) ``sd g``."""
+def _add_outer(V, x, noise, grid):
+    """``V += x x^T + W`` (the float-safe release of ``GaussianStatistics.outer``): the upper
+    triangle (row-major) snapped to ``grid`` plus its drawn grid ``noise``, mirrored."""
     d = x.shape[0]
     idx = 0
     for i in range(d):
         for j in range(i, d):
-            val = x[i] * x[j] + g[idx] * sd
+            val = snap_add(x[i] * x[j], noise[idx], grid)
             V[i, j] += val
             if j != i:
                 V[j, i] += val
@@ -104,11 +98,11 @@ def _add_outer(V, x, g, sd):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _add_noised(u, v, bound, g, sd, tmp):
-    """``u += clip(v, bound) + sd g`` (a noised vector part)."""
+def _add_noised(u, v, bound, noise, grid, tmp):
+    """``u += snap(clip(v, bound)) + noise`` (the release of ``GaussianStatistics.vector``)."""
     _clip(v, bound, tmp)
     for j in range(u.shape[0]):
-        u[j] += tmp[j] + sd * g[j]
+        u[j] += snap_add(tmp[j], noise[j], grid)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -131,8 +125,8 @@ def _solve(V, u, shift, inv, theta):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def regression_rounds(obs, rewards, context_bound, reward_bound, g_m, sd_m, g_u, sd_u, beta, shift,
-                      ucb, V, u, theta, inv, actions):
+def regression_rounds(obs, rewards, context_bound, reward_bound, g_m, grid_m, g_u, grid_u, beta,
+                      shift, ucb, V, u, theta, inv, actions):
     """LDP-OLS (Han Alg 1, eq. 3-4) and LDP-LinUCB (Zheng Alg 5): the user plays greedily (or
     by UCB with ``beta``), sends ``x x^T + W`` and ``r x + xi``; the server sums them and solves
     with the regulariser ``shift`` of the round."""
@@ -147,16 +141,16 @@ def regression_rounds(obs, rewards, context_bound, reward_bound, g_m, sd_m, g_u,
             _clip(feats[arm], context_bound, xc)  # the agent's clipping
             r = min(max(rewards[n, s, arm], -reward_bound), reward_bound)
             _clip(xc, context_bound, x2)  # the mechanism's
-            _add_outer(V[n], x2, g_m[s, n], sd_m)
+            _add_outer(V[n], x2, g_m[s, n], grid_m)
             for j in range(d):
                 v[j] = r * xc[j]
-            _add_noised(u[n], v, reward_bound * context_bound, g_u[s, n], sd_u, tmp)
+            _add_noised(u[n], v, reward_bound * context_bound, g_u[s, n], grid_u, tmp)
             _solve(V[n], u[n], shift[n, s], inv[n], theta[n])
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def gloc_rounds(obs, rewards, context_bound, reward_bound, link, g_max, g_m, sd_m, g_zx, sd_zx,
-                g_grad, sd_grad, beta, shift, zeta, V, u, theta, inv, theta_hat, actions):
+def gloc_rounds(obs, rewards, context_bound, reward_bound, link, g_max, g_m, grid_m, g_zx, grid_zx,
+                g_grad, grid_grad, beta, shift, zeta, V, u, theta, inv, theta_hat, actions):
     """LDP-GLOC (Zheng Alg 3): UCB decision, the user sends ``x x^T + B``, ``z x + xi`` and the
     noised gradient at ``theta^``; the server projects ``theta^ - zeta grad`` on the unit ball."""
     n_runs, length, k_arms = rewards.shape
@@ -173,14 +167,15 @@ def gloc_rounds(obs, rewards, context_bound, reward_bound, link, g_max, g_m, sd_
             z = _dot(xc, theta_hat[n])
             resid = _mean(z, link) - y
             _clip(xc, context_bound, x2)
-            _add_outer(V[n], x2, g_m[s, n], sd_m)
+            _add_outer(V[n], x2, g_m[s, n], grid_m)
             for j in range(d):
                 v[j] = z * xc[j]
-            _add_noised(u[n], v, context_bound * context_bound, g_zx[s, n], sd_zx, tmp)
+            _add_noised(u[n], v, context_bound * context_bound, g_zx[s, n], grid_zx, tmp)
             for j in range(d):
                 v[j] = resid * xc[j]
                 grad[j] = 0.0
-            _add_noised(grad, v, (g_max + reward_bound) * context_bound, g_grad[s, n], sd_grad, tmp)
+            _add_noised(grad, v, (g_max + reward_bound) * context_bound, g_grad[s, n], grid_grad,
+                        tmp)
             for j in range(d):
                 v[j] = theta_hat[n, j] - zeta * grad[j]
             _clip(v, 1.0, theta_hat[n])
@@ -270,7 +265,7 @@ def _han_user(obs_row, reward_row, theta, theta_warm, t, warmup_rounds, gap, con
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def multi_ols_rounds(obs, rewards, context_bound, reward_bound, g_m, sd_m, g_u, sd_u, c_tilde,
+def multi_ols_rounds(obs, rewards, context_bound, reward_bound, g_m, grid_m, g_u, grid_u, c_tilde,
                      warmup_rounds, gap, V, u, pulls, theta, theta_warm, t, actions):
     """LDP-OLS, multi parameter (Han Alg 2): every user sends K noised OLS slots, the real one
     for the pulled arm and that of (0, 0) for the others; in the warm-up the server folds in
@@ -292,8 +287,8 @@ def multi_ols_rounds(obs, rewards, context_bound, reward_bound, g_m, sd_m, g_u, 
                     xs[j] = xc[j] if k == arm else 0.0
                     v[j] = r * xs[j] if k == arm else 0.0
                 _clip(xs, context_bound, x2)
-                _add_outer(V[n, k], x2, g_m[s, n, k], sd_m)
-                _add_noised(u[n, k], v, reward_bound * context_bound, g_u[s, n, k], sd_u, tmp)
+                _add_outer(V[n, k], x2, g_m[s, n, k], grid_m)
+                _add_noised(u[n, k], v, reward_bound * context_bound, g_u[s, n, k], grid_u, tmp)
                 pulls[n, k] += 1
                 _solve(V[n, k], u[n, k], c_tilde * math.sqrt(max(pulls[n, k], 1)), inv,
                        theta[n, k])

@@ -71,11 +71,11 @@ def test_runner_compiled_path_equals_its_per_round_block_path():
 
 
 def test_mechanism_draws_are_the_numbers_of_the_calls():
-    gs1, gs2 = (GaussianStatistics(1.0, 0.01, {"M": (2**0.5, 13.0), "u": (2.2, 7.0)}, seed=4)
+    gs1, gs2 = (GaussianStatistics(1.0, 0.01, {"M": (2**0.5, 13.0, 3), "u": (2.2, 7.0, 2)}, seed=4)
                 for _ in range(2))
     x = np.zeros((3, 2))
     calls = np.stack([gs1.outer("M", x)[:, [0, 0, 1], [0, 1, 1]] for _ in range(5)])
-    assert np.array_equal(calls, 13.0 * gs2.draws("M", (5, 3, 3)))
+    assert np.array_equal(calls, gs2.draws("M", (5, 3, 3)))
     b1, b2 = (L2BallMechanism(1.0, 1.0, 2, seed=5) for _ in range(2))
     v = np.array([[0.3, -0.2]] * 3)
     out = np.stack([b1(v) for _ in range(4)])

@@ -20,13 +20,17 @@ mp.mp.dps = 50
 # ----------------------------------------------------------------------------- R1 golden values
 
 
-def mp_grid(scale):
-    return mp.mpf(2) ** (mp.ceil(mp.log(scale, 2)) - M.GRID_BITS)
+def mp_grid(scale, magnitude=0):
+    """2^ceil(log2 scale) 2^-40, never finer than 2^ceil(log2 magnitude) 2^-50."""
+    g = mp.mpf(2) ** (mp.ceil(mp.log(scale, 2)) - M.GRID_BITS)
+    if magnitude:
+        g = max(g, mp.mpf(2) ** (mp.ceil(mp.log(magnitude, 2)) - M.MAGNITUDE_BITS))
+    return g
 
 
-def mp_laplace_scale(sens, eps):
+def mp_laplace_scale(sens, eps, magnitude=0):
     sens, eps = mp.mpf(sens), mp.mpf(eps)
-    return (sens + mp_grid(sens / eps)) / eps
+    return (sens + mp_grid(sens / eps, magnitude)) / eps
 
 
 def mp_profile(eps, sens, sigma):
@@ -59,14 +63,14 @@ def rel(a, b):
 @pytest.mark.parametrize("sens", SENS_POINTS)
 def test_golden_laplace_scale(eps, sens):
     m = M.LaplaceMechanism(eps, 0.0, sens, seed=0)
-    assert rel(m.scale, mp_laplace_scale(sens, eps)) < 1e-12
+    assert rel(m.scale, mp_laplace_scale(sens, eps, sens)) < 1e-12
 
 
 @pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0, 10.0])
 @pytest.mark.parametrize("n", [1, 2, 3, 17, 1000, 10**7])
 def test_golden_episode_scale(eps, n):
     m = M.PrivateEpisodeMean(eps, 0.0, 1.0, seed=0)
-    assert rel(m.scale(n), mp_laplace_scale(mp.mpf(1) / n, eps)) < 1e-12
+    assert rel(m.scale(n), mp_laplace_scale(mp.mpf(1) / n, eps, 1)) < 1e-12
 
 
 @pytest.mark.parametrize("eps", [0.1, 1.0, 3.0])
@@ -75,15 +79,18 @@ def test_golden_tree_scale(eps, horizon):
     tree = M.TreeMechanism(eps, horizon, (2,), seed=0)
     levels = int(mp.floor(mp.log(horizon, 2))) + 1
     assert tree.levels == levels
-    assert rel(tree.scale, mp_laplace_scale(levels, eps)) < 1e-12
+    # the grid is never finer than the largest node's partial sum, 2^(levels - 1), allows
+    assert rel(tree.scale, mp_laplace_scale(levels, eps, 2 ** (levels - 1))) < 1e-12
 
 
 @pytest.mark.parametrize("eps", [1e-3, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999999])
 @pytest.mark.parametrize("delta", [1e-12, 1e-5, 0.01, 0.5])
 def test_golden_classic_gaussian(eps, delta):
     m = M.GaussianMechanism(eps, delta, lower=-1.0, upper=1.0, calibration="classic", seed=0)
-    gold = 2 * mp.sqrt(2 * mp.log(mp.mpf("1.25") / delta)) / eps
-    assert rel(m.sigma, gold) < 1e-12
+    factor = mp.sqrt(2 * mp.log(mp.mpf("1.25") / delta)) / eps
+    grid = mp_grid(2 * factor, 1)                    # the grid of the unsnapped calibration
+    assert rel(m.grid, grid) == 0
+    assert rel(m.sigma, (2 + grid) * factor) < 1e-12  # calibrated for the snapped sensitivity
 
 
 @pytest.mark.parametrize("eps", [0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0])
@@ -91,6 +98,10 @@ def test_golden_classic_gaussian(eps, delta):
 def test_golden_analytic_gaussian(eps, delta):
     sigma = M.analytic_gaussian_sigma(1.0, eps, delta)
     assert rel(sigma, mp_analytic_sigma(1.0, eps, delta)) < 1e-12
+    m = M.GaussianMechanism(eps, delta, l2_bound=0.5, dim=3, seed=0)
+    grid = mp_grid(mp_analytic_sigma(1.0, eps, delta), 0.5)
+    assert rel(m.grid, grid) == 0
+    assert rel(m.sigma, mp_analytic_sigma(1 + mp.sqrt(3) * grid, eps, delta)) < 1e-12
 
 
 @pytest.mark.parametrize("eps", [0.01, 0.1, 0.5, 1.0, 2.0, 10.0])

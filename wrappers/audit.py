@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-__all__ = ["AuditResult", "audit", "audit_gaussian_epsilon", "clopper_pearson_epsilon"]
+__all__ = ["AuditResult", "audit", "audit_gaussian_epsilon", "clopper_pearson_epsilon", "off_lattice",
+           "trailing_zeros"]
 
 Sampler = Callable[[int], np.ndarray]
 
@@ -148,3 +149,26 @@ def audit_gaussian_epsilon(sensitivity: float, sigma: float, delta_audit: float)
     if f(0.0) <= 0:
         return 0.0
     return float(optimize.brentq(f, 0.0, hi, xtol=1e-12))
+
+
+def off_lattice(y: np.ndarray, bits: int = 53) -> np.ndarray:
+    """Float fingerprint: per sample, how many coordinates lie off the ``2^-bits`` lattice.
+
+    A continuous-float Gaussian ``x + sigma z`` lands on the 2^-53 lattice for
+    x = 1 and not for x = 0 (the raw noise), so this statistic separates the two
+    inputs; a float-safe release (every output a multiple of one power-of-two
+    grid at least that coarse) gives the same value, 0, for every input.
+    """
+    s = np.asarray(y, np.float64).reshape(len(y), -1) * 2.0**bits
+    return (s != np.rint(s)).sum(axis=1).astype(np.float64)
+
+
+def trailing_zeros(y: np.ndarray) -> np.ndarray:
+    """Float fingerprint: per sample, the mean number of trailing zero bits of the coordinates'
+    52-bit significands (52 for a zero)."""
+    mant = np.asarray(y, np.float64).reshape(len(y), -1).copy().view(np.uint64) \
+        & np.uint64((1 << 52) - 1)
+    low = mant & (~mant + np.uint64(1))  # lowest set bit
+    with np.errstate(divide="ignore"):
+        tz = np.where(mant == 0, 52.0, np.log2(low.astype(np.float64)))
+    return tz.mean(axis=1)

@@ -6,8 +6,12 @@ Every mechanism here follows ``PRIVACY.md``:
   them, and every input is clipped to them in the norm the sensitivity uses;
 * every parameter and every input is validated (``ValueError``/``TypeError``
   naming the parameter, never echoing a private value);
-* Laplace noise is float-safe: the input is snapped to a power-of-two grid and
-  discrete Laplace noise is added on that grid (Mironov 2012);
+* every release is float-safe (Mironov 2012): the input is snapped to a
+  power-of-two grid and the noise lies on that grid, so an output is exactly
+  ``snapped input + k g`` with ``k`` independent of the input and its low bits
+  tell nothing. Laplace noise is discrete Laplace on the grid; Gaussian noise
+  is a Gaussian draw rounded to the grid (see :class:`GaussianMechanism` for
+  why this route rather than the discrete Gaussian);
 * the Gaussian mechanism offers the classic calibration (only for
   ``epsilon < 1``) and the analytic one of Balle and Wang (2018);
 * noise comes from a generator the mechanism owns, spawned from the caller's
@@ -38,7 +42,7 @@ import math
 import numbers
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import optimize, special
@@ -46,6 +50,8 @@ from scipy import optimize, special
 __all__ = [
     "GRID_BITS",
     "GaussianMechanism",
+    "GaussianPart",
+    "GaussianStatistics",
     "L2BallMechanism",
     "LaplaceMechanism",
     "Mechanism",
@@ -56,15 +62,24 @@ __all__ = [
     "analytic_gaussian_sigma",
     "classic_gaussian_sigma",
     "gaussian_delta",
+    "gaussian_grid_noise",
     "grid_step",
     "l2_ball_radius",
     "make_rng",
     "recording",
+    "snap",
     "symmetric_gaussian_noise",
 ]
 
-#: The Laplace grid is 2^ceil(log2 b) * 2^-GRID_BITS for a noise scale b (PRIVACY.md rule 3).
+#: The grid of a release is 2^ceil(log2 b) * 2^-GRID_BITS for a noise scale b (PRIVACY.md rule 3).
 GRID_BITS = 40
+#: ... and never finer than 2^ceil(log2 m) * 2^-MAGNITUDE_BITS for inputs of magnitude up to m,
+#: so that ``snapped input + k g`` is exact in float64 (53 bits) for every input and noise draw.
+MAGNITUDE_BITS = 50
+#: Smallest grid step accepted (far above the subnormals, where the grid arithmetic fails).
+MIN_GRID = 2.0**-1000
+#: Smallest delta accepted: below it the float64 privacy profiles cannot resolve delta.
+MIN_DELTA = 1e-100
 
 # --------------------------------------------------------------------------- validation
 
@@ -104,8 +119,13 @@ def check_epsilon(epsilon: Any) -> float:
 
 
 def check_delta(delta: Any) -> float:
-    """Validate an approximate-DP delta: a real in (0, 1)."""
-    return check_real("delta", delta, low=0.0, high=1.0)
+    """Validate an approximate-DP delta: a real in [MIN_DELTA, 1) (1e-100; smaller deltas are
+    beyond what float64 privacy profiles resolve)."""
+    d = check_real("delta", delta, low=0.0, high=1.0)
+    if d < MIN_DELTA:
+        raise ValueError(f"delta must be >= {MIN_DELTA:g} (or exactly 0 for a pure mechanism), "
+                         f"got {d:g}")
+    return d
 
 
 def check_bounds(lower: Any, upper: Any) -> tuple[float, float]:
@@ -116,6 +136,8 @@ def check_bounds(lower: Any, upper: Any) -> tuple[float, float]:
         raise ValueError(f"upper must be > lower, got lower={lo}, upper={hi}")
     if not math.isfinite(4.0 * (hi - lo)):  # headroom for the calibration arithmetic
         raise ValueError("upper - lower must be below 4e307 (the sensitivity overflows)")
+    if hi - lo < 1e-200:
+        raise ValueError("upper - lower must be at least 1e-200 (the noise grid underflows)")
     return lo, hi
 
 
@@ -238,20 +260,56 @@ def _record(name: str, clipped: np.ndarray, sensitivity, noise, epsilon: float, 
 # --------------------------------------------------------------------------- calibration
 
 
-def grid_step(scale) -> np.ndarray:
-    """Grid of the float-safe Laplace: ``2^ceil(log2 scale) * 2^-40`` (PRIVACY.md rule 3)."""
-    return np.ldexp(1.0, np.ceil(np.log2(scale)).astype(np.int64) - GRID_BITS)
+def grid_step(scale, magnitude=0.0) -> np.ndarray:
+    """Grid of the float-safe releases: ``2^ceil(log2 scale) * 2^-40`` (PRIVACY.md rule 3), for
+    noise of scale (Laplace b, Gaussian sigma) ``scale``.
+
+    With ``magnitude`` (the largest absolute value the snapped input can take), the grid is
+    at least ``2^ceil(log2 magnitude) * 2^-50``: then every snapped input and every noise
+    draw is an integer multiple of the grid below 2^53 grid steps, so their sum is exact in
+    float64 and the output's low bits carry nothing (a finer grid would round the sum in a
+    way that depends on the input). This only coarsens grids where the noise is tiny
+    against the inputs (epsilon in the thousands, or the tree's long partial sums).
+
+    Raises:
+        ValueError: when the grid would underflow (noise scale below about 1e-289).
+    """
+    with np.errstate(divide="ignore"):
+        g = np.ldexp(1.0, np.ceil(np.log2(scale)).astype(np.int64) - GRID_BITS)
+        if np.any(np.asarray(magnitude) > 0):
+            exp = np.ceil(np.log2(np.maximum(magnitude, MIN_GRID))).astype(np.int64)
+            g = np.maximum(g, np.ldexp(1.0, exp - MAGNITUDE_BITS))
+    if not np.all(g >= MIN_GRID):
+        raise ValueError("the noise scale is too small for a float-safe grid (below about "
+                         "1e-289); widen the bounds or lower epsilon")
+    return g
 
 
-def laplace_scale(sensitivity, epsilon: float):
-    """Noise scale of the grid Laplace: ``(sensitivity + g) / epsilon`` with g the grid step."""
+def snap(x: np.ndarray, grid) -> np.ndarray:
+    """``x`` rounded to the nearest multiple of the power-of-two ``grid`` (exact in float64)."""
+    return np.rint(x / grid) * grid
+
+
+def gaussian_grid_noise(z: np.ndarray, sigma, grid) -> np.ndarray:
+    """Gaussian noise on the grid: ``rint(sigma z / grid) grid`` for standard normals ``z``.
+
+    Added to an input snapped to the same grid it gives ``snap(x) + k g`` with ``k`` a
+    function of ``z`` only: the rounding to the grid of the Gaussian mechanism's output
+    ``snap(x) + sigma z``, i.e. post-processing of that mechanism.
+    """
+    return np.rint(z * (sigma / grid)) * grid
+
+
+def laplace_scale(sensitivity, epsilon: float, magnitude=0.0):
+    """Noise scale of the grid Laplace: ``(sensitivity + g) / epsilon`` with g the grid step
+    (:func:`grid_step` of ``sensitivity / epsilon`` and ``magnitude``)."""
     with np.errstate(over="ignore"):
         b = np.asarray(sensitivity) / epsilon
         ok = np.all(np.isfinite(b)) and np.all(np.isfinite(4.0 * b))
     if not ok:
         raise ValueError("the noise scale (upper - lower) / epsilon overflows; narrow the bounds "
                          "or raise epsilon")
-    return (sensitivity + grid_step(b)) / epsilon
+    return (sensitivity + grid_step(b, magnitude)) / epsilon
 
 
 def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
@@ -310,6 +368,8 @@ class Mechanism:
     """
 
     delta: float = 0.0
+    #: largest absolute value a snapped input can take (sets the grid's floor, see grid_step)
+    magnitude: float = 0.0
 
     def __init__(self, epsilon: float, *, seed: Any = None, secure: bool = False):
         self.epsilon = check_epsilon(epsilon)
@@ -334,7 +394,7 @@ class Mechanism:
         sens = np.asarray(sensitivity, dtype=np.float64)
         if sens.ndim:  # per-element sensitivities (e.g. episode means over different counts)
             sens = np.broadcast_to(sens, x.shape)
-        g = grid_step(sens / self.epsilon)
+        g = grid_step(sens / self.epsilon, self.magnitude)
         # discrete Laplace on the grid: P(k) ~ exp(-|k| g eps / (sens + g))
         p = -np.expm1(-g * self.epsilon / (sens + g))
         k = np.rint(x / g) + (self.rng.geometric(p, size=x.shape)
@@ -371,10 +431,11 @@ class LaplaceMechanism(Mechanism):
                  dim: int | None = None, seed: Any = None, secure: bool = False):
         super().__init__(epsilon, seed=seed, secure=secure)
         self.lower, self.upper = check_bounds(lower, upper)
+        self.magnitude = max(abs(self.lower), abs(self.upper))
         self.dim = None if dim is None else check_int("dim", dim)
         self.sensitivity = (self.upper - self.lower) * (1 if self.dim is None else self.dim)
-        self.scale = float(laplace_scale(self.sensitivity, self.epsilon))
-        self.grid = float(grid_step(self.sensitivity / self.epsilon))
+        self.scale = float(laplace_scale(self.sensitivity, self.epsilon, self.magnitude))
+        self.grid = float(grid_step(self.sensitivity / self.epsilon, self.magnitude))
 
     def __call__(self, x: Any) -> np.ndarray:
         x = check_input(x)
@@ -402,11 +463,12 @@ class PrivateEpisodeMean(Mechanism):
                  seed: Any = None, secure: bool = False):
         super().__init__(epsilon, seed=seed, secure=secure)
         self.lower, self.upper = check_bounds(lower, upper)
+        self.magnitude = max(abs(self.lower), abs(self.upper))
 
     def scale(self, counts) -> np.ndarray:
         """Noise scale of a release over ``counts`` rewards."""
         return laplace_scale((self.upper - self.lower) / np.asarray(counts, np.float64),
-                             self.epsilon)
+                             self.epsilon, self.magnitude)
 
     def release(self, sums: Any, counts: Any) -> np.ndarray:
         sums = check_input(sums, "sums")
@@ -455,7 +517,10 @@ class TreeMechanism(Mechanism):
         self.levels = self.horizon.bit_length()
         self.sensitivity = self.upper - self.lower
         self.node_sensitivity = self.levels * self.sensitivity
-        self.scale = float(laplace_scale(self.node_sensitivity, self.epsilon))
+        # a node's partial sum covers up to 2^(levels - 1) elements
+        self.magnitude = 2.0 ** (self.levels - 1) * max(abs(self.lower), abs(self.upper))
+        self.scale = float(laplace_scale(self.node_sensitivity, self.epsilon, self.magnitude))
+        self.grid = float(grid_step(self.node_sensitivity / self.epsilon, self.magnitude))
         n = int(np.prod(self.streams, dtype=np.int64))
         self._alpha = np.zeros((n, self.levels))   # exact partial sums of the open nodes
         self._noisy = np.zeros((n, self.levels))   # released (noisy) node values
@@ -578,7 +643,7 @@ class TreeMechanism(Mechanism):
 
 
 class GaussianMechanism(Mechanism):
-    """Gaussian mechanism for vectors in a declared l2 ball, or scalars in declared bounds.
+    """Float-safe Gaussian mechanism for vectors in a declared l2 ball, or scalars in bounds.
 
     With ``dim`` set, inputs are vectors (last axis) clipped to l2 norm
     ``l2_bound`` and the sensitivity is ``2 l2_bound`` (replacement); without
@@ -587,10 +652,29 @@ class GaussianMechanism(Mechanism):
     for any epsilon; ``'classic'`` (the papers' ``sqrt(2 ln(1.25/delta))``) is
     refused for epsilon >= 1.
 
+    Float safety (PRIVACY.md rule 3): ``x + sigma z`` in floats leaks the input
+    through the output's low bits (for x = 1 it lies on the 2^-53 lattice, for
+    x = 0 it is the raw noise). Here the clipped input is snapped to a
+    power-of-two grid ``g`` (``2^ceil(log2 sigma) 2^-40``, see :func:`grid_step`)
+    and the Gaussian draw is rounded to the same grid, so every output is
+    exactly ``snap(x) + k g`` with ``k = rint(sigma z / g)`` independent of x:
+    the rounding of the Gaussian mechanism's output on the snapped input, which
+    is post-processing. Snapping moves each coordinate by at most g/2, so the
+    mechanism is calibrated for the snapped sensitivity
+    ``sensitivity + sqrt(entries) g`` (``snapped_sensitivity``). We chose this
+    route over discrete Gaussian noise (Canonne, Kamath and Steinke 2020)
+    because it keeps the exact privacy profile of the continuous Gaussian
+    (the analytic calibration and the joint accounting of
+    :class:`GaussianStatistics` apply unchanged), it is vectorised and costs
+    two roundings, and compiled kernels can add noise drawn ahead.
+
     Example:
         >>> m = GaussianMechanism(0.5, 1e-5, l2_bound=1.0, dim=2, calibration="classic", seed=0)
         >>> round(m.sigma, 6)
         19.379221
+        >>> y = m([0.6, 0.8])
+        >>> bool(np.all(y / m.grid == np.rint(y / m.grid)))   # every output on the grid
+        True
     """
 
     def __init__(self, epsilon: float, delta: float, *, lower: float = 0.0, upper: float = 1.0,
@@ -607,15 +691,18 @@ class GaussianMechanism(Mechanism):
                 raise ValueError("l2_bound is required with dim")
             self.l2_bound = check_real("l2_bound", l2_bound, low=0.0)
             self.sensitivity = 2.0 * self.l2_bound
+            self.magnitude = self.l2_bound
         else:
             if l2_bound is not None:
                 raise ValueError("l2_bound needs dim; scalar inputs use lower and upper")
             self.lower, self.upper = check_bounds(lower, upper)
             self.sensitivity = self.upper - self.lower
-        if calibration == "classic":
-            self.sigma = classic_gaussian_sigma(self.sensitivity, self.epsilon, self.delta)
-        else:
-            self.sigma = analytic_gaussian_sigma(self.sensitivity, self.epsilon, self.delta)
+            self.magnitude = max(abs(self.lower), abs(self.upper))
+        calibrate = classic_gaussian_sigma if calibration == "classic" else analytic_gaussian_sigma
+        self.grid = float(grid_step(calibrate(self.sensitivity, self.epsilon, self.delta),
+                                    self.magnitude))
+        self.snapped_sensitivity = self.sensitivity + math.sqrt(self.dim or 1) * self.grid
+        self.sigma = calibrate(self.snapped_sensitivity, self.epsilon, self.delta)
 
     def clip(self, x: np.ndarray) -> np.ndarray:
         """Clip in the sensitivity's norm (l2 for vectors, the interval for scalars)."""
@@ -626,9 +713,10 @@ class GaussianMechanism(Mechanism):
         return clip_l2(x, self.l2_bound)
 
     def __call__(self, x: Any) -> np.ndarray:
-        x = self.clip(check_input(x))
-        _record(type(self).__name__, x, self.sensitivity, self.sigma, self.epsilon, self.delta)
-        return x + self.sigma * self.rng.standard_normal(x.shape)
+        x = snap(self.clip(check_input(x)), self.grid)
+        _record(type(self).__name__, x, self.snapped_sensitivity, self.sigma, self.epsilon,
+                self.delta)
+        return x + gaussian_grid_noise(self.rng.standard_normal(x.shape), self.sigma, self.grid)
 
 
 def symmetric_gaussian_noise(rng, sigma: float, dim: int, size: tuple[int, ...] = ()) -> np.ndarray:
@@ -667,49 +755,80 @@ def l2_norm(x: np.ndarray) -> np.ndarray:
     return np.sqrt(np.einsum("...i,...i->...", x, x))[..., None]
 
 
+class GaussianPart(NamedTuple):
+    """One part of a :class:`GaussianStatistics` message.
+
+    Attributes:
+        sensitivity: l2 sensitivity of the part's released coordinates (one slot).
+        sd: standard deviation of the noise of every coordinate.
+        entries: number of released coordinates per slot (d for a vector, d(d+1)/2 for
+            the upper triangle of a d x d symmetric matrix).
+        grid: the power-of-two grid of the part's outputs (:func:`grid_step` of ``sd``).
+    """
+
+    sensitivity: float
+    sd: float
+    entries: int
+    grid: float
+
+    @property
+    def snapped_sensitivity(self) -> float:
+        """Sensitivity after snapping to the grid: each coordinate moves by at most g/2."""
+        return self.sensitivity + math.sqrt(self.entries) * self.grid
+
+
 class GaussianStatistics(Mechanism):
-    """A user's message of several Gaussian-noised statistics, accounted jointly.
+    """A user's message of several float-safe Gaussian-noised statistics, accounted jointly.
 
     The LDP regression messages of Zheng et al. (2020, Alg 3 and 5) and Han et
     al. (2021, eq. 3-4): ``x x^T + W`` (W symmetric, i.i.d. N(0, s^2) on and
     above the diagonal) and vectors such as ``r x + xi``. Each part is declared
-    with its l2 sensitivity and noise standard deviation; the mechanism clips
-    its inputs (contexts to the l2 ball ``context_bound``, vectors to their
-    declared l2 bound) and the whole message is one Gaussian mechanism with
-    noise-normalised sensitivity ``rho = sqrt(sum (Delta_i / s_i)^2)``. Its
-    exact guarantee is ``delta(epsilon)`` of the Gaussian profile at
-    ``rho`` (:func:`gaussian_delta` with sigma = 1), which must not exceed the
-    declared delta: the papers' noise levels are accepted when (and only when)
-    the exact accounting proves their claim.
+    with its l2 sensitivity, noise standard deviation and number of released
+    coordinates; the mechanism clips its inputs (contexts to the l2 ball
+    ``context_bound``, vectors to their declared l2 bound), snaps them to the
+    part's grid and adds Gaussian noise rounded to that grid (float-safe, as
+    :class:`GaussianMechanism`). The whole message is one Gaussian mechanism
+    with noise-normalised sensitivity ``rho = sqrt(sum (Delta_i / s_i)^2)``,
+    Delta_i the snapped sensitivities. Its exact guarantee is
+    ``delta(epsilon)`` of the Gaussian profile at ``rho`` (:func:`gaussian_delta`
+    with sigma = 1), which must not exceed the declared delta: the papers'
+    noise levels are accepted when (and only when) the exact accounting proves
+    their claim.
 
     Sensitivities: ``x x^T`` over ``||x|| <= C``: the upper triangle changes by
     at most ``sqrt(2) C^2`` in l2 (x = C e1 against C e2); a vector in the l2
-    ball of radius B changes by at most 2B.
+    ball of radius B changes by at most 2B. Inputs may carry leading slot axes
+    (one slot per arm); ``sensitivity`` is then the worst case over neighbours
+    of the whole message, as the caller declares it.
 
     Args:
         epsilon, delta: the claimed guarantee of one message.
-        parts: name -> (l2 sensitivity, noise sd) for every part of the message.
+        parts: name -> (l2 sensitivity, noise sd, released coordinates per slot).
         context_bound: C, the l2 bound of contexts (for the outer product part).
 
     Example:
-        >>> m = GaussianStatistics(1.0, 0.01, {"M": (2**0.5, 12.4), "u": (2.2, 6.8)}, seed=0)
+        >>> m = GaussianStatistics(1.0, 0.01, {"M": (2**0.5, 12.4, 3), "u": (2.2, 6.8, 2)}, seed=0)
         >>> m.rho < 0.4
         True
     """
 
-    def __init__(self, epsilon: float, delta: float, parts: dict[str, tuple[float, float]],
+    def __init__(self, epsilon: float, delta: float, parts: dict[str, tuple[float, float, int]],
                  context_bound: float = 1.0, *, seed: Any = None, secure: bool = False):
         super().__init__(epsilon, seed=seed, secure=secure)
         self.delta = check_delta(delta)
         self.context_bound = check_real("context_bound", context_bound, low=0.0)
         if not parts:
             raise ValueError("parts must declare at least one part")
-        self.parts = {}
-        for name, (sens, sd) in parts.items():
-            self.parts[name] = (check_real(f"sensitivity of {name}", sens, low=0.0),
-                                check_real(f"noise sd of {name}", sd, low=0.0))
+        self.parts: dict[str, GaussianPart] = {}
+        for name, spec in parts.items():
+            if len(spec) != 3:
+                raise ValueError(f"parts[{name!r}] must be (sensitivity, noise sd, entries)")
+            sens = check_real(f"sensitivity of {name}", spec[0], low=0.0)
+            sd = check_real(f"noise sd of {name}", spec[1], low=0.0)
+            entries = check_int(f"entries of {name}", spec[2])
+            self.parts[name] = GaussianPart(sens, sd, entries, float(grid_step(sd, sens)))
         self.substreams = self._substreams(self.parts)
-        self.rho = math.sqrt(sum((s / sd) ** 2 for s, sd in self.parts.values()))
+        self.rho = math.sqrt(sum((p.snapped_sensitivity / p.sd) ** 2 for p in self.parts.values()))
         self.exact_delta = float(gaussian_delta(self.epsilon, self.rho, 1.0))
         if self.exact_delta > self.delta:
             raise ValueError(f"the declared noise gives delta={self.exact_delta:.3g} > "
@@ -719,32 +838,51 @@ class GaussianStatistics(Mechanism):
         """Clip the l2 norm of x (..., d) to ``bound``."""
         return clip_l2(x, bound)
 
+    def _part(self, name: str, entries: int) -> GaussianPart:
+        part = self.parts[name]
+        if part.entries != entries:
+            raise ValueError(f"part {name} was declared with {part.entries} coordinates per slot, "
+                             f"got {entries}")
+        return part
+
     def outer(self, name: str, x: Any) -> np.ndarray:
-        """``x x^T + W`` for contexts x (..., d) clipped to ``context_bound``."""
+        """``x x^T + W`` for contexts x (..., d) clipped to ``context_bound``: the upper triangle
+        snapped to the part's grid plus grid noise, mirrored."""
         x = self.clip_vector(check_input(x), self.context_bound)
-        sens, sd = self.parts[name]
-        _record(f"{type(self).__name__}.{name}", x, sens, sd, self.epsilon, self.delta)
-        noise = _symmetric_noise(self.substreams[name], sd, x.shape[-1], x.shape[:-1])
-        return x[..., :, None] * x[..., None, :] + noise
+        d = x.shape[-1]
+        rows, cols = _upper_indices(d)
+        part = self._part(name, len(rows))
+        if part.sensitivity < math.sqrt(2.0) * self.context_bound**2 * (1 - 1e-12):
+            raise ValueError(f"part {name}: the declared sensitivity is below sqrt(2) "
+                             f"context_bound^2")
+        upper = snap(x[..., rows] * x[..., cols], part.grid)
+        _record(f"{type(self).__name__}.{name}", upper, part.snapped_sensitivity, part.sd,
+                self.epsilon, self.delta)
+        upper = upper + self.draws(name, upper.shape)
+        out = np.empty(x.shape + (d,))
+        out[..., rows, cols] = upper
+        out[..., cols, rows] = upper
+        return out
 
     def vector(self, name: str, v: Any, bound: float) -> np.ndarray:
-        """``v + N(0, s^2 I)`` for vectors v (..., d) clipped to the l2 ball ``bound``.
-
-        ``bound`` must match the declared sensitivity (2 bound); it is checked.
-        """
+        """``v + N(0, s^2 I)`` on the part's grid for vectors v (..., d) clipped to the l2 ball
+        ``bound``. ``bound`` must match the declared sensitivity (2 bound); it is checked."""
         v = self.clip_vector(check_input(v), bound)
-        sens, sd = self.parts[name]
-        if 2.0 * bound > sens * (1 + 1e-12):
+        part = self._part(name, v.shape[-1])
+        if 2.0 * bound > part.sensitivity * (1 + 1e-12):
             raise ValueError(f"part {name}: bound {bound} exceeds the declared sensitivity / 2")
-        _record(f"{type(self).__name__}.{name}", v, sens, sd, self.epsilon, self.delta)
-        return v + sd * self.substreams[name].standard_normal(v.shape)
+        v = snap(v, part.grid)
+        _record(f"{type(self).__name__}.{name}", v, part.snapped_sensitivity, part.sd,
+                self.epsilon, self.delta)
+        return v + self.draws(name, v.shape)
 
     def draws(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
-        """Standard normals of part ``name`` for ``shape[0]`` future calls at once, shape
-        ``shape`` (calls, batch..., entries): entries = d for a vector part, the d(d+1)/2
-        upper-triangle entries (row-major) for an outer part. The next calls would have drawn
-        exactly these numbers; a compiled kernel scales them by the part's sd (``parts``)."""
-        return self.substreams[name].standard_normal(shape)
+        """The grid noise of part ``name`` for ``shape[0]`` future calls at once, shape ``shape``
+        (calls, batch..., entries): entries = d for a vector part, the d(d+1)/2 upper-triangle
+        entries (row-major) for an outer part. The next calls would have added exactly these
+        values; a compiled kernel adds them to its input snapped to the part's ``grid``."""
+        part = self.parts[name]
+        return gaussian_grid_noise(self.substreams[name].standard_normal(shape), part.sd, part.grid)
 
 
 # --------------------------------------------------------------------------- l2 ball
