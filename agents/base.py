@@ -8,7 +8,10 @@ base class adding and removing the batch dimension.
 Randomness: the agent owns one :class:`numpy.random.SeedSequence`; its
 decisions draw from one child and every mechanism it creates from a child of
 its own (:meth:`Agent.spawn`), never from the env's stream or the global
-``np.random``.
+``np.random``. Seeded noise is for simulation: whoever knows the seed knows
+the noise, and the same seed replays it. With ``secure=True`` every mechanism
+of the agent draws from the operating system's CSPRNG instead (the seed then
+only drives the agent's public decisions, such as tie-breaking).
 """
 
 from __future__ import annotations
@@ -67,7 +70,10 @@ class Agent:
         n_arms: number of actions.
         horizon: the horizon T, for algorithms whose parameters use it.
         num_envs: ``None`` for a single run, else the batch size N.
-        seed: ``None``, an int or a ``SeedSequence``.
+        seed: ``None``, an int or a ``SeedSequence``. Seeded noise is for simulation:
+            whoever knows the seed can predict every noise draw, and reseeding replays it.
+        secure: draw every privacy mechanism's noise from the OS CSPRNG (for deployment;
+            such noise cannot be replayed). The seed then only drives public decisions.
     """
 
     #: Display name, as in the papers.
@@ -85,7 +91,10 @@ class Agent:
     privacy: Privacy | None = None
 
     def __init__(self, n_arms: int, *, horizon: int | None = None, num_envs: int | None = None,
-                 seed: Any = None):
+                 seed: Any = None, secure: bool = False):
+        if not isinstance(secure, (bool, np.bool_)):
+            raise TypeError(f"secure must be True or False, got {type(secure).__name__}")
+        self.secure = bool(secure)
         self.n_arms = check_int("n_arms", n_arms)
         self.horizon = _check_optional_int("horizon", horizon)
         if self.needs_horizon and self.horizon is None:
@@ -132,6 +141,11 @@ class Agent:
         """A fresh, independent seed sequence for one mechanism of this agent."""
         return self._mechanism_seeds.spawn(1)[0]
 
+    def noise_source(self) -> dict[str, Any]:
+        """Keyword arguments that give one mechanism of this agent its noise: a fresh seed
+        sequence of its own (:meth:`spawn`), or in secure mode the OS CSPRNG."""
+        return {"secure": True} if self.secure else {"seed": self.spawn()}
+
     def reset(self, seed: Any = None) -> None:
         """Forget everything learned. With a seed, restart every stream from it."""
         if seed is not None:
@@ -163,6 +177,7 @@ class Agent:
 
     def __repr__(self) -> str:
         priv = f", {self.privacy}" if self.privacy else ""
+        priv += ", secure" if self.secure else ""
         return f"{type(self).__name__}(n_arms={self.n_arms}, num_envs={self.num_envs}{priv})"
 
     # ------------------------------------------------------------------ to implement

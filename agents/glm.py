@@ -42,6 +42,7 @@ from ldp_gym.wrappers.mechanisms import (
     GaussianStatistics,
     L2BallMechanism,
     check_delta,
+    check_finite,
     check_int,
     check_real,
     clip_l2,
@@ -330,7 +331,9 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         Returns:
             actions (N, L).
         """
-        rewards = np.ascontiguousarray(rewards, dtype=np.float64)
+        # the per-round path refuses these in the mechanisms; so does the block path
+        rewards = np.ascontiguousarray(check_finite(rewards, "rewards"), dtype=np.float64)
+        obs = check_finite(obs, "obs")
         n, length = rewards.shape[:2] if rewards.ndim == 3 else (-1, -1)
         width = self.dim if self.multi_parameter else self.n_arms * self.dim
         if rewards.shape != (self._n, length, self.n_arms) or \
@@ -433,7 +436,7 @@ class LDPOLS(_NoisyRegression):
         c, cr = self.context_bound, self.reward_bound
         self.mechanism = GaussianStatistics(
             self.epsilon, self.delta, {"M": (math.sqrt(2) * c**2, 2 * c * s, _upper(self.D)),
-                                       "u": (2 * cr * c, c * cr * s, self.D)}, c, seed=self.spawn())
+                                       "u": (2 * cr * c, c * cr * s, self.D)}, c, **self.noise_source())
         self.c_tilde = 2 * s * (4 * math.sqrt(self.D) + 2 * math.log(2 * self.horizon / self.alpha))
 
     def shift(self, t):
@@ -471,7 +474,7 @@ class LDPLinUCB(_NoisyRegression):
         self.sigma = 2 * math.sqrt(2 * math.log(1.25 * k / self.delta)) / (self.epsilon / k)
         c, cr = self.context_bound, self.reward_bound
         self.mechanism = GaussianStatistics(self.epsilon, self.delta, self._parts(c, cr), c,
-                                            seed=self.spawn())
+                                            **self.noise_source())
         self._log_t = math.log(self.horizon)
         self._ups = self.sigma * (4 * math.sqrt(self.D) + 2 * math.log(2 * self.horizon / self.alpha))
 
@@ -592,7 +595,7 @@ class LDPSGD(_StepSize, _LDPContextual):
         self.theta = np.zeros((n, self.D))
         self.t = np.zeros(n, dtype=np.int64)
         self.mechanism = L2BallMechanism(self.epsilon, 2 * self.reward_bound * self.context_bound,
-                                         self.D, seed=self.spawn())
+                                         self.D, **self.noise_source())
 
     def public_state(self):
         return {"theta": self.theta}
@@ -702,7 +705,7 @@ class LDPMultiOLS(_HanMulti):
         # from data to zero (arm changed); the former dominates
         self.mechanism = GaussianStatistics(self.epsilon, self.delta, {
             "M": (math.sqrt(2) * c**2, 2 * c * s, _upper(self.dim)),
-            "u": (2 * cr * c, c * cr * s, self.dim)}, c, seed=self.spawn())
+            "u": (2 * cr * c, c * cr * s, self.dim)}, c, **self.noise_source())
         self.c_tilde = 2 * s * (4 * math.sqrt(self.dim) + 2 * math.log(2 * self.horizon * self.n_arms
                                                                         / self.alpha))
         self.V = np.zeros((n, self.n_arms, self.dim, self.dim))
@@ -766,7 +769,7 @@ class LDPMultiSGD(_StepSize, _HanMulti):
         super()._init_state(n)
         self._set_budget(pure=True)
         self.mechanism = L2BallMechanism(self.epsilon / 2, 2 * self.reward_bound * self.context_bound,
-                                         self.dim, seed=self.spawn())
+                                         self.dim, **self.noise_source())
         self.updates = np.zeros((n, self.n_arms), dtype=np.int64)
 
     def local_report(self, obs, actions, rewards, public_state):

@@ -159,11 +159,24 @@ def test_bad_delta_is_named(delta):
                                                                        allow_infinity=True))
 @settings(max_examples=60, deadline=None)
 def test_bad_bounds_are_named(lo, hi):
-    if math.isfinite(lo) and math.isfinite(hi) and hi > lo and math.isfinite(4 * (hi - lo)):
+    if math.isfinite(lo) and math.isfinite(hi) and hi > lo and math.isfinite(4 * (hi - lo)) \
+            and hi - lo >= 1e-200:
         M.LaplaceMechanism(1.0, lo, hi)
     else:
         with pytest.raises(ValueError, match="lower|upper"):
             M.LaplaceMechanism(1.0, lo, hi)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: M.LaplaceMechanism(1.0, 0.0, 5e-324), lambda: M.GaussianMechanism(1.0, 1e-5, upper=5e-324),
+    lambda: M.LaplaceMechanism(1e300, 0.0, 1e-100), lambda: M.PrivateEpisodeMean(1.0, 0.0, 1e-250),
+    lambda: M.GaussianMechanism(1.0, 1e-310), lambda: M.GaussianMechanism(1.0, 5e-324),
+    lambda: M.GaussianStatistics(1.0, 1e-310, {"u": (2.0, 50.0, 2)})])
+def test_degenerate_bounds_and_deltas_give_one_clear_error(make):
+    """Bounds of width 5e-324, noise scales whose grid underflows and subnormal deltas: one
+    ValueError naming the parameter, not numpy's or Python's own error."""
+    with pytest.raises(ValueError, match="upper - lower|delta|noise scale"):
+        make()
 
 
 @pytest.mark.parametrize("bad", [[float("nan")], [float("inf")], [True, False], ["a"]])

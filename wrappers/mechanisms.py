@@ -141,18 +141,23 @@ def check_bounds(lower: Any, upper: Any) -> tuple[float, float]:
     return lo, hi
 
 
-def check_input(x: Any, name: str = "x") -> np.ndarray:
-    """Return a float64 array of private inputs; refuse bools, NaN and inf without echoing values."""
+def check_finite(x: Any, name: str = "x") -> np.ndarray:
+    """Return ``x`` as a real numeric array (any float or integer dtype, not converted); refuse
+    bools, non-numbers, NaN and inf without echoing values."""
     arr = np.asarray(x)
     if arr.dtype != np.float64:  # the common case skips the dtype checks
         if arr.dtype == np.bool_:
             raise TypeError(f"{name} must be numeric, not bool")
         if arr.dtype.kind not in "iuf":
             raise TypeError(f"{name} must be a real numeric array")
-        arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} must be finite (NaN or inf found)")
     return arr
+
+
+def check_input(x: Any, name: str = "x") -> np.ndarray:
+    """Return a float64 array of private inputs; refuse bools, NaN and inf without echoing values."""
+    return check_finite(x, name).astype(np.float64, copy=False)
 
 
 # --------------------------------------------------------------------------- randomness
@@ -196,8 +201,20 @@ class SecureGenerator:
         return (np.asarray(low) + np.floor(self.random(size) * span)).astype(np.int64)
 
 
+#: Spawn-key word under which a mechanism derives its stream from a user's seed, so that a
+#: mechanism and an env given the same integer never draw the same numbers (PRIVACY.md rule 5).
+MECHANISM_KEY = 0x4D454348  # "MECH"
+
+
 def make_rng(seed: Any = None, *, secure: bool = False):
     """Return the generator a mechanism draws from.
+
+    An int or a :class:`numpy.random.SeedSequence` is domain-separated: the stream is
+    that of the sequence's child under the key ``MECHANISM_KEY``, never the stream an env
+    (``env.reset(seed=...)``) or any other component builds from the same seed. A
+    ``Generator`` is used as it is (the caller owns it). Seeded noise is for simulation:
+    whoever knows the seed knows every draw, and the same seed replays them; deploy with
+    ``secure=True``.
 
     Args:
         seed: ``None``, an int, a :class:`numpy.random.SeedSequence` (spawn one per
@@ -207,6 +224,8 @@ def make_rng(seed: Any = None, *, secure: bool = False):
     Raises:
         TypeError: secure mode with a seed, or a seed of the wrong type.
     """
+    if not isinstance(secure, (bool, np.bool_)):
+        raise TypeError(f"secure must be True or False, got {type(secure).__name__}")
     if secure:
         if seed is not None:
             raise TypeError("secure mode draws from the OS CSPRNG and refuses seeds; pass seed=None")
@@ -215,8 +234,16 @@ def make_rng(seed: Any = None, *, secure: bool = False):
         raise TypeError("seed must be None, an int, a SeedSequence or a Generator, not bool")
     if isinstance(seed, (np.random.Generator, SecureGenerator)):
         return seed
-    if seed is None or isinstance(seed, (numbers.Integral, np.random.SeedSequence)):
-        return np.random.default_rng(seed)
+    if seed is None:
+        return np.random.default_rng()
+    if isinstance(seed, numbers.Integral):
+        if seed < 0:
+            raise ValueError(f"seed must be >= 0, got {int(seed)}")
+        seed = np.random.SeedSequence(int(seed))
+    if isinstance(seed, np.random.SeedSequence):
+        return np.random.default_rng(np.random.SeedSequence(
+            seed.entropy, spawn_key=tuple(seed.spawn_key) + (MECHANISM_KEY,),
+            pool_size=seed.pool_size))
     raise TypeError(f"seed must be None, an int, a SeedSequence or a Generator, "
                     f"got {type(seed).__name__}")
 
@@ -274,14 +301,13 @@ def grid_step(scale, magnitude=0.0) -> np.ndarray:
     Raises:
         ValueError: when the grid would underflow (noise scale below about 1e-289).
     """
-    with np.errstate(divide="ignore"):
-        g = np.ldexp(1.0, np.ceil(np.log2(scale)).astype(np.int64) - GRID_BITS)
-        if np.any(np.asarray(magnitude) > 0):
-            exp = np.ceil(np.log2(np.maximum(magnitude, MIN_GRID))).astype(np.int64)
-            g = np.maximum(g, np.ldexp(1.0, exp - MAGNITUDE_BITS))
-    if not np.all(g >= MIN_GRID):
+    if not np.all(np.asarray(scale) >= MIN_GRID * 2.0**GRID_BITS):
         raise ValueError("the noise scale is too small for a float-safe grid (below about "
                          "1e-289); widen the bounds or lower epsilon")
+    g = np.ldexp(1.0, np.ceil(np.log2(scale)).astype(np.int64) - GRID_BITS)
+    if np.any(np.asarray(magnitude) > 0):
+        exp = np.ceil(np.log2(np.maximum(magnitude, MIN_GRID))).astype(np.int64)
+        g = np.maximum(g, np.ldexp(1.0, exp - MAGNITUDE_BITS))
     return g
 
 

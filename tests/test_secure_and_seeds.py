@@ -1,0 +1,156 @@
+"""Randomness of the private streams (PRIVACY.md rule 5, R6/R7) and input checks on every path.
+
+* Streams built from a user's seed are domain-separated: a mechanism, an agent's
+  mechanisms and a privacy wrapper never draw the env's numbers, even when given
+  the same integer as ``env.reset``.
+* Secure mode reaches every private agent, on the per-round and the compiled
+  path: every noise draw comes from the OS CSPRNG, seeds are refused for the
+  private streams, and the noise cannot be replayed.
+* NaN and inf are refused on the compiled block path as on the per-round path.
+"""
+
+import numpy as np
+import pytest
+
+import ldp_gym
+from ldp_gym.agents import AGENTS, LDPGLOC, LDPOLS, LDPSGD, LDPLinUCB, LDPMultiOLS, LDPMultiSGD
+from ldp_gym.wrappers import mechanisms as M
+
+PRIVATE = {name: cls for name, cls in AGENTS.items()
+           if getattr(cls, "test_params", {}).get("epsilon") is not None
+           or name.startswith(("LDP", "DP", "AdaP"))}
+COMPILED = [LDPOLS, LDPLinUCB, LDPGLOC, LDPSGD, LDPMultiOLS, LDPMultiSGD]
+
+
+def _agent(cls, n=4, **kw):
+    venv = ldp_gym.make_vector_env(cls.test_env, n, 1000)
+    params = {"epsilon": 1.0, **getattr(cls, "test_params", {}), **kw}
+    return venv, cls.from_env(venv, **params)
+
+
+def _mechanisms(agent):
+    return [v for v in vars(agent).values() if isinstance(v, M.Mechanism)]
+
+
+# ----------------------------------------------------------------------------- seeds
+
+
+@pytest.mark.parametrize("seed", [7, np.random.SeedSequence(7)])
+def test_mechanism_streams_are_not_the_env_stream(seed):
+    """A mechanism given the env's integer (or its SeedSequence) draws other numbers; before
+    the domain separation it drew exactly ``default_rng(7)``, the env's stream."""
+    env_numbers = np.random.default_rng(7).random(8)
+    assert not np.array_equal(M.make_rng(seed).random(8), env_numbers)
+    assert np.array_equal(M.make_rng(7).random(8), M.make_rng(np.random.SeedSequence(7)).random(8))
+
+
+def test_same_seed_same_noise_and_a_generator_is_used_as_given():
+    a, b = M.LaplaceMechanism(1.0, seed=3), M.LaplaceMechanism(1.0, seed=3)
+    x = np.full(100, 0.5)
+    assert np.array_equal(a(x), b(x))  # simulation: whoever knows the seed knows the noise
+    g = np.random.default_rng(3)
+    assert M.make_rng(g) is g
+
+
+def test_negative_seed_is_refused():
+    with pytest.raises(ValueError, match="seed"):
+        M.LaplaceMechanism(1.0, seed=-1)
+
+
+# ----------------------------------------------------------------------------- secure mode
+
+
+@pytest.mark.parametrize("name", sorted(PRIVATE))
+def test_secure_mode_reaches_every_mechanism_of_every_private_agent(name, monkeypatch):
+    cls = PRIVATE[name]
+    venv, agent = _agent(cls, secure=True, seed=1)
+    mechs = _mechanisms(agent)
+    assert agent.secure and mechs, name
+    for m in mechs:
+        assert isinstance(m.rng, M.SecureGenerator)
+        for sub in getattr(m, "substreams", {}).values():
+            assert isinstance(sub, M.SecureGenerator)
+    drawn = []
+    real = M.os.urandom
+    monkeypatch.setattr(M.os, "urandom", lambda k: drawn.append(k) or real(k))
+    obs, _ = venv.reset(seed=0)
+    for _ in range(300):
+        actions = agent.act(obs)
+        next_obs, rewards, _, _, _ = venv.step(actions)
+        agent.observe(obs, actions, rewards, next_obs)
+        obs = next_obs
+    # DP-SE releases only at the end of its first epoch (thousands of rounds): the runner's
+    # secure test covers it
+    assert sum(drawn) > 0 or name == "DP-SE"
+    assert "secure" in repr(agent)
+
+
+def test_secure_mode_draws_every_noise_coordinate_from_the_os():
+    """LDP-OLS, per round and compiled: 5 normals per user and round (the 3 upper-triangle
+    entries of W and the 2 of xi), each from two 8-byte uniforms (Box-Muller): exactly 80
+    bytes per user and round come from os.urandom, and nothing else draws noise."""
+    n, rounds = 6, 5
+    venv, agent = _agent(LDPOLS, n=n, secure=True, seed=2)
+    obs, _ = venv.reset(seed=0)
+    drawn = []
+    real = M.os.urandom
+    M.os.urandom, saved = (lambda k: drawn.append(k) or real(k)), M.os.urandom
+    try:
+        for _ in range(rounds):
+            actions = agent.act(obs)
+            next_obs, rewards, _, _, _ = venv.step(actions)
+            agent.observe(obs, actions, rewards, next_obs)
+            obs = next_obs
+        assert sum(drawn) == 80 * n * rounds
+        drawn.clear()
+        obs_b, rew_b, _ = venv.draw_block(rounds)
+        agent.play_block(obs_b, rew_b)
+        assert sum(drawn) == 80 * n * rounds
+    finally:
+        M.os.urandom = saved
+
+
+@pytest.mark.parametrize("cls", COMPILED)
+def test_secure_noise_cannot_be_replayed_on_the_compiled_path(cls):
+    """Two agents with the same seed: identical states in simulation, different in secure mode."""
+    states = {}
+    for secure in (False, True):
+        runs = []
+        for _ in range(2):
+            venv, agent = _agent(cls, secure=secure, seed=5)
+            venv.reset(seed=0)
+            agent.play_block(*venv.draw_block(20)[:2])
+            runs.append(agent.theta.copy())
+        states[secure] = runs
+    assert np.array_equal(*states[False])
+    assert not np.array_equal(*states[True])
+
+
+def test_secure_mode_refuses_seeds_and_non_bools():
+    with pytest.raises(TypeError, match="secure"):
+        M.LaplaceMechanism(1.0, seed=0, secure=True)
+    with pytest.raises(TypeError, match="secure"):
+        LDPOLS(3, horizon=10, epsilon=1.0, secure="yes")
+
+
+# ----------------------------------------------------------------------------- compiled path inputs
+
+
+@pytest.mark.parametrize("cls", COMPILED)
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_compiled_path_refuses_non_finite_rewards_and_contexts(cls, bad):
+    venv, agent = _agent(cls, seed=0)
+    venv.reset(seed=0)
+    obs, rewards, _ = venv.draw_block(8)
+    theta = agent.theta.copy()
+    bad_rewards = rewards.copy()
+    bad_rewards[1, 3, :] = bad
+    with pytest.raises(ValueError, match="rewards must be finite"):
+        agent.play_block(obs, bad_rewards)
+    bad_obs = obs.copy()
+    bad_obs[2, 4, 0] = bad
+    with pytest.raises(ValueError, match="obs must be finite"):
+        agent.play_block(bad_obs, rewards)
+    assert np.array_equal(agent.theta, theta)  # nothing was played
+    with pytest.raises(TypeError, match="rewards"):
+        agent.play_block(obs, rewards > 0)
