@@ -81,14 +81,46 @@ class MABAgent(Agent):
         self._update(actions, np.ones(self._n, dtype=np.int64), rewards)
 
     def observe_committed(self, actions: np.ndarray, counts: np.ndarray,
-                          reward_sums: np.ndarray) -> None:
+                          reward_sums: np.ndarray, *,
+                          reward_bounds: tuple[float, float] | None = None) -> None:
         """Learn from ``counts[i]`` rounds of ``actions[i]`` whose rewards summed to ``reward_sums[i]``.
 
         Only for agents that commit (``commits = True``): within a commitment,
-        such agents use nothing but the sum of the rewards.
+        such agents use nothing but the sum of the rewards. A sum cannot be
+        clipped reward by reward, and clipping the sum does not bound one
+        reward's influence (one reward of 1000 among 16 rewards of 0.5 moves a
+        clipped mean in [0, 1] from 0.5 to 1), so sums are taken only from a
+        setting that guarantees every reward lies in ``reward_bounds``, inside
+        the agent's ``[lower, upper]`` (``BanditCore.bounded_rewards``).
+
+        Args:
+            actions: (N,) the arms played.
+            counts: (N,) the rounds played (0 allowed).
+            reward_sums: (N,) the sums of their rewards.
+            reward_bounds: ``(lo, hi)``, the interval every one of these rewards is guaranteed
+                to lie in (required).
+
+        Raises:
+            ValueError: ``reward_bounds`` is missing or not inside ``[lower, upper]``, or a sum
+                lies outside ``[counts lo, counts hi]``.
         """
-        self._update(np.asarray(actions), np.asarray(counts, np.int64),
-                     np.asarray(reward_sums, np.float64))
+        counts = np.asarray(counts, np.int64)
+        reward_sums = np.asarray(reward_sums, np.float64)
+        lo, hi = self._check_reward_bounds(reward_bounds)
+        if ((reward_sums < counts * lo) | (reward_sums > counts * hi)).any():
+            raise ValueError(f"reward_sums must lie in [counts * {lo:g}, counts * {hi:g}] "
+                             f"(reward_bounds): some reward lies outside the declared bounds")
+        self._update(np.asarray(actions), counts, reward_sums)
+
+    def _check_reward_bounds(self, reward_bounds: tuple[float, float] | None) -> tuple[float, float]:
+        """``(lo, hi)`` of :meth:`observe_committed`, given and inside ``[lower, upper]``."""
+        b = None if reward_bounds is None else np.asarray(reward_bounds, dtype=np.float64)
+        if b is None or b.shape != (2,) or not self.lower <= b[0] <= b[1] <= self.upper:
+            raise ValueError(f"observe_committed needs reward_bounds=(lo, hi), the interval every "
+                             f"reward is guaranteed to lie in, inside the agent's [lower, upper] = "
+                             f"[{self.lower:g}, {self.upper:g}] (a sum cannot be clipped reward by "
+                             f"reward); got reward_bounds={reward_bounds!r}")
+        return float(b[0]), float(b[1])
 
     def _update(self, actions, counts, reward_sums):
         self.counts[self._rows, actions] += counts
@@ -271,7 +303,7 @@ class LDPUCB(LocalDPAgent, MABAgent):
     def _init_state(self, n):
         super()._init_state(n)
         self.noisy_sums = np.zeros((n, self.n_arms))
-        self.mechanism = LaplaceMechanism(self.epsilon, self.lower, self.upper, seed=self.spawn())
+        self.mechanism = LaplaceMechanism(self.epsilon, self.lower, self.upper, **self.noise_source())
         self.width = 4.0 * (self.upper - self.lower) * math.sqrt(2.0 * math.log(self.horizon)) \
             / self.epsilon
 
@@ -332,7 +364,7 @@ class DPUCB(_GlobalMAB):
     def _init_state(self, n):
         super()._init_state(n)
         self.tree = TreeMechanism(self.epsilon, self.horizon, (n, self.n_arms), self.lower,
-                                  self.upper, seed=self.spawn())
+                                  self.upper, **self.noise_source())
         lg = math.log(2.0 / self.gamma)
         self._c1 = 2.0 * lg
         self._c2 = math.sqrt(8.0) * math.log(self.horizon) ** 1.5 * lg / self.epsilon
@@ -417,7 +449,7 @@ class DPSE(_GlobalMAB):
         super()._init_state(n)
         self.beta = 1.0 / self.horizon if self._beta is None else self._beta
         self.mechanism = PrivateEpisodeMean(self.epsilon, self.lower, self.upper,
-                                            seed=self.spawn())
+                                            **self.noise_source())
         self.active = np.ones((n, self.n_arms), dtype=bool)
         self.epoch = np.ones(n, dtype=np.int64)
         self.epoch_sums = np.zeros((n, self.n_arms))
@@ -432,8 +464,10 @@ class DPSE(_GlobalMAB):
         return (np.floor(np.maximum(a, b)) + 1).astype(np.int64)
 
     def _current(self):
+        """The first active arm still owed pulls this epoch; once the last survivor has had
+        its pulls (its epoch never closes), the survivor."""
         todo = self.active & (self.epoch_counts < self.R[:, None])
-        return todo.argmax(axis=1)  # first active arm still owed pulls this epoch
+        return np.where(todo.any(axis=1)[:, None], todo, self.active).argmax(axis=1)
 
     def _act(self, obs):
         return self._current()
@@ -498,7 +532,7 @@ class AdaPUCB(_GlobalMAB):
     def _init_state(self, n):
         super()._init_state(n)
         self.mechanism = PrivateEpisodeMean(self.epsilon, self.lower, self.upper,
-                                            seed=self.spawn())
+                                            **self.noise_source())
         self.released = np.zeros((n, self.n_arms))        # mu~ of each arm's last episode
         self.released_n = np.zeros((n, self.n_arms), dtype=np.int64)  # its number of rewards
         self.arm = self.rng.integers(0, self.n_arms, size=n)

@@ -78,6 +78,10 @@ def _parser() -> _Parser:
     r.add_argument("--out", type=Path, default=Path("ldp-gym-results/run"))
     r.add_argument("--force", action="store_true", help="replace an existing output folder")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
+    r.add_argument("--secure", action="store_true",
+                   help="draw all privacy noise from the OS CSPRNG (deployment: the noise cannot "
+                        "be replayed, so results are not reproducible; --seed then only drives "
+                        "the envs and the agents' public decisions)")
     e = sub.add_parser("reproduce", help="reproduce a paper's experiment")
     e.add_argument("name", help="experiment name (see list)")
     e.add_argument("--quick", action="store_true", help="a minutes-long version")
@@ -148,9 +152,12 @@ def _cmd_run(args: argparse.Namespace) -> None:
         raise UserError(f"--delta must be in (0, 1), got {args.delta}")
     tasks: list[dict[str, Any]] = []
     common = dict(env=args.env, horizon=args.horizon, n_runs=args.runs, seed=args.seed,
-                  progress=False if args.quiet else None, n_jobs=args.jobs)
+                  progress=False if args.quiet else None, n_jobs=args.jobs, secure=args.secure)
     private = {a: by_lower[a.lower()] for a in names if _is_private(by_lower[a.lower()])}
     plain = {a: by_lower[a.lower()] for a in names if a not in private}
+    if args.secure and not private and args.wrapper == "none":
+        raise UserError("--secure: no agent or wrapper draws privacy noise (name a private "
+                        "agent or pass --wrapper)")
     for eps in args.epsilon:
         agents = {f"{_label(c)} eps={eps:g}": (c, {"epsilon": eps}) for c in private.values()}
         if agents:
@@ -168,7 +175,7 @@ def _cmd_run(args: argparse.Namespace) -> None:
         for spec in task["agents"].values():
             cls, kw = spec if isinstance(spec, tuple) else (spec, {})
             try:
-                cls.from_env(probe, **kw)
+                cls.from_env(probe, secure=args.secure, **kw)
             except (ValueError, TypeError) as exc:
                 raise UserError(f"{_label(cls)}: {exc}") from None
     tmp = _prepare_out(args.out, args.force)

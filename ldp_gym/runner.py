@@ -18,7 +18,12 @@ Agents with a compiled block path (``plays_blocks``, the LDP contextual
 agents) play whole blocks of rounds drawn ahead (``draw_block``)
 in one call (``play_block``); other per-round agents get the same blocks
 below ``BLOCK_MAX_RUNS`` runs and loop over their rounds in Python.
-Stretches are cut at checkpoints, so the recorded regret is exact.
+Stretches are cut at checkpoints, so the recorded regret is exact. Rounds
+stepped one by one take their regret from the native vector env under the
+wrappers (``venv.unwrapped.last_regret``), never from ``info``, which privacy
+wrappers drop. Committed stretches are used only where the setting declares
+that every reward lies inside the agent's bounds (``bounded_rewards``): a sum
+cannot be clipped reward by reward.
 
 Seeds: ``SeedSequence(seed)`` spawns the env's seed; each agent's stream is
 keyed by its name, so adding an agent to a comparison never changes the
@@ -35,6 +40,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 import sys
 import time
 import zlib
@@ -78,9 +84,11 @@ def default_checkpoints(horizon: int, n: int = 31) -> np.ndarray:
 
 
 def make_vector_env(env: str | Callable, n_runs: int, horizon: int, wrappers: Any = (),
-                    **env_kwargs: Any):
+                    secure: bool = False, **env_kwargs: Any):
     """The native vector env of ``env`` (a registered id, or ``f(num_envs, max_episode_steps)``),
-    wrapped by ``wrappers``, a sequence of ``(VectorWrapperClass, kwargs)``."""
+    wrapped by ``wrappers``, a sequence of ``(VectorWrapperClass, kwargs)``; with ``secure``,
+    every wrapper that takes a ``secure`` argument (the privacy wrappers) gets ``secure=True``
+    and a wrapper that draws noise otherwise is refused."""
     if callable(env):
         venv = env(num_envs=n_runs, max_episode_steps=horizon, **env_kwargs)
     else:
@@ -91,22 +99,33 @@ def make_vector_env(env: str | Callable, n_runs: int, horizon: int, wrappers: An
         venv = gym.make_vec(env, num_envs=n_runs, vectorization_mode="vector_entry_point",
                             max_episode_steps=horizon, **env_kwargs)
     for wrapper, kwargs in wrappers:
+        if secure and "secure" in inspect.signature(wrapper).parameters:
+            kwargs = {**kwargs, "secure": True}
         venv = wrapper(venv, **kwargs)
+        if secure and getattr(venv, "mechanism", None) is not None \
+                and not getattr(venv, "secure", False):
+            raise ValueError(f"secure=True, but wrapper {wrapper.__name__} draws seeded noise")
     return venv
 
 
-def _build_agent(spec: AgentSpec, venv) -> Any:
+def _build_agent(spec: AgentSpec, venv, secure: bool = False) -> Any:
     # duck-typed: the runner does not import the agents package (DESIGN.md dependency direction)
+    extra = {"secure": True} if secure else {}
     if isinstance(spec, type) and hasattr(spec, "from_env"):
-        return spec.from_env(venv)
-    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], type):
-        return spec[0].from_env(venv, **spec[1])
-    if hasattr(spec, "act") and hasattr(spec, "observe"):
-        return spec
-    if callable(spec):
-        return spec(venv)
-    raise TypeError(f"an agent spec must be an Agent class, (class, kwargs), a callable "
-                    f"env -> agent, or an object with act/observe; got {type(spec).__name__}")
+        agent = spec.from_env(venv, **extra)
+    elif isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], type):
+        agent = spec[0].from_env(venv, **{**spec[1], **extra})
+    elif hasattr(spec, "act") and hasattr(spec, "observe"):
+        agent = spec
+    elif callable(spec):
+        agent = spec(venv)
+    else:
+        raise TypeError(f"an agent spec must be an Agent class, (class, kwargs), a callable "
+                        f"env -> agent, or an object with act/observe; got {type(spec).__name__}")
+    if secure and getattr(agent, "privacy", None) is not None and not getattr(agent, "secure", False):
+        raise ValueError(f"secure=True, but agent {type(agent).__name__} was built without "
+                         f"secure mode (its noise is seeded)")
+    return agent
 
 
 def _agent_seed(root: np.random.SeedSequence, name: str) -> np.random.SeedSequence:
@@ -117,9 +136,20 @@ def _agent_seed(root: np.random.SeedSequence, name: str) -> np.random.SeedSequen
 def _can_commit(agent: Any, venv: Any) -> bool:
     if not getattr(agent, "commits", False) or not _core_has(venv, "step_committed"):
         return False
-    lo, hi = venv.core.reward_range
-    # an agent that clips rewards can only use sums when no reward needs clipping
-    return getattr(agent, "lower", -np.inf) <= lo and hi <= getattr(agent, "upper", np.inf)
+    bounds = venv.core.bounded_rewards
+    # an agent that clips rewards can only use sums when the setting guarantees that no reward
+    # needs clipping
+    return bounds is not None and getattr(agent, "lower", -np.inf) <= bounds[0] \
+        and bounds[1] <= getattr(agent, "upper", np.inf)
+
+
+def _bandit_env(venv: Any) -> Any:
+    """The native bandit vector env under ``venv``'s wrappers, where the runner reads regret."""
+    base = venv.unwrapped
+    if not hasattr(base, "last_regret"):
+        raise ValueError(f"env must build a bandit vector env of ldp_gym (BanditVectorEnv, "
+                         f"which keeps last_regret), got {type(base).__name__}")
+    return base
 
 
 def _progress(total: int, enabled: bool | None, desc: str):
@@ -133,11 +163,12 @@ def _progress(total: int, enabled: bool | None, desc: str):
 
 
 def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, seed: Any,
-               checkpoints: np.ndarray, env_kwargs: dict, wrappers: Any, progress: bool | None):
+               checkpoints: np.ndarray, env_kwargs: dict, wrappers: Any, progress: bool | None,
+               secure: bool = False):
     root = np.random.SeedSequence(seed)
     env_seed = int(root.spawn(1)[0].generate_state(1)[0])
-    venv = make_vector_env(env, n_runs, horizon, wrappers, **env_kwargs)
-    agent = _build_agent(spec, venv)
+    venv = make_vector_env(env, n_runs, horizon, wrappers, secure, **env_kwargs)
+    agent = _build_agent(spec, venv, secure)
     if hasattr(agent, "reset"):
         agent.reset(seed=_agent_seed(root, name))
     obs, _ = venv.reset(seed=env_seed)
@@ -149,7 +180,7 @@ def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, 
         def play(actions, limit):  # whole committed stretches, cut at checkpoints
             counts = np.minimum(agent.commitment(), limit)
             obs, sums, regrets = venv.step_committed(actions, counts)
-            agent.observe_committed(actions, counts, sums)
+            agent.observe_committed(actions, counts, sums, reward_bounds=venv.core.bounded_rewards)
             return obs, counts, regrets
         decisions = _stretches(agent, obs, play, horizon, checkpoints, out, cum, bar, block=None)
     elif getattr(agent, "speculates", False) and _core_has(venv, "draw_stretch"):
@@ -178,12 +209,13 @@ def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, 
                 if bar is not None:
                     bar.update(length)
         else:
+            base = _bandit_env(venv)
             every = max(horizon // 100, 1)
             for step in range(1, horizon + 1):
                 actions = agent.act(obs)
-                next_obs, rewards, _, _, info = venv.step(actions)
+                next_obs, rewards, _, _, _ = venv.step(actions)
                 agent.observe(obs, actions, rewards, next_obs)
-                cum += info["regret"]
+                cum += base.last_regret
                 obs = next_obs
                 if column[step] >= 0:
                     out[:, column[step]] = cum
@@ -224,13 +256,14 @@ def _play_blocks(venv: Any, agent: Any, horizon: int, column: np.ndarray, out: n
 def _privacy_label(agent: Any, venv: Any) -> str:
     privacy = getattr(agent, "privacy", None)
     if privacy is not None:
-        return str(privacy)
+        return str(privacy) + (", secure noise" if getattr(agent, "secure", False) else "")
     labels, env = [], venv
     while hasattr(env, "env"):  # privacy wrappers report (epsilon, delta)
         if hasattr(env, "mechanism"):
             eps, delta = env.mechanism.privacy
             labels.append(f"local DP via {type(env).__name__}, epsilon={eps:g}"
-                          + (f", delta={delta:g}" if delta else "") + " per reward")
+                          + (f", delta={delta:g}" if delta else "") + " per reward"
+                          + (", secure noise" if getattr(env, "secure", False) else ""))
         env = env.env
     return "; ".join(labels) or "none"
 
@@ -286,7 +319,7 @@ def _check_run_args(horizon: Any, n_runs: Any, checkpoints: Any) -> np.ndarray:
 def run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_runs: int = 10,
         seed: Any = 0, checkpoints: Any = None, env_kwargs: dict | None = None,
         wrappers: Any = (), progress: bool | None = None, n_jobs: int = 1,
-        backend: str | None = None) -> Results:
+        backend: str | None = None, secure: bool = False) -> Results:
     """Run every agent on the same ``n_runs`` independent instances of ``env``.
 
     Args:
@@ -304,17 +337,25 @@ def run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_ru
         progress: progress bars (``None``: when stderr is a terminal and tqdm is installed).
         n_jobs: agents run in parallel processes through joblib when > 1 (or -1).
         backend: joblib backend (``"loky"`` default; ``"dask"``, ``"ray"`` from the extras).
+        secure: every private agent and privacy wrapper draws its noise from the OS CSPRNG
+            (deployment mode: the noise cannot be replayed, so the results are not
+            reproducible; ``seed`` then drives only the envs and the agents' public
+            decisions). Agent objects passed ready-made must have been built with
+            ``secure=True``. Without it, noise is seeded: right for simulation, but whoever
+            knows the seed knows the noise.
 
     Returns:
         :class:`~ldp_gym.results.Results` with regret of shape (n_runs, len(checkpoints)).
     """
     cps = _check_run_args(horizon, n_runs, checkpoints)
+    if not isinstance(secure, (bool, np.bool_)):
+        raise TypeError(f"secure must be True or False, got {type(secure).__name__}")
     if not agents:
         raise ValueError("agents must name at least one agent")
     env_kwargs = dict(env_kwargs or {})
     wrappers = tuple(wrappers)
     tasks = [(env, name, spec, int(horizon), int(n_runs), seed, cps, env_kwargs, wrappers,
-              progress) for name, spec in agents.items()]
+              progress, bool(secure)) for name, spec in agents.items()]
     outputs = _parallel(_run_agent, tasks, n_jobs, backend)
     env_name = env if isinstance(env, str) else getattr(env, "__name__", repr(env))
     return Results(checkpoints=cps, regret={name: out for name, out, _ in outputs},
@@ -322,6 +363,7 @@ def run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_ru
                                                          env_kwargs.items()},
                          "wrappers": [f"{w.__name__}({_jsonable(kw)})" for w, kw in wrappers],
                          "horizon": int(horizon), "n_runs": int(n_runs), "seed": _jsonable(seed),
+                         "secure": bool(secure),
                          "privacy": {name: m["privacy"] for name, _, m in outputs}},
                    timings={name: m for name, _, m in outputs})
 

@@ -194,3 +194,24 @@ def test_dp_ucb_tree_is_calibrated_for_the_horizon():
     agent = AGENTS["DP-UCB"](4, horizon=1000, epsilon=0.5, num_envs=3, seed=0)
     assert agent.tree.streams == (3, 4) and agent.tree.levels == 10
     assert agent.tree.epsilon == 0.5 and agent.tree.node_sensitivity == 10.0
+
+
+COMMITTING = [c for c in CLASSES if c.commits]
+
+
+@pytest.mark.parametrize("cls", COMMITTING, ids=[c.name for c in COMMITTING])
+def test_observe_committed_takes_sums_only_of_declared_bounded_rewards(cls):
+    """One reward of 1000 among 16 rewards of 0.5: clipping their sum to [0, 16] would move a
+    released mean from 0.5 to 1. A sum cannot be clipped reward by reward, so it is refused, as
+    are missing bounds and bounds wider than the agent's [lower, upper]."""
+    agent = cls(3, horizon=1000, num_envs=1, seed=0, **cls.test_params)
+    arm = agent.act(np.zeros((1, 1)))
+    hidden = np.array([15 * 0.5 + 1000.0])
+    for kwargs in ({}, {"reward_bounds": (0.0, 1.0)}, {"reward_bounds": (0.0, 1000.0)},
+                   {"reward_bounds": (-1.0, 1.0)}, {"reward_bounds": (0.0,)}):
+        with pytest.raises(ValueError, match="reward_bounds"):
+            agent.observe_committed(arm, np.array([16]), hidden, **kwargs)
+    assert agent.t[0] == 0  # nothing learned from a refused call
+    counts = agent.commitment()
+    agent.observe_committed(arm, counts, 0.5 * counts, reward_bounds=(0.0, 1.0))
+    assert agent.t[0] == counts[0]

@@ -256,7 +256,8 @@ def dpse_releases(cls, first_reward, n, seed):
         for arm in (0, 1):
             counts = agent.commitment()
             sums = np.full(n, first_reward if (epoch, arm) == (1, 0) else 0.0)
-            agent.observe_committed(np.full(n, arm), counts, np.clip(sums, 0, counts))
+            agent.observe_committed(np.full(n, arm), counts, np.clip(sums, 0, counts),
+                                    reward_bounds=(0.0, 1.0))
         out.append(agent.released[:, 0].copy())
     return np.stack(out, axis=1)
 

@@ -36,9 +36,13 @@ def test_make_vec_native(env_id):
         assert rew.shape == (4,) and not term.any()
         assert trunc.all() == (step == 2)
         assert set(info) >= {"regret", "_regret", "optimal_action"}
+        # the runner's regret, kept by the env itself (privacy wrappers drop info)
+        assert np.array_equal(venv.unwrapped.last_regret, info["regret"])
+        assert venv.unwrapped.last_regret is not info["regret"]
     # next-step autoreset: the step after truncation is a reset step with zero reward
     obs, rew, term, trunc, info = venv.step(venv.action_space.sample())
     assert (rew == 0).all() and not trunc.any() and not info["_regret"].any()
+    assert (venv.unwrapped.last_regret == 0).all()
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -111,6 +115,23 @@ def test_committed_stretch_matches_rounds_in_distribution(distribution):
     ratio = sums.var(ddof=1) / rounds.var(ddof=1)
     f_lo, f_hi = stats.f.ppf(0.25e-6, n_runs - 1, n_runs - 1), stats.f.isf(0.25e-6, n_runs - 1, n_runs - 1)
     assert f_lo < ratio < f_hi
+
+
+@pytest.mark.parametrize("env_id,kwargs,bounds", [
+    ("LDPMAB-v0", {}, (0.0, 1.0)), ("LDPMAB-v0", {"distribution": "beta"}, (0.0, 1.0)),
+    ("LDPMAB-v0", {"distribution": "gaussian"}, None), ("LDPAdversarialMAB-v0", {}, (0.0, 1.0)),
+    ("LDPAdversarialMAB-v0", {"reward_table": [[0.0, 1.0]]}, (0.0, 1.0)),
+])
+def test_settings_declare_bounded_rewards(env_id, kwargs, bounds):
+    """The interval every reward is guaranteed to lie in (None: no guarantee), and the rewards
+    of a few thousand rounds lie in it."""
+    venv = gym.make_vec(env_id, num_envs=2000, vectorization_mode="vector_entry_point",
+                        max_episode_steps=1, **kwargs)
+    assert venv.unwrapped.core.bounded_rewards == bounds
+    venv.reset(seed=0)
+    rewards = venv.step(np.zeros(2000, dtype=np.int64))[1]
+    if bounds is not None:
+        assert ((bounds[0] <= rewards) & (rewards <= bounds[1])).all()
 
 
 def test_committed_stretch_refuses_passing_horizon():

@@ -1,5 +1,7 @@
 """Runner and Results: reproducibility, committed stretches, save/load, plotting, sweeps."""
 
+import math
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -59,6 +61,135 @@ def test_wrappers_make_any_agent_private_and_are_labelled():
     res = ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1}, horizon=200, n_runs=3, seed=0, progress=False,
                       wrappers=[(VectorLaplaceReward, {"epsilon": 0.5})])
     assert "VectorLaplaceReward, epsilon=0.5" in res.meta["privacy"]["UCB1"]
+
+
+class RoundRobin:
+    """A third-party agent whose arms do not depend on the rewards: its regret is known ahead."""
+
+    def __init__(self, n_arms):
+        self.n_arms, self.t = n_arms, 0
+
+    def act(self, obs):
+        return np.full(len(obs), self.t % self.n_arms)
+
+    def observe(self, *args):
+        self.t += 1
+
+
+def test_regret_under_privacy_wrappers_is_read_from_the_env_not_from_info():
+    """Privacy wrappers drop info; the runner reads regret from the env under every wrapper
+    (gymnasium's included): the regret computed independently, bitwise, and the same numbers as
+    when the wrapper opts in to the oracle info."""
+    horizon, cps = 200, ldp_gym.default_checkpoints(200)
+    wrappers = [(gym.wrappers.vector.RecordEpisodeStatistics, {}),
+                (VectorLaplaceReward, {"epsilon": 1.0})]
+    res = ldp_gym.run("LDPMAB-v0", {"RR": RoundRobin(5)}, horizon=horizon, n_runs=3, seed=0,
+                      progress=False, wrappers=wrappers)
+    gaps = 0.75 - np.array([0.75, 0.625, 0.5, 0.375, 0.25])
+    expected = np.cumsum(gaps[np.arange(horizon) % 5])[cps - 1]
+    assert np.array_equal(res.regret["RR"], np.broadcast_to(expected, (3, len(cps))))
+    kw = dict(horizon=2000, n_runs=4, seed=0, progress=False)
+    private = ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1}, **kw,
+                          wrappers=[(VectorLaplaceReward, {"epsilon": 1.0})])
+    oracle = ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1}, **kw,
+                         wrappers=[(VectorLaplaceReward, {"epsilon": 1.0, "oracle_info": True})])
+    regret = private.regret["UCB1"]
+    assert np.array_equal(regret, oracle.regret["UCB1"])
+    assert np.isfinite(regret).all() and (np.diff(regret, axis=1) >= 0).all() and (regret[:, -1] > 0).all()
+
+
+def test_committed_path_only_where_rewards_are_declared_bounded():
+    """A sum cannot be clipped reward by reward: committed stretches on Bernoulli arms (declared
+    in [0, 1]), round by round on Gaussian arms and on a setting that declares nothing (even
+    though its reward_range looks bounded)."""
+    def undeclared(num_envs, max_episode_steps):
+        venv = ldp_gym.make_vector_env("LDPMAB-v0", num_envs, max_episode_steps)
+        venv.core.bounded_rewards = None
+        assert venv.core.reward_range == (0.0, 1.0)
+        return venv
+    kw = dict(agents={"A": (AdaPUCB, {"epsilon": 1.0})}, horizon=2000, n_runs=3, seed=0,
+              progress=False)
+    assert ldp_gym.run("LDPMAB-v0", **kw).timings["A"]["decisions"] < 200
+    gaussian = ldp_gym.run("LDPMAB-v0", env_kwargs={"distribution": "gaussian"}, **kw)
+    assert gaussian.timings["A"]["decisions"] == 2000
+    assert ldp_gym.run(undeclared, **kw).timings["A"]["decisions"] == 2000
+
+
+def _unchecked(cls):
+    """``cls`` learning from committed sums without the declared-bounds checks (as before them)."""
+    def observe_committed(self, actions, counts, reward_sums, **_):
+        self._update(np.asarray(actions), np.asarray(counts, np.int64),
+                     np.asarray(reward_sums, np.float64))
+    return type(cls.__name__, (cls,), {"observe_committed": observe_committed})
+
+
+def test_declared_bounds_leave_committed_runs_on_bernoulli_arms_unchanged():
+    """azize2022-style runs through committed stretches: bitwise the regret and the decisions
+    of the unchecked sums (on Bernoulli arms the checks refuse nothing and change nothing)."""
+    kw = dict(horizon=20000, n_runs=4, seed=0, progress=False)
+    checked = ldp_gym.run("LDPMAB-v0", {"AdaP-UCB": (AdaPUCB, {"epsilon": 1.0}),
+                                        "DP-SE": (DPSE, {"epsilon": 1.0})}, **kw)
+    unchecked = ldp_gym.run("LDPMAB-v0", {"AdaP-UCB": (_unchecked(AdaPUCB), {"epsilon": 1.0}),
+                                          "DP-SE": (_unchecked(DPSE), {"epsilon": 1.0})}, **kw)
+    for name in ("AdaP-UCB", "DP-SE"):
+        assert np.array_equal(checked.regret[name], unchecked.regret[name])
+        assert checked.timings[name]["decisions"] == unchecked.timings[name]["decisions"] < 100
+
+
+#: DP-SE's epoch 1 with two arms and beta = 0.5: floor(max(32 ln 32 / 0.5^2, 8 ln 16 / 0.5)) + 1.
+R1_TWO_ARMS = math.floor(128 * math.log(32)) + 1
+
+
+def dpse_per_round(means, horizon, n_runs, seed):
+    """DP-SE (beta = 0.5: short epochs) played round by round through act/observe on the native
+    vector env: final regret, and the number of rounds each run played an eliminated arm."""
+    venv = gym.make_vec("LDPMAB-v0", num_envs=n_runs, vectorization_mode="vector_entry_point",
+                        max_episode_steps=horizon, means=means)
+    agent = DPSE.from_env(venv, epsilon=1.0, beta=0.5, seed=seed)
+    obs, _ = venv.reset(seed=seed)
+    rows = np.arange(n_runs)
+    regret, eliminated = np.zeros(n_runs), np.zeros(n_runs, dtype=np.int64)
+    for _ in range(horizon):
+        actions = agent.act(obs)
+        eliminated += ~agent.active[rows, actions]
+        next_obs, rewards, _, _, info = venv.step(actions)
+        agent.observe(obs, actions, rewards, next_obs)
+        regret += info["regret"]
+        obs = next_obs
+    return regret, eliminated, agent
+
+
+def test_dpse_per_round_never_plays_an_eliminated_arm():
+    """Arm 0 (0.25) is eliminated after epoch 1 (R_1 = 444 pulls per arm); the survivor, arm 1,
+    is played to the end, past the pulls of its epoch (R_2 = 2130, reached at round 3018)."""
+    regret, eliminated, agent = dpse_per_round((0.25, 0.75), 3500, 20, seed=0)
+    assert (agent.active == [False, True]).all()
+    assert (agent.epoch_counts[:, 1] > agent.R).all()  # the survivor had its pulls and more
+    assert (eliminated == 0).all() and (regret == 0.5 * R1_TWO_ARMS).all()
+
+
+def test_dpse_committed_path_plays_the_survivor_across_checkpoints():
+    """Checkpoints cut the survivor's last stretch after it has had its epoch's pulls (cut at
+    3764 > 3018): regret stays the one of epoch 1, exactly."""
+    res = ldp_gym.run("LDPMAB-v0", {"A": (DPSE, {"epsilon": 1.0, "beta": 0.5})}, horizon=5000,
+                      n_runs=10, seed=0, env_kwargs={"means": (0.25, 0.75)}, progress=False)
+    expected = 0.5 * np.minimum(res.checkpoints, R1_TWO_ARMS)
+    assert np.array_equal(res.regret["A"], np.broadcast_to(expected, res.regret["A"].shape))
+
+
+def test_dpse_per_round_path_matches_committed_path_in_distribution():
+    """DP-SE round by round (act/observe) and through committed stretches cut at checkpoints:
+    regret at T has the same law (Welch z-test, false-alarm rate 1e-6). Arm 1 survives epoch 1
+    in about a third of the runs; in the others arm 2 alone is played from round 1488 and has
+    had its epoch's pulls at round 3618 < T = 4000."""
+    means, horizon = (0.2, 0.6, 0.75), 4000
+    x, eliminated, _ = dpse_per_round(means, horizon, 300, seed=1)
+    res = ldp_gym.run("LDPMAB-v0", {"A": (DPSE, {"epsilon": 1.0, "beta": 0.5})}, horizon=horizon,
+                      n_runs=300, seed=2, env_kwargs={"means": means}, progress=False)
+    y = res.at("A", horizon)
+    z = (x.mean() - y.mean()) / np.sqrt(x.var() / x.size + y.var() / y.size)
+    assert abs(z) < stats.norm.isf(0.5e-6)
+    assert (eliminated == 0).all() and res.timings["A"]["decisions"] < 100
 
 
 @pytest.mark.parametrize("kwargs,msg", [

@@ -154,3 +154,90 @@ def test_compiled_path_refuses_non_finite_rewards_and_contexts(cls, bad):
     assert np.array_equal(agent.theta, theta)  # nothing was played
     with pytest.raises(TypeError, match="rewards"):
         agent.play_block(obs, rewards > 0)
+
+
+# ----------------------------------------------------------------------------- wrappers and runner
+
+
+def test_wrapper_seeded_like_the_env_draws_independent_noise():
+    """The issue's attack: a wrapper given the integer of ``env.reset`` drew the env's own
+    stream, so its noise was correlated with the reward (-0.35). Now the noise is independent
+    of the reward: |correlation| below 5 standard errors (false alarm about 6e-7)."""
+    from ldp_gym.wrappers.reward import VectorGaussianReward, VectorLaplaceReward
+
+    n, rounds = 2000, 20
+    for cls, kw in ((VectorLaplaceReward, {}), (VectorGaussianReward, {"delta": 1e-5})):
+        for seed_kw in ({"seed": 11}, {}):  # explicit seed, or derived from reset(seed=11)
+            raw = ldp_gym.make_vector_env("LDPMAB-v0", n, rounds)
+            wrapped = cls(ldp_gym.make_vector_env("LDPMAB-v0", n, rounds), epsilon=1.0,
+                          **kw, **seed_kw)
+            raw.reset(seed=11)
+            wrapped.reset(seed=11)
+            r, noise = [], []
+            for _ in range(rounds):
+                a = np.zeros(n, dtype=np.int64)
+                r.append(raw.step(a)[1])
+                noise.append(wrapped.step(a)[1] - r[-1])
+            corr = np.corrcoef(np.concatenate(r), np.concatenate(noise))[0, 1]
+            assert abs(corr) < 5 / np.sqrt(n * rounds), (cls.__name__, seed_kw, corr)
+
+
+def test_wrapper_secure_mode_and_reward_validation():
+    import gymnasium as gym
+
+    from ldp_gym.wrappers.reward import GaussianReward, LaplaceReward
+
+    env = LaplaceReward(gym.make("LDPMAB-v0"), epsilon=1.0, secure=True)
+    assert isinstance(env.mechanism.rng, M.SecureGenerator)
+    env.reset(seed=3)  # the env is seeded, the secure noise is not reseeded
+    assert isinstance(env.mechanism.rng, M.SecureGenerator)
+    with pytest.raises(TypeError, match="secure"):
+        GaussianReward(gym.make("LDPMAB-v0"), epsilon=1.0, delta=1e-5, seed=0, secure=True)
+    with pytest.raises(TypeError, match="reward"):
+        env.reward(True)
+
+
+@pytest.mark.parametrize("name", sorted(PRIVATE))
+def test_run_secure_draws_every_private_agents_noise_from_the_os(name, monkeypatch):
+    """``run(..., secure=True)`` on every path the runner takes (per round, committed stretches
+    for AdaP-* and DP-SE, speculative stretches for DP-UCB, compiled blocks for the LDP
+    contextual agents): noise bytes come from os.urandom, and the label says so."""
+    cls = PRIVATE[name]
+    drawn = []
+    real = M.os.urandom
+    monkeypatch.setattr(M.os, "urandom", lambda k: drawn.append(k) or real(k))
+    params = {"epsilon": 1.0, **getattr(cls, "test_params", {})}
+    res = ldp_gym.run(cls.test_env, {name: (cls, params)}, horizon=20_000 if name == "DP-SE" else 600,
+                      n_runs=2, seed=0, progress=False, secure=True)
+    assert sum(drawn) > 0 and res.meta["secure"]
+    assert res.meta["privacy"][name].endswith("secure noise")
+
+
+def test_run_secure_with_wrappers_and_refusals():
+    from ldp_gym.agents import UCB1
+    from ldp_gym.wrappers.reward import VectorLaplaceReward
+
+    res = ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1}, horizon=200, n_runs=2, progress=False,
+                      wrappers=[(VectorLaplaceReward, {"epsilon": 1.0})], secure=True)
+    assert res.meta["privacy"]["UCB1"].endswith("secure noise")
+    with pytest.raises(TypeError, match="secure"):  # a seeded privacy wrapper cannot be secure
+        ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1}, horizon=20, n_runs=2, progress=False,
+                    wrappers=[(VectorLaplaceReward, {"epsilon": 1.0, "seed": 1})], secure=True)
+    venv, seeded = _agent(LDPOLS, n=2, seed=0)
+    with pytest.raises(ValueError, match="secure"):  # a ready-made agent with seeded noise
+        ldp_gym.run(LDPOLS.test_env, {"A": seeded}, horizon=20, n_runs=2, progress=False,
+                    secure=True)
+    with pytest.raises(TypeError, match="secure"):
+        ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1}, horizon=20, n_runs=2, secure=1)
+
+
+def test_cli_run_secure(tmp_path):
+    from ldp_gym.cli import main
+
+    out = tmp_path / "res"
+    assert main(["run", "LDPMAB-v0", "--agents", "AdaP-UCB", "--horizon", "300", "--runs", "2",
+                 "--secure", "--quiet", "--out", str(out)]) == 0
+    assert (out / "results.npz").exists()
+    assert main(["run", "LDPMAB-v0", "--agents", "UCB1", "--horizon", "30", "--secure",
+                 "--out", str(tmp_path / "b")]) == 2
+    assert not (tmp_path / "b").exists()

@@ -1,12 +1,20 @@
-"""Reward wrappers: independent noise streams (R6/R7), RecordConstructorArgs, vector versions."""
+"""Reward wrappers: independent noise streams (R6/R7), RecordConstructorArgs, vector versions, no
+oracle info in the release."""
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import ldp_gym  # noqa: F401
+import ldp_gym
+from ldp_gym.envs.base import INFO_KEYS
 from ldp_gym.wrappers.reward import GaussianReward, LaplaceReward, VectorGaussianReward, VectorLaplaceReward
+
+#: Every key of the oracle info, with the masks of the vector envs.
+ORACLE_KEYS = set(INFO_KEYS) | {f"_{k}" for k in INFO_KEYS}
+SINGLE = [(LaplaceReward, {"epsilon": 1.0}), (GaussianReward, {"epsilon": 1.0, "delta": 1e-5})]
+VECTOR = [(VectorLaplaceReward, {"epsilon": 1.0}),
+          (VectorGaussianReward, {"epsilon": 1.0, "delta": 1e-5})]
 
 
 class RawReward(gym.Wrapper):
@@ -57,7 +65,51 @@ def test_single_wrappers_pass_check_env_and_record_args(wrapper, kw):
     env = wrapper(gym.make("LDPMAB-v0"), **kw)
     check_env(env, skip_render_check=True)
     assert env.spec.additional_wrappers[-1].kwargs["epsilon"] == 1.0
+    assert env.spec.additional_wrappers[-1].kwargs["oracle_info"] is False
     assert env.privacy[0] == 1.0
+    oracle = wrapper(gym.make("LDPMAB-v0"), **kw, oracle_info=True)
+    check_env(oracle, skip_render_check=True)
+    assert gym.make(oracle.spec).oracle_info is True  # the opt-in is recorded in the spec
+
+
+def _wrapped_rollout(wrapper, kw, env_id, **extra):
+    """The infos of reset and of 6 steps of a wrapped env of horizon 5 (the vector env's sixth
+    step is an autoreset step)."""
+    if issubclass(wrapper, gym.vector.VectorWrapper):
+        env = wrapper(gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point",
+                                   max_episode_steps=5), **kw, **extra)
+        steps = 6
+    else:
+        env = wrapper(gym.make(env_id, max_episode_steps=5), **kw, **extra)
+        steps = 5
+    env.action_space.seed(0)
+    infos = [env.reset(seed=0)[1]]
+    infos += [env.step(env.action_space.sample())[4] for _ in range(steps)]
+    return infos
+
+
+@pytest.mark.parametrize("env_id", list(ldp_gym.ENV_SPECS))
+@pytest.mark.parametrize("wrapper,kw", [pytest.param(w, kw, id=w.__name__) for w, kw in SINGLE + VECTOR])
+def test_privacy_wrappers_release_no_oracle_info(wrapper, kw, env_id):
+    """reset and step hand out nothing computed from the private data outside the release: no
+    oracle key (nor its mask) in info, unless oracle_info=True opts in for evaluation."""
+    for info in _wrapped_rollout(wrapper, kw, env_id):
+        assert info == {} and not set(info) & ORACLE_KEYS
+    oracle = _wrapped_rollout(wrapper, kw, env_id, oracle_info=True)
+    assert all(set(info) >= set(INFO_KEYS) for info in oracle[1:])
+
+
+def test_adversarial_table_reward_stays_out_of_info():
+    """The audit's example: on a reward table, info["expected_reward"] is the raw reward."""
+    table = np.random.default_rng(0).random((20, 3))
+    env = LaplaceReward(gym.make("LDPAdversarialMAB-v0", reward_table=table), epsilon=1.0)
+    oracle = LaplaceReward(gym.make("LDPAdversarialMAB-v0", reward_table=table), epsilon=1.0,
+                           oracle_info=True)
+    env.reset(seed=0)
+    oracle.reset(seed=0)
+    for t in range(20):
+        assert env.step(t % 3)[4] == {}
+        assert oracle.step(t % 3)[4]["expected_reward"] == table[t, t % 3]
 
 
 @pytest.mark.parametrize("wrapper,kw", [(VectorLaplaceReward, {"epsilon": 1.0}),
@@ -79,3 +131,5 @@ def test_wrappers_validate():
         GaussianReward(gym.make("LDPMAB-v0"), epsilon=2.0, delta=1e-5, calibration="classic")
     with pytest.raises(ValueError, match="delta"):
         GaussianReward(gym.make("LDPMAB-v0"), epsilon=0.5, delta=0.0)
+    with pytest.raises(ValueError, match="oracle_info"):
+        LaplaceReward(gym.make("LDPMAB-v0"), epsilon=1.0, oracle_info="yes")

@@ -476,8 +476,16 @@ class PrivateEpisodeMean(Mechanism):
     ``release(sums, counts)`` returns ``sums/counts + Lap((upper - lower)/(epsilon counts))``
     on the grid: each released mean covers ``counts`` rewards in
     ``[lower, upper]`` that enter no other release, so every reward is
-    protected with epsilon-DP. Sums are clipped to ``[counts lower, counts upper]``;
-    callers that can see single rewards clip those first.
+    protected with epsilon-DP.
+
+    A release is epsilon-DP per reward only if every reward in the sum lies in
+    ``[lower, upper]``: the caller clips each reward before summing, or takes
+    the sum from a setting that guarantees bounded rewards
+    (``BanditCore.bounded_rewards``). Clipping the sum would not bound one
+    reward's influence (one reward of 1000 among 16 moves a mean in [0, 1]
+    from 0.5 to 1), so a sum outside ``[counts lower, counts upper]``, which
+    proves a reward broke the bounds, is refused (up to float rounding of the
+    sum, which is clipped).
 
     Example:
         >>> m = PrivateEpisodeMean(1.0, seed=0)
@@ -502,7 +510,12 @@ class PrivateEpisodeMean(Mechanism):
         if (counts < 1).any() or (counts != np.rint(counts)).any():
             raise ValueError("counts must be integers >= 1")
         sums, counts = np.broadcast_arrays(sums, counts)
-        mean = np.clip(sums, counts * self.lower, counts * self.upper) / counts
+        lo, hi = counts * self.lower, counts * self.upper
+        slack = 1e-9 * counts * self.magnitude  # rounding of a float sum of clipped rewards
+        if ((sums < lo - slack) | (sums > hi + slack)).any():
+            raise ValueError("sums must lie in [counts * lower, counts * upper]: a reward outside "
+                             "the declared bounds entered a sum (clip each reward, not the sum)")
+        mean = np.clip(sums, lo, hi) / counts
         return self._grid_laplace(mean, (self.upper - self.lower) / counts)
 
 

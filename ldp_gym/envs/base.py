@@ -15,6 +15,9 @@ Environment contract (DESIGN.md section 2):
 * observations are float32 arrays inside their space, rewards Python floats;
 * ``info`` carries evaluation data only (``expected_reward``,
   ``optimal_reward``, ``regret``, ``optimal_action``), a fresh dict per call.
+  It is computed from the private data, so the privacy wrappers
+  (:mod:`ldp_gym.wrappers.reward`) drop it; the runner reads the regret from
+  the native vector env (:attr:`BanditVectorEnv.last_regret`) instead.
 """
 
 from __future__ import annotations
@@ -33,14 +36,18 @@ class BanditCore:
     """A bandit setting on a batch of independent runs (subclass per setting).
 
     Subclasses set ``observation_space`` and ``action_space`` (of one run),
-    ``reward_range`` and implement :meth:`reset`, :meth:`step` and
-    :meth:`observe`; :meth:`step_committed` is optional (settings where an
-    agent may commit to one action for many rounds).
+    ``reward_range`` and ``bounded_rewards`` and implement :meth:`reset`,
+    :meth:`step` and :meth:`observe`; :meth:`step_committed` is optional
+    (settings where an agent may commit to one action for many rounds).
     """
 
     observation_space: gym.Space
     action_space: gym.Space
     reward_range: tuple[float, float] = (-np.inf, np.inf)
+    #: The interval ``(lo, hi)`` every reward is guaranteed to lie in, or ``None`` (no
+    #: guarantee). A declaration, not a guess: agents that clip rewards may learn from the sums
+    #: of :meth:`step_committed` only inside it, since a sum cannot be clipped reward by reward.
+    bounded_rewards: tuple[float, float] | None = None
 
     def reset(self, rng: np.random.Generator, runs: np.ndarray, n_runs: int) -> None:
         """Draw fresh instances for the runs in ``runs`` (indices into a batch of ``n_runs``)."""
@@ -112,8 +119,14 @@ class BanditVectorEnv(VectorEnv):
     ``max_episode_steps`` is the horizon: runs truncate there and, in
     Gymnasium's next-step autoreset mode, start a fresh instance on the
     following ``step``. ``info`` holds the oracle arrays with their ``_key``
-    masks. :meth:`step_committed` plays a whole committed stretch per run in
-    one call (used by the runner for agents that commit to an arm).
+    masks; :attr:`last_regret` keeps the last ``step``'s instantaneous regret
+    for the runner, which reads it here under any wrapper (privacy wrappers
+    drop ``info``). :meth:`step_committed` plays a whole committed stretch per
+    run in one call (used by the runner for agents that commit to an arm).
+
+    Attributes:
+        last_regret: (N,) instantaneous regret of the last :meth:`step` (a copy; 0 for runs
+            that autoreset in it, and after :meth:`reset`).
     """
 
     metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -136,12 +149,14 @@ class BanditVectorEnv(VectorEnv):
         self.t = np.zeros(self.num_envs, dtype=np.int64)
         self._needs_reset = np.zeros(self.num_envs, dtype=bool)
         self._all = np.arange(self.num_envs)
+        self.last_regret = np.zeros(self.num_envs)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         self.core.reset(self.np_random, self._all, self.num_envs)
         self.t[:] = 0
         self._needs_reset[:] = False
+        self.last_regret = np.zeros(self.num_envs)
         return self.core.observe(), {}
 
     def step(self, actions):
@@ -157,6 +172,7 @@ class BanditVectorEnv(VectorEnv):
             rewards[runs] = 0.0
             for v in info.values():
                 v[runs] = 0
+        self.last_regret = np.array(info["regret"], dtype=np.float64)
         self.t[~done] += 1
         truncated = np.zeros(self.num_envs, bool) if self.horizon is None else self.t >= self.horizon
         self._needs_reset = truncated.copy()

@@ -103,6 +103,7 @@ class MABCore(BanditCore):
         self.action_space = spaces.Discrete(self.n_arms)
         self.observation_space = _OBS_SPACE
         self.reward_range = (-np.inf, np.inf) if distribution == "gaussian" else (0.0, 1.0)
+        self.bounded_rewards = None if distribution == "gaussian" else (0.0, 1.0)
         self.means = np.zeros((0, self.n_arms))
 
     def reset(self, rng, runs, n_runs):
@@ -202,6 +203,7 @@ class AdversarialMABCore(BanditCore):
         self.action_space = spaces.Discrete(self.n_arms)
         self.observation_space = _OBS_SPACE
         self.reward_range = (0.0, 1.0)
+        self.bounded_rewards = (0.0, 1.0)  # table values are checked, draws are Bernoulli
 
     def reset(self, rng, runs, n_runs):
         if getattr(self, "t", np.zeros(0)).shape[0] != n_runs:
