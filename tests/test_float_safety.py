@@ -28,9 +28,12 @@ from ldp_gym.wrappers import mechanisms as M
 from ldp_gym.wrappers.audit import audit, audit_gaussian_epsilon, off_lattice, trailing_zeros
 from ldp_gym.wrappers.reward import GaussianReward, VectorGaussianReward
 
-N = 100_000
-#: samples per side per half of the fingerprint audits (the mutants certify 3 to 8 there)
+#: samples per side per half of the value audits of agent messages
+N_MESSAGE = 60_000
+#: samples per side per half of the fingerprint audits of mechanisms (the mutants certify 4 to 7
+#: there) and of agent messages (3 to 4.5)
 N_FINGERPRINT = 50_000
+N_MESSAGE_FINGERPRINT = 30_000
 K, D = 3, 2
 DELTA_AUDIT = 0.01
 #: the fingerprint audits' delta: a continuous release exposes about 1 % of outputs with
@@ -132,7 +135,7 @@ def _wrappers(mutant):
 @pytest.mark.audit
 @pytest.mark.parametrize("name", ["GaussianReward", "VectorGaussianReward"])
 def test_gaussian_reward_wrappers_fingerprint_audit_and_mutant(name):
-    n = 10_000 if name == "GaussianReward" else N  # one Python call per reward
+    n = 10_000 if name == "GaussianReward" else N_FINGERPRINT  # one Python call per reward
     wrapper, draw = _wrappers(False)[name]
     m = wrapper.mechanism
     assert on_grid(draw(1000, 0.0), m.grid) and on_grid(draw(1000, 1.0), m.grid)
@@ -252,10 +255,10 @@ def test_agent_message_fingerprint_audit_and_mutant(cls, rewards, arms, cols, pa
     msg, claim = PATHS[path], _claim(cls, DELTA_FINGERPRINT)
     (r0, r1), (a0, a1) = rewards, arms
     ok = fingerprints(lambda n: msg(cls, n, r0, 10, arm=a0), lambda n: msg(cls, n, r1, 20, arm=a1),
-                      cols=cols)
+                      N_MESSAGE_FINGERPRINT, cols)
     assert max(ok) <= claim
     bad = fingerprints(lambda n: msg(cls, n, r0, 30, True, a0),
-                       lambda n: msg(cls, n, r1, 40, True, a1), cols=cols)
+                       lambda n: msg(cls, n, r1, 40, True, a1), N_MESSAGE_FINGERPRINT, cols)
     assert max(bad) > claim
 
 
@@ -268,7 +271,7 @@ def test_agent_message_value_audit(cls, path):
     msg, claim = PATHS[path], _claim(cls)
     arm1 = 1 if cls is LDPMultiOLS else 0
     res = audit(lambda n: msg(cls, n, 1.0, 50), lambda n: msg(cls, n, -1.0, 60, arm=arm1),
-                n=N, statistic="lda", delta=DELTA_AUDIT)
+                n=N_MESSAGE, statistic="lda", delta=DELTA_AUDIT)
     assert res.epsilon_lower <= claim
 
 
