@@ -4,7 +4,9 @@
 test suite read it, so a new agent gets both by being listed here.
 """
 
-from .base import Agent, GlobalDPAgent, LocalDPAgent, Privacy, argmax_random
+from ldp_gym.wrappers.privacy import Privacy
+
+from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random
 from .glm import AGENTS as _GLM_AGENTS
 from .glm import (
     GLOC,

@@ -16,37 +16,16 @@ only drives the agent's public decisions, such as tie-breaking).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
 from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium.vector import VectorEnv
 
 from ldp_gym.wrappers.mechanisms import check_epsilon, check_int, check_real
+from ldp_gym.wrappers.privacy import Privacy
 
 __all__ = ["Agent", "GlobalDPAgent", "LocalDPAgent", "Privacy", "argmax_random"]
-
-
-@dataclass(frozen=True)
-class Privacy:
-    """The guarantee an agent gives.
-
-    Attributes:
-        model: ``"local"`` (every user's message is private; the server never
-            sees raw data) or ``"global"`` (the agent sees raw rewards; its
-            released statistics, and therefore its actions, are private).
-        epsilon, delta: the budget, per unit.
-        unit: what neighbouring inputs differ in (``"one reward"``, ``"one user"``).
-    """
-
-    model: str
-    epsilon: float
-    delta: float = 0.0
-    unit: str = "one reward"
-
-    def __str__(self) -> str:
-        d = f", delta={self.delta:g}" if self.delta else ""
-        return f"{self.model} DP, epsilon={self.epsilon:g}{d} per {self.unit}"
 
 
 def argmax_random(rng: np.random.Generator, values: np.ndarray) -> np.ndarray:
@@ -88,7 +67,7 @@ class Agent:
     speculates: ClassVar[bool] = False
     #: Whether ``horizon`` must be given.
     needs_horizon: ClassVar[bool] = False
-    privacy: Privacy | None = None
+    _privacy: Privacy | None = None
 
     def __init__(self, n_arms: int, *, horizon: int | None = None, num_envs: int | None = None,
                  seed: Any = None, secure: bool = False):
@@ -171,13 +150,19 @@ class Agent:
             self._observe(np.asarray(obs), np.asarray(action), np.asarray(reward, np.float64),
                           np.asarray(next_obs))
 
+    @property
+    def privacy(self) -> Privacy | None:
+        """The guarantee the agent gives (``None`` for non-private agents)."""
+        if self._privacy is None:
+            return None
+        return dataclasses.replace(self._privacy, secure=self.secure)
+
     def commitment(self) -> np.ndarray:
         """Rounds (N,) the agent commits to playing its current action (1 for per-round agents)."""
         return np.ones(self._n, dtype=np.int64)
 
     def __repr__(self) -> str:
         priv = f", {self.privacy}" if self.privacy else ""
-        priv += ", secure" if self.secure else ""
         return f"{type(self).__name__}(n_arms={self.n_arms}, num_envs={self.num_envs}{priv})"
 
     # ------------------------------------------------------------------ to implement
@@ -195,7 +180,7 @@ class Agent:
 class _PrivateMixin:
     """Validation shared by private agents: epsilon, delta and the declared reward bounds."""
 
-    def _set_privacy(self, model: str, epsilon: Any, delta: Any = 0.0, unit: str = "one reward",
+    def _set_privacy(self, model: str, epsilon: Any, delta: Any = 0.0, unit: str = "reward",
                      lower: Any = 0.0, upper: Any = 1.0) -> None:
         eps = check_epsilon(epsilon)
         d = 0.0 if delta == 0.0 else check_real("delta", delta, low=0.0, high=1.0)
@@ -204,7 +189,7 @@ class _PrivateMixin:
         if not hi > lo:
             raise ValueError(f"upper must be > lower, got lower={lo}, upper={hi}")
         self.epsilon, self.delta, self.lower, self.upper = eps, d, lo, hi
-        self.privacy = Privacy(model, eps, d, unit)
+        self._privacy = Privacy(model, eps, d, unit)
 
 
 class LocalDPAgent(_PrivateMixin, Agent):

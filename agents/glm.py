@@ -305,7 +305,7 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
     def _set_budget(self, pure: bool) -> None:
         eps, delta = self._budget
         delta = 0.0 if pure else check_delta(delta)
-        self._set_privacy("local", eps, delta, "user (context, action and reward)",
+        self._set_privacy("local", eps, delta, "user",
                           -self.reward_bound, self.reward_bound)
 
     def _clip_reward(self, r: np.ndarray) -> np.ndarray:

@@ -297,7 +297,7 @@ class LDPUCB(LocalDPAgent, MABAgent):
 
     def __init__(self, n_arms, *, epsilon: float, lower: float = 0.0, upper: float = 1.0,
                  **kwargs):
-        self._set_privacy("local", epsilon, 0.0, "user (one reward)", lower, upper)
+        self._set_privacy("local", epsilon, 0.0, "reward", lower, upper)
         super().__init__(n_arms, **kwargs)
 
     def _init_state(self, n):

@@ -254,16 +254,15 @@ def _play_blocks(venv: Any, agent: Any, horizon: int, column: np.ndarray, out: n
 
 
 def _privacy_label(agent: Any, venv: Any) -> str:
+    """The guarantee of ``agent`` on ``venv``: the agent's own, else those of the privacy
+    wrappers (each states one :class:`~ldp_gym.wrappers.privacy.Privacy`)."""
     privacy = getattr(agent, "privacy", None)
     if privacy is not None:
-        return str(privacy) + (", secure noise" if getattr(agent, "secure", False) else "")
+        return str(privacy)
     labels, env = [], venv
-    while hasattr(env, "env"):  # privacy wrappers report (epsilon, delta)
-        if hasattr(env, "mechanism"):
-            eps, delta = env.mechanism.privacy
-            labels.append(f"local DP via {type(env).__name__}, epsilon={eps:g}"
-                          + (f", delta={delta:g}" if delta else "") + " per reward"
-                          + (", secure noise" if getattr(env, "secure", False) else ""))
+    while hasattr(env, "env"):
+        if getattr(env, "privacy", None) is not None:
+            labels.append(f"{env.privacy} via {type(env).__name__}")
         env = env.env
     return "; ".join(labels) or "none"
 

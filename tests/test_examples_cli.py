@@ -110,7 +110,8 @@ def test_readme_example_runs(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "README.md", "exec"), {})
     out = capsys.readouterr().out
-    assert "VectorLaplaceReward, epsilon=1" in out and (tmp_path / "regret.png").exists()
+    assert "local DP, epsilon=1 per reward via VectorLaplaceReward" in out \
+        and (tmp_path / "regret.png").exists()
 
 
 @pytest.mark.parametrize("name,expected", [

@@ -60,7 +60,7 @@ def test_regret_recorded_at_checkpoints_exactly():
 def test_wrappers_make_any_agent_private_and_are_labelled():
     res = ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1}, horizon=200, n_runs=3, seed=0, progress=False,
                       wrappers=[(VectorLaplaceReward, {"epsilon": 0.5})])
-    assert "VectorLaplaceReward, epsilon=0.5" in res.meta["privacy"]["UCB1"]
+    assert res.meta["privacy"]["UCB1"] == "local DP, epsilon=0.5 per reward via VectorLaplaceReward"
 
 
 class RoundRobin:

@@ -8,6 +8,7 @@ from gymnasium.utils.env_checker import check_env
 
 import ldp_gym
 from ldp_gym.envs.base import INFO_KEYS
+from ldp_gym.wrappers.privacy import Privacy
 from ldp_gym.wrappers.reward import GaussianReward, LaplaceReward, VectorGaussianReward, VectorLaplaceReward
 
 #: Every key of the oracle info, with the masks of the vector envs.
@@ -66,7 +67,7 @@ def test_single_wrappers_pass_check_env_and_record_args(wrapper, kw):
     check_env(env, skip_render_check=True)
     assert env.spec.additional_wrappers[-1].kwargs["epsilon"] == 1.0
     assert env.spec.additional_wrappers[-1].kwargs["oracle_info"] is False
-    assert env.privacy[0] == 1.0
+    assert env.privacy == Privacy("local", 1.0, kw.get("delta", 0.0), "reward")
     oracle = wrapper(gym.make("LDPMAB-v0"), **kw, oracle_info=True)
     check_env(oracle, skip_render_check=True)
     assert gym.make(oracle.spec).oracle_info is True  # the opt-in is recorded in the spec

@@ -389,7 +389,10 @@ class Mechanism:
 
     Args:
         epsilon: privacy budget, in (0, inf).
-        seed: ``None``, int, ``SeedSequence`` or ``Generator`` (spawn one per mechanism).
+        seed: ``None``, int, ``SeedSequence`` or ``Generator`` (spawn one per mechanism);
+            ints and sequences are domain-separated (:func:`make_rng`). Seeded noise is for
+            simulation: whoever knows the seed can predict every draw, and the same seed
+            replays them. Deploy with ``secure=True``.
         secure: draw from the OS CSPRNG; refuses a seed.
     """
 

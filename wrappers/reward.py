@@ -47,6 +47,7 @@ from gymnasium.utils import RecordConstructorArgs
 from gymnasium.vector import VectorRewardWrapper
 
 from .mechanisms import GaussianMechanism, LaplaceMechanism, Mechanism, check_input, make_rng
+from .privacy import Privacy
 
 __all__ = ["GaussianReward", "LaplaceReward", "VectorGaussianReward", "VectorLaplaceReward"]
 
@@ -82,8 +83,10 @@ class _NoiseStream:
         raise NotImplementedError
 
     @property
-    def privacy(self) -> tuple[float, float]:
-        return self.mechanism.privacy
+    def privacy(self) -> Privacy:
+        """The guarantee: local DP per reward (epsilon, delta of the mechanism)."""
+        eps, delta = self.mechanism.privacy
+        return Privacy("local", eps, delta, "reward", secure=self.secure)
 
 
 class _Laplace(_NoiseStream):

@@ -1,0 +1,71 @@
+"""The one type that states a privacy guarantee: :class:`Privacy`.
+
+Agents (``agent.privacy``), privacy wrappers (``env.privacy``), the runner
+(``Results.meta["privacy"]``) and the command line all report guarantees as a
+:class:`Privacy`, with the protected unit taken from a fixed vocabulary
+(:data:`UNITS`).
+
+Example:
+    >>> from ldp_gym.wrappers.privacy import Privacy
+    >>> print(Privacy("local", 1.0, 0.01, "user"))
+    local DP, epsilon=1, delta=0.01 per user (context, action and reward)
+    >>> Privacy("global", 0.5).unit
+    'reward'
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["MODELS", "UNITS", "Privacy"]
+
+#: What neighbouring inputs differ in: the unit a guarantee protects.
+UNITS: dict[str, str] = {
+    "reward": "reward",
+    "user": "user (context, action and reward)",
+}
+#: Local DP: every user's message is private, the server never sees raw data. Global DP: the
+#: learner sees raw rewards, its released statistics (and so its actions) are private.
+MODELS = ("local", "global")
+
+
+@dataclass(frozen=True)
+class Privacy:
+    """A guarantee: ``(epsilon, delta)``-DP in the local or global model, per unit.
+
+    Attributes:
+        model: ``"local"`` or ``"global"`` (:data:`MODELS`).
+        epsilon: the budget per unit, in (0, inf).
+        delta: 0 for pure DP, else in (0, 1).
+        unit: a key of :data:`UNITS`: ``"reward"`` (one reward) or ``"user"`` (one user's
+            context, chosen action and reward).
+        secure: the noise is drawn from the OS CSPRNG (deployment) rather than seeded.
+    """
+
+    model: str
+    epsilon: float
+    delta: float = 0.0
+    unit: str = "reward"
+    secure: bool = False
+
+    def __post_init__(self) -> None:
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
+        if self.unit not in UNITS:
+            raise ValueError(f"unit must be one of {tuple(UNITS)}, got {self.unit!r}")
+        if not (isinstance(self.epsilon, (int, float)) and 0 < self.epsilon < math.inf):
+            raise ValueError(f"epsilon must be a finite number > 0, got {self.epsilon!r}")
+        if not (isinstance(self.delta, (int, float)) and 0 <= self.delta < 1):
+            raise ValueError(f"delta must be in [0, 1), got {self.delta!r}")
+
+    def __str__(self) -> str:
+        d = f", delta={self.delta:g}" if self.delta else ""
+        s = ", secure noise" if self.secure else ""
+        return f"{self.model} DP, epsilon={self.epsilon:g}{d} per {UNITS[self.unit]}{s}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values, for results files."""
+        return {"model": self.model, "epsilon": self.epsilon, "delta": self.delta,
+                "unit": self.unit, "secure": self.secure}
