@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from ldp_gym.validation import check_bool, check_int
+
 __all__ = ["PerRunAgent", "PredictAgent", "SB3Agent"]
 
 
@@ -80,7 +82,7 @@ class SB3Agent(PredictAgent):
         if not isinstance(model, BaseAlgorithm):
             raise TypeError(f"model must be a stable-baselines3 model, got {type(model).__name__}")
         self.model = model
-        self.deterministic = bool(deterministic)
+        self.deterministic = check_bool("deterministic", deterministic)
         super().__init__(self._predict_batch)
 
     def _predict_batch(self, obs: Any) -> np.ndarray:
@@ -99,10 +101,8 @@ class PerRunAgent:
     privacy = None
 
     def __init__(self, factory: Callable[[Any], Any], num_envs: int):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
         self.factory = factory
-        self.num_envs = num_envs
+        self.num_envs = check_int("num_envs", num_envs)
         self.agents = [factory(None) for _ in range(num_envs)]
 
     def reset(self, seed: Any = None) -> None:

@@ -2,8 +2,13 @@
 
 Every algorithm is written once on arrays with a leading run dimension. An
 agent built with ``num_envs=N`` takes and returns batches of N; one built
-without it takes single observations and returns a Python ``int`` action, the
-base class adding and removing the batch dimension.
+without it takes single observations and returns one action (a Python ``int``
+for a ``Discrete`` space, else an array of the space's dtype), the base class
+adding and removing the batch dimension. Agents declare the action spaces they
+support (``supported_action_spaces``); :meth:`Agent.from_env` refuses any
+other, and ``act``/``observe`` refuse, with one clear error, actions outside
+the agent's space, NaN or inf rewards and observations and wrong shapes
+(:mod:`ldp_gym.validation`).
 
 Randomness: the agent owns one :class:`numpy.random.SeedSequence`; its
 decisions draw from one child and every mechanism it creates from a child of
@@ -20,12 +25,24 @@ import dataclasses
 from typing import Any, ClassVar
 
 import numpy as np
+from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 
-from ldp_gym.wrappers.mechanisms import check_epsilon, check_int, check_real
+from ldp_gym.validation import (
+    check_action,
+    check_actions,
+    check_bool,
+    check_bounds,
+    check_delta,
+    check_epsilon,
+    check_finite,
+    check_input,
+    check_int,
+    check_optional_int,
+)
 from ldp_gym.wrappers.privacy import Privacy
 
-__all__ = ["Agent", "GlobalDPAgent", "LocalDPAgent", "Privacy", "argmax_random"]
+__all__ = ["Agent", "GlobalDPAgent", "LocalDPAgent", "Privacy", "argmax_random", "readonly"]
 
 
 def argmax_random(rng: np.random.Generator, values: np.ndarray) -> np.ndarray:
@@ -34,19 +51,29 @@ def argmax_random(rng: np.random.Generator, values: np.ndarray) -> np.ndarray:
     return (rng.random(values.shape) * ties).argmax(axis=1)
 
 
-def _check_optional_int(name: str, value: Any) -> int | None:
-    return None if value is None else check_int(name, value)
+def readonly(**arrays: Any) -> dict[str, np.ndarray]:
+    """Read-only views of ``arrays``, as a dict (what :meth:`LocalDPAgent.public_state` returns):
+    users read the server's broadcast, they cannot write into the server's state through it."""
+    out = {}
+    for key, value in arrays.items():
+        view = np.asarray(value).view()
+        view.flags.writeable = False
+        out[key] = view
+    return out
 
 
 class Agent:
     """Base class of every agent.
 
     Subclasses implement ``_init_state(n)``, ``_act(obs)`` and
-    ``_observe(obs, actions, rewards, next_obs)`` on batches, and declare
-    ``test_env`` / ``test_params`` for the generic contract suite.
+    ``_observe(obs, actions, rewards, next_obs)`` on batches (validated by
+    :meth:`act` and :meth:`observe`), declare ``supported_action_spaces`` and
+    ``test_env`` / ``test_params`` (:meth:`_unit_test_params`) for the generic
+    contract suite. Agents of spaces other than ``Discrete`` override
+    :meth:`space_params` and :meth:`_make_action_space`.
 
     Args:
-        n_arms: number of actions.
+        n_arms: number of actions (of arms, for a ``Discrete`` space).
         horizon: the horizon T, for algorithms whose parameters use it.
         num_envs: ``None`` for a single run, else the batch size N.
         seed: ``None``, an int or a ``SeedSequence``. Seeded noise is for simulation:
@@ -57,7 +84,10 @@ class Agent:
 
     #: Display name, as in the papers.
     name: ClassVar[str] = "agent"
-    #: Registered env id and constructor parameters used by the contract tests.
+    #: The action spaces (classes) the agent can play in; :meth:`from_env` refuses any other.
+    supported_action_spaces: ClassVar[tuple[type[spaces.Space], ...]] = (spaces.Discrete,)
+    #: Registered env id and constructor parameters used by the contract tests (the default
+    #: parameter set of :meth:`_unit_test_params`).
     test_env: ClassVar[str] = "LDPMAB-v0"
     test_params: ClassVar[dict[str, Any]] = {}
     #: Whether the agent commits to one action for several rounds (see ``commitment``).
@@ -71,14 +101,14 @@ class Agent:
 
     def __init__(self, n_arms: int, *, horizon: int | None = None, num_envs: int | None = None,
                  seed: Any = None, secure: bool = False):
-        if not isinstance(secure, (bool, np.bool_)):
-            raise TypeError(f"secure must be True or False, got {type(secure).__name__}")
-        self.secure = bool(secure)
+        self.secure = check_bool("secure", secure)
         self.n_arms = check_int("n_arms", n_arms)
-        self.horizon = _check_optional_int("horizon", horizon)
+        self.horizon = check_optional_int("horizon", horizon)
         if self.needs_horizon and self.horizon is None:
             raise ValueError(f"{type(self).__name__} needs horizon (the number of rounds T)")
-        self.num_envs = _check_optional_int("num_envs", num_envs)
+        self.num_envs = check_optional_int("num_envs", num_envs)
+        self.action_space = self._make_action_space()
+        self._discrete = isinstance(self.action_space, spaces.Discrete)
         self._n = self.num_envs or 1
         self._rows = np.arange(self._n)
         self._seed_seq = seed if isinstance(seed, np.random.SeedSequence) \
@@ -91,13 +121,20 @@ class Agent:
     def from_env(cls, env: Any, **kwargs: Any) -> Agent:
         """Build the agent for ``env`` (a single env or a native vector env).
 
-        Reads the number of arms from the action space, ``num_envs`` from a
-        vector env, and the horizon from ``max_episode_steps`` unless given.
+        Reads the number of arms from the action space (:meth:`space_params`),
+        ``num_envs`` from a vector env, and the horizon from
+        ``max_episode_steps`` unless given.
+
+        Raises:
+            ValueError: the env's action space is not one the agent supports
+                (``supported_action_spaces``), or the env is not of the agent's setting.
         """
         is_vec = isinstance(getattr(env, "unwrapped", env), VectorEnv) or isinstance(env, VectorEnv)
         space = env.single_action_space if is_vec else env.action_space
-        params = cls.env_params(env, is_vec)
-        params.setdefault("n_arms", int(space.n))
+        if not isinstance(space, cls.supported_action_spaces):
+            names = " or ".join(s.__name__ for s in cls.supported_action_spaces)
+            raise ValueError(f"{cls.name} supports {names} action spaces only, not {space}")
+        params = {**cls.space_params(space), **cls.env_params(env, is_vec)}
         if is_vec:
             params.setdefault("num_envs", env.num_envs)
         horizon = getattr(getattr(env, "unwrapped", env), "horizon", None)
@@ -111,6 +148,25 @@ class Agent:
     def env_params(cls, env: Any, is_vec: bool) -> dict[str, Any]:
         """Setting-specific constructor arguments read off the env (dimension, bounds)."""
         return {}
+
+    @classmethod
+    def space_params(cls, space: spaces.Space) -> dict[str, Any]:
+        """Constructor arguments read off one run's action space (a supported one):
+        ``n_arms`` of a ``Discrete`` space, which must start at 0."""
+        if not isinstance(space, spaces.Discrete):
+            raise NotImplementedError(f"{cls.name} reads no parameters off {space}")
+        if space.start != 0:
+            raise ValueError(f"{cls.name} needs a Discrete action space starting at 0, not {space}")
+        return {"n_arms": int(space.n)}
+
+    def _make_action_space(self) -> spaces.Space:
+        """The action space of one run, from the constructor's arguments: ``Discrete(n_arms)``."""
+        return spaces.Discrete(self.n_arms)
+
+    @classmethod
+    def _unit_test_params(cls) -> list[dict[str, Any]]:
+        """The parameter sets the contract suite runs the agent with (``test_params`` first)."""
+        return [dict(cls.test_params)]
 
     def _fresh_streams(self) -> None:
         decisions, self._mechanism_seeds = self._seed_seq.spawn(2)
@@ -135,20 +191,58 @@ class Agent:
 
     # ------------------------------------------------------------------ public API
     def act(self, obs: Any) -> Any:
-        """Choose actions: a batch for ``num_envs=N`` agents, a Python int otherwise."""
+        """Choose actions: a batch (N, ...) for ``num_envs=N`` agents; otherwise one action, a
+        Python int for a ``Discrete`` space, else an array of the space's dtype."""
         if self.num_envs is None:
-            return int(self._act(np.asarray(obs)[None])[0])
-        return self._act(np.asarray(obs))
+            action = self._act(check_finite(obs, "obs")[None])[0]
+            return int(action) if self._discrete else np.array(action, dtype=self.action_space.dtype)
+        return self._act(self._batch(obs, "obs"))
 
     def observe(self, obs: Any, action: Any, reward: Any, next_obs: Any) -> None:
-        """Learn from one round (batched for ``num_envs=N`` agents)."""
+        """Learn from one round (batched for ``num_envs=N`` agents).
+
+        Raises:
+            TypeError: an action of the wrong type (a float or bool for a ``Discrete`` space),
+                non-numeric rewards or observations.
+            ValueError: an action outside the agent's action space, NaN or inf in a reward or an
+                observation, wrong shapes.
+        """
+        obs, next_obs = self._observations(obs, next_obs)
         if self.num_envs is None:
-            self._observe(np.asarray(obs)[None], np.asarray(action, dtype=np.int64).reshape(1),
-                          np.asarray(reward, dtype=np.float64).reshape(1),
-                          np.asarray(next_obs)[None])
+            actions = np.asarray(check_action(self.action_space, action))[None]
+            rewards = self._rewards(reward, ())[None]
         else:
-            self._observe(np.asarray(obs), np.asarray(action), np.asarray(reward, np.float64),
-                          np.asarray(next_obs))
+            actions = check_actions(self.action_space, action, self._n)
+            rewards = self._rewards(reward, (self._n,))
+        self._observe(obs, actions, rewards, next_obs)
+
+    def _observations(self, obs: Any, next_obs: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``obs`` and ``next_obs`` as finite batches (N, ...) of one shape."""
+        if self.num_envs is None:
+            obs, next_obs = check_finite(obs, "obs")[None], check_finite(next_obs, "next_obs")[None]
+        else:
+            obs, next_obs = self._batch(obs, "obs"), self._batch(next_obs, "next_obs")
+        if next_obs.shape != obs.shape:
+            raise ValueError(f"next_obs must have the shape of obs {obs.shape[1:]}, "
+                             f"got {next_obs.shape[1:]}")
+        return obs, next_obs
+
+    def _batch(self, x: Any, name: str) -> np.ndarray:
+        """``x`` as a finite array with leading dimension N."""
+        arr = check_finite(x, name)
+        if arr.shape[:1] != (self._n,):
+            raise ValueError(f"{name} must have leading dimension num_envs={self._n}, "
+                             f"got shape {arr.shape}")
+        return arr
+
+    @staticmethod
+    def _rewards(reward: Any, shape: tuple[int, ...]) -> np.ndarray:
+        """``reward`` as a finite float64 array of ``shape``."""
+        name = "rewards" if shape else "reward"
+        r = check_input(reward, name)
+        if r.shape != shape:
+            raise ValueError(f"{name} must have shape {shape}, got {r.shape}")
+        return r
 
     @property
     def privacy(self) -> Privacy | None:
@@ -183,11 +277,8 @@ class _PrivateMixin:
     def _set_privacy(self, model: str, epsilon: Any, delta: Any = 0.0, unit: str = "reward",
                      lower: Any = 0.0, upper: Any = 1.0) -> None:
         eps = check_epsilon(epsilon)
-        d = 0.0 if delta == 0.0 else check_real("delta", delta, low=0.0, high=1.0)
-        lo = check_real("lower", lower)
-        hi = check_real("upper", upper)
-        if not hi > lo:
-            raise ValueError(f"upper must be > lower, got lower={lo}, upper={hi}")
+        d = check_delta(delta, allow_zero=True)
+        lo, hi = check_bounds(lower, upper)
         self.epsilon, self.delta, self.lower, self.upper = eps, d, lo, hi
         self._privacy = Privacy(model, eps, d, unit)
 
@@ -196,10 +287,12 @@ class LocalDPAgent(_PrivateMixin, Agent):
     """An agent under local DP: a user side and a server side in one object.
 
     * user side: :meth:`act` (raw context and the server's public state) and
-      :meth:`local_report`, which builds the message and privatises it with
+      :meth:`local_report`, which sees the round's whole feedback (observation,
+      action, reward, next observation) and builds the message, privatised with
       mechanisms from :mod:`ldp_gym.wrappers.mechanisms`;
     * server side: :meth:`update` sees the report and nothing else;
-      :meth:`public_state` is what the server broadcasts.
+      :meth:`public_state` is what the server broadcasts, read-only
+      (:func:`readonly`).
 
     ``observe`` is written once here: ``report = local_report(...)``, then
     ``update(report)``. ``last_report`` keeps the last (batched) message so a
@@ -209,17 +302,20 @@ class LocalDPAgent(_PrivateMixin, Agent):
     last_report: dict[str, np.ndarray] | None = None
 
     def _observe(self, obs, actions, rewards, next_obs):
-        report = self.local_report(obs, actions, rewards, self.public_state())
+        report = self.local_report(obs, actions, rewards, next_obs, self.public_state())
         self.last_report = report
         self.update(report)
 
     def public_state(self) -> dict[str, np.ndarray]:
-        """What the server broadcasts to users (batched)."""
+        """What the server broadcasts to users (batched, read-only arrays: :func:`readonly`)."""
         raise NotImplementedError
 
     def local_report(self, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+                     next_obs: np.ndarray,
                      public_state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """User side: the privatised message of a batch of users."""
+        """User side: the privatised message of a batch of users, from the round's feedback
+        (``next_obs`` included: semi-bandit and two-point settings report on it) and the
+        server's broadcast."""
         raise NotImplementedError
 
     def update(self, report: dict[str, np.ndarray]) -> None:

@@ -49,14 +49,14 @@ from ldp_gym.wrappers.mechanisms import (
 )
 
 from . import glm_kernels
-from .base import Agent, LocalDPAgent
+from .base import Agent, LocalDPAgent, readonly
 
 __all__ = ["GLOC", "LDPGLOC", "LDPOLS", "LDPSGD", "GreedyOLS", "GreedySGD", "LDPLinUCB",
            "LDPMultiOLS", "LDPMultiSGD", "LinUCB", "gaussian_sigma"]
 
 #: inverse link, its derivative's infimum on [-1, 1] (mu of Zheng et al.) and sup |g| on [-1, 1]
 LINK_FUNCTIONS = {
-    "identity": (lambda z: z, 1.0, 1.0),
+    "identity": (np.positive, 1.0, 1.0),
     "logistic": (special.expit, float(special.expit(1.0) * special.expit(-1.0)), 1.0),
     "poisson": (np.exp, math.exp(-1.0), math.e),
 }
@@ -288,13 +288,34 @@ class GLOC(_Ridge):
         super()._observe(obs, actions, z, next_obs)  # ridge regression of z on x
 
 
-# =========================================================================== local DP, single parameter
+# =========================================================================== local DP
 
 
 class _LDPContextual(LocalDPAgent, ContextualAgent):
-    """Shared by the LDP contextual agents: budget, failure probability, clipping."""
+    """Shared by the LDP contextual agents: the budget, and every path through one kernel.
+
+    Each algorithm is one compiled kernel (:mod:`ldp_gym.agents.glm_kernels`) of
+    ``choose`` (user), ``report`` (user: the message, from the mechanisms' compiled
+    transforms and the noise they drew) and ``update`` (server, from the message
+    only). ``act`` runs its choose step, ``local_report`` its report step,
+    ``update`` its update step, and ``play_block`` all three over a block of rounds
+    drawn ahead; the messages pass through a buffer between report and update on
+    every path, and ``last_report`` is the last round's message on every path.
+    Subclasses declare ``_message_spec``, ``_noise``, ``_kernel`` and ``_record``.
+    """
 
     test_params = {"epsilon": 1.0, "delta": 0.01}
+
+    @classmethod
+    def _unit_test_params(cls):
+        # the default, and clipping bounds below the envs' with another budget
+        return [cls.test_params, {**cls.test_params, "epsilon": 0.5, "context_bound": 0.7,
+                                  "reward_bound": 0.4}]
+
+    #: :meth:`play_block` is available: the runner plays blocks of rounds drawn ahead
+    plays_blocks = True
+    #: the server state's arrays that users read (``public_state``)
+    public_names: tuple[str, ...] = ()
 
     def __init__(self, n_arms, *, epsilon: float, delta: float = 0.01, alpha: float = 0.05,
                  **kwargs):
@@ -304,24 +325,99 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
 
     def _set_budget(self, pure: bool) -> None:
         eps, delta = self._budget
-        delta = 0.0 if pure else check_delta(delta)
-        self._set_privacy("local", eps, delta, "user",
-                          -self.reward_bound, self.reward_bound)
+        delta = check_delta(delta)  # validated even where unused (a pure mechanism)
+        delta = 0.0 if pure else delta
+        self._set_privacy("local", eps, delta, "user", -self.reward_bound, self.reward_bound)
 
-    def _clip_reward(self, r: np.ndarray) -> np.ndarray:
-        return np.clip(r, -self.reward_bound, self.reward_bound)
+    # ------------------------------------------------------------------ declared per algorithm
+    def _message_spec(self) -> dict[str, tuple[tuple[int, ...], Any]]:
+        """Message part -> (shape of one user's part, dtype); names starting with ``_`` are
+        kept for the replay trace, not sent."""
+        raise NotImplementedError
 
-    #: :meth:`play_block` is available: the runner plays blocks of rounds drawn ahead
-    plays_blocks = True
+    def _noise(self, rounds: int) -> dict[str, np.ndarray]:
+        """The mechanisms' noise for ``rounds`` rounds of every run, (rounds, N, ...)."""
+        raise NotImplementedError
+
+    def _kernel(self, mode: int, obs: np.ndarray, rewards: np.ndarray, forced: np.ndarray,
+                state: dict[str, np.ndarray], noise: dict[str, np.ndarray],
+                msgs: dict[str, np.ndarray], actions: np.ndarray) -> None:
+        """Run the algorithm's kernel on ``state`` (updated in place where ``mode`` updates)."""
+        raise NotImplementedError
+
+    def _record(self, msgs: dict[str, np.ndarray], noise: dict[str, np.ndarray]) -> None:
+        """Trace the releases of ``msgs`` for the replay test."""
+        raise NotImplementedError
+
+    def _state(self) -> dict[str, np.ndarray]:
+        """The server's state arrays, by the kernel's names (live, for the kernels)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ every path
+    def public_state(self) -> dict[str, np.ndarray]:
+        """What the server broadcasts: read-only views of its estimates."""
+        state = self._state()
+        return readonly(**{name: state[name] for name in self.public_names})
+
+    def _buffers(self, rounds: int) -> dict[str, np.ndarray]:
+        return {name: np.zeros((rounds, self._n) + shape, dtype)
+                for name, (shape, dtype) in self._message_spec().items()}
+
+    def _no_noise(self) -> dict[str, np.ndarray]:
+        if not hasattr(self, "_empty_noise"):
+            self._empty_noise = readonly(**{k: np.zeros((0,) * v.ndim, v.dtype)
+                                            for k, v in self._noise(0).items()})
+        return self._empty_noise
+
+    def _check_obs(self, obs: Any, rounds: int | None) -> np.ndarray:
+        obs = check_finite(obs, "obs")
+        width = self.dim if self.multi_parameter else self.n_arms * self.dim
+        want = (self._n, width) if rounds is None else (self._n, rounds + 1, width)
+        if obs.shape != want:
+            raise ValueError(f"obs must have shape {want} (N={self._n}, K={self.n_arms}, "
+                             f"d={self.dim}), got {obs.shape}")
+        return obs
+
+    def _act(self, obs):
+        obs = self._check_obs(obs, None)[:, None]
+        actions = np.empty((self._n, 1), dtype=np.int64)
+        self._kernel(glm_kernels.CHOOSE, obs, np.zeros((self._n, 1, 1)), np.full((self._n, 1), -1),
+                     self._state(), self._no_noise(), self._buffers(0), actions)
+        return actions[:, 0]
+
+    def local_report(self, obs, actions, rewards, next_obs, public_state):
+        """User side: the privatised messages of a batch of users (one round), given the public
+        state they read. ``next_obs`` (the round's feedback) is not needed here."""
+        obs = self._check_obs(obs, None)[:, None]
+        rewards = check_finite(rewards, "rewards").astype(np.float64).reshape(self._n, 1, 1)
+        forced = np.asarray(actions)
+        if forced.shape != (self._n,) or forced.dtype.kind not in "iu" \
+                or ((forced < 0) | (forced >= self.n_arms)).any():
+            raise ValueError(f"actions must be {self._n} integers in [0, {self.n_arms})")
+        state = {**self._state(), **{k: np.require(v, requirements=["C", "W"])
+                                     for k, v in public_state.items()}}
+        msgs, noise = self._buffers(1), self._noise(1)
+        self._kernel(glm_kernels.REPORT, obs, rewards, forced.astype(np.int64)[:, None], state,
+                     noise, msgs, np.empty((self._n, 1), dtype=np.int64))
+        self._record(msgs, noise)
+        return {k: v[0] for k, v in msgs.items() if not k.startswith("_")}
+
+    def update(self, report):
+        """Server side: fold a batch of messages (one per run) into the state."""
+        msgs = self._buffers(1)
+        for name, buf in msgs.items():
+            if not name.startswith("_"):
+                buf[0] = report[name]
+        self._kernel(glm_kernels.UPDATE, _NO_OBS, np.zeros((self._n, 1, 1)), np.full((self._n, 1), -1),
+                     self._state(), self._no_noise(), msgs, np.empty((self._n, 1), np.int64))
 
     def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
         """Play ``L`` consecutive rounds whose contexts and rewards are drawn ahead.
 
-        Same rounds as ``L`` calls of ``act`` then ``observe`` (user decision, noised
-        message from this agent's mechanisms, server update), compiled
-        (:mod:`ldp_gym.agents.glm_kernels`); the noise is drawn by the mechanisms from the
-        streams the per-round calls use, so both paths give the same actions from the same
-        seed. ``last_report`` is not kept for these rounds.
+        The same kernel as the per-round methods runs choose, report and update for
+        every round (the messages pass through a buffer; ``last_report`` is the last
+        round's), with the noise of the same streams, so both paths give bitwise the
+        same actions, messages and state from the same seed.
 
         Args:
             obs: observations (N, L + 1, K d), or (N, L + 1, d) in the multi-parameter
@@ -331,31 +427,50 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         Returns:
             actions (N, L).
         """
-        # the per-round path refuses these in the mechanisms; so does the block path
-        rewards = np.ascontiguousarray(check_finite(rewards, "rewards"), dtype=np.float64)
-        obs = check_finite(obs, "obs")
-        n, length = rewards.shape[:2] if rewards.ndim == 3 else (-1, -1)
-        width = self.dim if self.multi_parameter else self.n_arms * self.dim
-        if rewards.shape != (self._n, length, self.n_arms) or \
-                np.shape(obs) != (self._n, length + 1, width):
-            raise ValueError(f"obs and rewards must have shapes (N, L + 1, {width}) and (N, L, K) "
-                             f"with N={self._n}, K={self.n_arms}, d={self.dim}")
-        actions = np.empty((n, length), dtype=np.int64)
-        for name in ("V", "u", "theta", "inv", "theta_hat", "theta_warm"):
-            if hasattr(self, name):
-                setattr(self, name, np.ascontiguousarray(getattr(self, name), dtype=np.float64))
-        self._rounds(np.ascontiguousarray(obs, dtype=np.float32), rewards, actions)
-        self.last_report = None
+        rewards = check_finite(rewards, "rewards")
+        length = rewards.shape[1] if rewards.ndim == 3 else -1
+        if rewards.shape != (self._n, length, self.n_arms):
+            raise ValueError(f"rewards must have shape (N, L, K) with N={self._n}, "
+                             f"K={self.n_arms}, got {rewards.shape}")
+        obs = self._check_obs(obs, length)
+        msgs, noise = self._buffers(length), self._noise(length)
+        actions = np.empty((self._n, length), dtype=np.int64)
+        self._kernel(glm_kernels.PLAY, np.ascontiguousarray(obs[:, :length]),
+                     np.ascontiguousarray(rewards, dtype=np.float64),
+                     np.full((self._n, length), -1), self._state(), noise, msgs, actions)
+        self._record(msgs, noise)
+        self.last_report = {k: v[-1].copy() for k, v in msgs.items() if not k.startswith("_")}
         return actions
 
-    def _rounds(self, obs: np.ndarray, rewards: np.ndarray, actions: np.ndarray) -> None:
-        """Play the block through this algorithm's kernel (``glm_kernels``), writing ``actions``
-        and updating the state in place."""
-        raise NotImplementedError
+
+#: placeholder for the observations the update step does not read
+_NO_OBS = np.zeros((1, 1, 0), dtype=np.float32)
+
+
+def _gaussian_noise(mech: GaussianStatistics, rounds: int, n: int,
+                    slots: tuple[int, ...] = ()) -> dict[str, np.ndarray]:
+    return {name: mech.noise(name, (rounds, n) + slots + (part.entries,))
+            for name, part in mech.parts.items()}
+
+
+def _part(mech: GaussianStatistics, name: str, noise: dict[str, np.ndarray]) -> tuple:
+    """A part's arguments of the compiled rounds: its declared bound, drawn noise and grid."""
+    part = mech.parts[name]
+    return part.bound, noise[name], part.grid
+
+
+def _ball_noise(mech: L2BallMechanism, rounds: int, n: int,
+                slots: tuple[int, ...] = ()) -> dict[str, np.ndarray]:
+    lead = (rounds, n) + slots
+    r = mech.draws(math.prod(lead))
+    return {k: v.reshape(lead + v.shape[1:]) for k, v in r.items()}
 
 
 class _NoisyRegression(_LDPContextual):
     """Server state ``V = sum (x x^T + W)``, ``u = sum (s x + xi)``; theta = (V + c_t I)^-1 u."""
+
+    public_names = ("theta", "inverse", "t")
+    ucb = False
 
     def _init_state(self, n):
         self.V = np.zeros((n, self.D, self.D))
@@ -363,50 +478,44 @@ class _NoisyRegression(_LDPContextual):
         self.theta = np.zeros((n, self.D))
         self.inv = np.repeat(np.eye(self.D)[None], n, axis=0)
         self.t = np.zeros(n, dtype=np.int64)
-        self._eye = np.eye(self.D)
+
+    def _state(self):
+        return {"V": self.V, "u": self.u, "theta": self.theta, "inverse": self.inv, "t": self.t}
 
     def shift(self, t: np.ndarray) -> np.ndarray:
-        """The regulariser c_t (N,) added to V before solving."""
+        """The regulariser c_t added to V before solving."""
         raise NotImplementedError
 
-    def _solve(self) -> None:
-        a = self.V + self.shift(self.t)[:, None, None] * self._eye
-        self.inv = small_inverse(a)
-        self.theta = np.einsum("nde,ne->nd", self.inv, self.u)
+    def beta(self, t: np.ndarray) -> np.ndarray:
+        """The exploration coefficient of round t (UCB agents)."""
+        return np.zeros(np.shape(t))
 
-    def public_state(self):
-        return {"theta": self.theta, "inverse": self.inv, "t": self.t}
+    def _message_spec(self):
+        return {"M": ((self.D, self.D), np.float64), "u": ((self.D,), np.float64)}
 
-    def local_report(self, obs, actions, rewards, public_state):
-        """The regression message ``(x x^T + W, r x + xi)`` of the chosen context."""
-        x = self._clip(self._chosen(obs, actions))
-        r = self._clip_reward(rewards)
-        return {"M": self.mechanism.outer("M", x),
-                "u": self.mechanism.vector("u", r[:, None] * x, self.reward_bound * self.context_bound)}
+    def _noise(self, rounds):
+        return _gaussian_noise(self.mechanism, rounds, self._n)
 
-    def update(self, report):
-        self.V += report["M"]
-        self.u += report["u"]
-        self.t += 1
-        self._solve()
+    def _coefficients(self, mode, t, length):
+        """beta (N, L) of the choosing rounds and shift (N, L) of the updating ones."""
+        t = t[:, None] + np.arange(length)
+        beta = self.beta(t) if mode & glm_kernels.CHOOSE else np.zeros(t.shape)
+        shift = self.shift(t + 1) if mode & glm_kernels.UPDATE else np.zeros(t.shape)
+        return np.ascontiguousarray(beta, np.float64), np.ascontiguousarray(shift, np.float64)
 
-    def _noise(self, length):
-        """Every part's standard normals for ``length`` rounds (what the calls would draw)."""
-        m, n, D = self.mechanism, self._n, self.D
-        return {name: m.draws(name, (length, n, D * (D + 1) // 2 if name == "M" else D))
-                for name in m.parts}
-
-    def _rounds(self, obs, rewards, actions):
-        n, length = actions.shape
-        noise = self._noise(length)
-        t = self.t[:, None] + np.arange(length)  # each round's t before its update
-        ucb = hasattr(self, "beta")
-        grid = {name: part.grid for name, part in self.mechanism.parts.items()}
+    def _kernel(self, mode, obs, rewards, forced, state, noise, msgs, actions):
+        m, length = self.mechanism, actions.shape[1]
+        beta, shift = self._coefficients(mode, state["t"], length)
         glm_kernels.regression_rounds(
-            obs, rewards, self.context_bound, self.reward_bound, noise["M"], grid["M"],
-            noise["u"], grid["u"], self.beta(t) if ucb else np.zeros((n, length)),
-            self.shift(t + 1), ucb, self.V, self.u, self.theta, self.inv, actions)
-        self.t += length
+            mode, obs, rewards, forced, self.n_arms, self.ucb, beta, shift, self.context_bound,
+            self.reward_bound, *_part(m, "M", noise), *_part(m, "u", noise), state["V"],
+            state["u"], state["theta"], state["inverse"], msgs["M"], msgs["u"], actions)
+        if mode & glm_kernels.UPDATE:
+            self.t += length
+
+    def _record(self, msgs, noise):
+        for name in ("M", "u"):
+            self.mechanism.record(name, msgs[name], noise[name])
 
 
 class LDPOLS(_NoisyRegression):
@@ -435,15 +544,12 @@ class LDPOLS(_NoisyRegression):
         s = gaussian_sigma(self.epsilon, self.delta)
         c, cr = self.context_bound, self.reward_bound
         self.mechanism = GaussianStatistics(
-            self.epsilon, self.delta, {"M": (math.sqrt(2) * c**2, 2 * c * s, _upper(self.D)),
-                                       "u": (2 * cr * c, c * cr * s, self.D)}, c, **self.noise_source())
+            self.epsilon, self.delta, {"M": ("outer", c, 2 * c * s), "u": ("vector", cr * c, c * cr * s)},
+            self.D, **self.noise_source())
         self.c_tilde = 2 * s * (4 * math.sqrt(self.D) + 2 * math.log(2 * self.horizon / self.alpha))
 
     def shift(self, t):
         return self.c_tilde * np.sqrt(np.maximum(t, 1))
-
-    def _act(self, obs):
-        return np.einsum("nkd,nd->nk", self.features(obs), self.public_state()["theta"]).argmax(axis=1)
 
 
 class LDPLinUCB(_NoisyRegression):
@@ -466,6 +572,7 @@ class LDPLinUCB(_NoisyRegression):
     name = "LDP-LinUCB"
     needs_horizon = True
     n_releases = 2
+    ucb = True
 
     def _init_state(self, n):
         super()._init_state(n)
@@ -473,14 +580,13 @@ class LDPLinUCB(_NoisyRegression):
         k = self.n_releases
         self.sigma = 2 * math.sqrt(2 * math.log(1.25 * k / self.delta)) / (self.epsilon / k)
         c, cr = self.context_bound, self.reward_bound
-        self.mechanism = GaussianStatistics(self.epsilon, self.delta, self._parts(c, cr), c,
+        self.mechanism = GaussianStatistics(self.epsilon, self.delta, self._parts(c, cr), self.D,
                                             **self.noise_source())
         self._log_t = math.log(self.horizon)
         self._ups = self.sigma * (4 * math.sqrt(self.D) + 2 * math.log(2 * self.horizon / self.alpha))
 
     def _parts(self, c, cr):
-        return {"M": (math.sqrt(2) * c**2, self.sigma * c**2, _upper(self.D)),
-                "u": (2 * cr * c, self.sigma * cr * c, self.D)}
+        return {"M": ("outer", c, self.sigma * c**2), "u": ("vector", cr * c, self.sigma * cr * c)}
 
     def shift(self, t):
         return 2 * self._ups * np.sqrt(np.maximum(t, 1))
@@ -490,11 +596,6 @@ class LDPLinUCB(_NoisyRegression):
         ups = self._ups * np.sqrt(t)
         d, s, lt = self.D, self.sigma, self._log_t
         return 2 * s * math.sqrt(d * lt) + (np.sqrt(3 * ups) + s * np.sqrt(d * t / ups)) * d * lt
-
-    def _act(self, obs):
-        st = self.public_state()
-        return _ucb_scores(self.features(obs), st["theta"], st["inverse"],
-                           self.beta(st["t"])).argmax(axis=1)
 
 
 class LDPGLOC(LDPLinUCB):
@@ -518,6 +619,7 @@ class LDPGLOC(LDPLinUCB):
     name = "LDP-GLOC"
     test_env = "LDPGLMBandit-v0"
     n_releases = 3
+    public_names = ("theta", "inverse", "t", "theta_hat")
 
     def __init__(self, n_arms, *, step: float = 1.0, beta_scale: float = 1.0, **kwargs):
         self.step = check_real("step", step, low=0.0)
@@ -525,53 +627,40 @@ class LDPGLOC(LDPLinUCB):
         super().__init__(n_arms, **kwargs)
 
     def _parts(self, c, cr):
-        grad_bound = (self.g_max + cr) * c
-        return {"M": (math.sqrt(2) * c**2, self.sigma * c**2, _upper(self.D)),
-                "zx": (2 * c**2, self.sigma * c**2, self.D),
-                "grad": (2 * grad_bound, self.g_max * self.sigma * c, self.D)}
+        return {"M": ("outer", c, self.sigma * c**2), "zx": ("vector", c**2, self.sigma * c**2),
+                "grad": ("vector", (self.g_max + cr) * c, self.g_max * self.sigma * c)}
 
     def _init_state(self, n):
         super()._init_state(n)
         self.theta_hat = np.zeros((n, self.D))
+
+    def _state(self):
+        return {**super()._state(), "theta_hat": self.theta_hat}
 
     def beta(self, t):
         t = np.maximum(t, 1).astype(np.float64)
         return self.beta_scale * np.sqrt(self.g_max * self.sigma / self.g_min_slope
                                          * np.sqrt(self.D * t))
 
-    def public_state(self):
-        return {**super().public_state(), "theta_hat": self.theta_hat}
+    def _message_spec(self):
+        return {"M": ((self.D, self.D), np.float64), "zx": ((self.D,), np.float64),
+                "grad": ((self.D,), np.float64)}
 
-    def local_report(self, obs, actions, rewards, public_state):
-        x = self._clip(self._chosen(obs, actions))
-        y = self._clip_reward(rewards)
-        th = public_state["theta_hat"]
-        z = np.einsum("nd,nd->n", x, th)
-        grad = (self.mean(z) - y)[:, None] * x
-        c = self.context_bound
-        return {"M": self.mechanism.outer("M", x),
-                "zx": self.mechanism.vector("zx", z[:, None] * x, c * c),
-                "grad": self.mechanism.vector("grad", grad, (self.g_max + self.reward_bound) * c)}
-
-    def update(self, report):
-        self.V += report["M"]
-        self.u += report["zx"]
-        self.t += 1
-        zeta = self.step / math.sqrt(self.horizon)
-        self.theta_hat = clip_l2(self.theta_hat - zeta * report["grad"], 1.0)  # onto W
-        self._solve()
-
-    def _rounds(self, obs, rewards, actions):
-        n, length = actions.shape
-        noise = self._noise(length)
-        t = self.t[:, None] + np.arange(length)
-        grid = {name: part.grid for name, part in self.mechanism.parts.items()}
+    def _kernel(self, mode, obs, rewards, forced, state, noise, msgs, actions):
+        m, length = self.mechanism, actions.shape[1]
+        beta, shift = self._coefficients(mode, state["t"], length)
         glm_kernels.gloc_rounds(
-            obs, rewards, self.context_bound, self.reward_bound, LINK_CODES[self.link], self.g_max,
-            noise["M"], grid["M"], noise["zx"], grid["zx"], noise["grad"], grid["grad"],
-            self.beta(t), self.shift(t + 1), self.step / math.sqrt(self.horizon),
-            self.V, self.u, self.theta, self.inv, self.theta_hat, actions)
-        self.t += length
+            mode, obs, rewards, forced, self.n_arms, beta, shift,
+            self.step / math.sqrt(self.horizon), LINK_CODES[self.link], self.context_bound,
+            self.reward_bound, *_part(m, "M", noise), *_part(m, "zx", noise),
+            *_part(m, "grad", noise), state["theta_hat"], state["V"], state["u"], state["theta"],
+            state["inverse"], msgs["M"], msgs["zx"], msgs["grad"], actions)
+        if mode & glm_kernels.UPDATE:
+            self.t += length
+
+    def _record(self, msgs, noise):
+        for name in ("M", "zx", "grad"):
+            self.mechanism.record(name, msgs[name], noise[name])
 
 
 class LDPSGD(_StepSize, _LDPContextual):
@@ -589,6 +678,7 @@ class LDPSGD(_StepSize, _LDPContextual):
 
     name = "LDP-SGD"
     test_params = {"epsilon": 1.0}
+    public_names = ("theta",)
 
     def _init_state(self, n):
         self._set_budget(pure=True)
@@ -597,32 +687,25 @@ class LDPSGD(_StepSize, _LDPContextual):
         self.mechanism = L2BallMechanism(self.epsilon, 2 * self.reward_bound * self.context_bound,
                                          self.D, **self.noise_source())
 
-    def public_state(self):
-        return {"theta": self.theta}
+    def _state(self):
+        return {"theta": self.theta, "t": self.t}
 
-    def _act(self, obs):
-        return np.einsum("nkd,nd->nk", self.features(obs), self.public_state()["theta"]).argmax(axis=1)
+    def _message_spec(self):
+        return {"gradient": ((self.D,), np.float64), "_input": ((self.D,), np.float64)}
 
-    def local_report(self, obs, actions, rewards, public_state):
-        x = self._clip(self._chosen(obs, actions))
-        r = self._clip_reward(rewards)
-        grad = (self.mean(np.einsum("nd,nd->n", x, public_state["theta"])) - r)[:, None] * x
-        return {"gradient": self.mechanism(grad)}
+    def _noise(self, rounds):
+        return _ball_noise(self.mechanism, rounds, self._n)
 
-    def update(self, report):
-        self.t += 1
-        self.theta = self.theta - (self.step_size / self.t)[:, None] * report["gradient"]
-
-    def _rounds(self, obs, rewards, actions):
+    def _kernel(self, mode, obs, rewards, forced, state, noise, msgs, actions):
         m = self.mechanism
-        noise = m.draws(actions.shape[1], (self._n,))
         glm_kernels.sgd_rounds(
-            obs, rewards, self.context_bound, self.reward_bound, LINK_CODES[self.link], m.radius,
-            m.output_radius, m.p_keep_side, noise["direction"], noise["sign"], noise["side"],
-            noise["sphere"], self.step_size, self.t, self.theta, actions)
+            mode, obs, rewards, forced, self.n_arms, LINK_CODES[self.link], self.step_size,
+            m.radius, m.output_radius, m.p_keep_side, noise["direction"], noise["sign"],
+            noise["side"], noise["sphere"], self.context_bound, self.reward_bound, state["t"],
+            state["theta"], msgs["_input"], msgs["gradient"], actions)
 
-
-# =========================================================================== local DP, multi parameter
+    def _record(self, msgs, noise):
+        self.mechanism.record(msgs["_input"])
 
 
 class _HanMulti(_LDPContextual):
@@ -639,6 +722,7 @@ class _HanMulti(_LDPContextual):
 
     test_env = "LDPMultiParamLinearBandit-v0"
     blocks = False
+    public_names = ("theta", "theta_warm", "t")
 
     def __init__(self, n_arms, *, warmup: int = 10, gap: float = 0.5,
                  multi_parameter: bool = True, **kwargs):
@@ -653,32 +737,6 @@ class _HanMulti(_LDPContextual):
         self.t = np.zeros(n, dtype=np.int64)
         self.theta = np.zeros((n, self.n_arms, self.dim))
         self.theta_warm = np.zeros((n, self.n_arms, self.dim))
-
-    def public_state(self):
-        return {"theta": self.theta, "theta_warmup": self.theta_warm, "t": self.t}
-
-    def _act(self, obs):
-        st = self.public_state()
-        x = obs.astype(np.float64)
-        warm = st["t"] < self.warmup * self.n_arms
-        warm_scores = np.einsum("nkd,nd->nk", st["theta_warmup"], x)
-        keep = warm_scores > warm_scores.max(axis=1, keepdims=True) - self.gap / 2
-        scores = np.where(keep, np.einsum("nkd,nd->nk", st["theta"], x), -np.inf)
-        return np.where(warm, st["t"] % self.n_arms, scores.argmax(axis=1))
-
-    def _slots(self, obs, actions, rewards):
-        """Per-arm inputs (N, K, d) and rewards (N, K): the real data in the pulled slot, zeros
-        elsewhere (the synthetic (0, 0) message)."""
-        x = self._clip(obs.astype(np.float64))
-        r = self._clip_reward(rewards)
-        pulled = np.arange(self.n_arms)[None, :] == np.asarray(actions)[:, None]
-        return pulled[..., None] * x[:, None, :], pulled * r[:, None]
-
-    def update(self, report):
-        self.t += 1
-        self._estimate(report)
-        done = self.t == self.warmup * self.n_arms
-        self.theta_warm[done] = self.theta[done]
 
 
 class LDPMultiOLS(_HanMulti):
@@ -701,44 +759,39 @@ class LDPMultiOLS(_HanMulti):
         self._set_budget(pure=False)
         s = gaussian_sigma(self.epsilon / 2, self.delta / 2)
         c, cr = self.context_bound, self.reward_bound
-        # worst case over neighbours: one slot changes fully (same arm) or two slots change
-        # from data to zero (arm changed); the former dominates
-        self.mechanism = GaussianStatistics(self.epsilon, self.delta, {
-            "M": (math.sqrt(2) * c**2, 2 * c * s, _upper(self.dim)),
-            "u": (2 * cr * c, c * cr * s, self.dim)}, c, **self.noise_source())
+        # K slots; neighbours change one slot fully (same arm) or two between data and zero
+        # (arm changed): the mechanism accounts for both
+        self.mechanism = GaussianStatistics(
+            self.epsilon, self.delta, {"M": ("outer", c, 2 * c * s), "u": ("vector", cr * c, c * cr * s)},
+            self.dim, slots=self.n_arms, **self.noise_source())
         self.c_tilde = 2 * s * (4 * math.sqrt(self.dim) + 2 * math.log(2 * self.horizon * self.n_arms
                                                                         / self.alpha))
         self.V = np.zeros((n, self.n_arms, self.dim, self.dim))
         self.u = np.zeros((n, self.n_arms, self.dim))
         self.pulls = np.zeros((n, self.n_arms), dtype=np.int64)
 
-    def local_report(self, obs, actions, rewards, public_state):
-        xs, rs = self._slots(obs, actions, rewards)
-        warm = public_state["t"] < self.warmup * self.n_arms
-        report = {"M": self.mechanism.outer("M", xs),
-                  "u": self.mechanism.vector("u", rs[..., None] * xs,
-                                             self.reward_bound * self.context_bound),
-                  "arm": np.where(warm, actions, -1)}
-        return report
+    def _state(self):
+        return {"t": self.t, "theta_warm": self.theta_warm, "V": self.V, "u": self.u,
+                "pulls": self.pulls, "theta": self.theta}
 
-    def _estimate(self, report):
-        warm_arm = report["arm"]
-        every = warm_arm < 0
-        mask = np.where(every[:, None], True, np.arange(self.n_arms)[None, :] == warm_arm[:, None])
-        self.V += mask[..., None, None] * report["M"]
-        self.u += mask[..., None] * report["u"]
-        self.pulls += mask
-        a = self.V + (self.c_tilde * np.sqrt(np.maximum(self.pulls, 1)))[..., None, None] \
-            * np.eye(self.dim)
-        self.theta = np.einsum("nkde,nke->nkd", small_inverse(a), self.u)
+    def _message_spec(self):
+        k, d = self.n_arms, self.dim
+        return {"M": ((k, d, d), np.float64), "u": ((k, d), np.float64), "arm": ((), np.int64)}
 
-    def _rounds(self, obs, rewards, actions):
-        m, (n, length), k, d = self.mechanism, actions.shape, self.n_arms, self.dim
+    def _noise(self, rounds):
+        return _gaussian_noise(self.mechanism, rounds, self._n, (self.n_arms,))
+
+    def _kernel(self, mode, obs, rewards, forced, state, noise, msgs, actions):
+        m = self.mechanism
         glm_kernels.multi_ols_rounds(
-            obs, rewards, self.context_bound, self.reward_bound,
-            m.draws("M", (length, n, k, d * (d + 1) // 2)), m.parts["M"].grid,
-            m.draws("u", (length, n, k, d)), m.parts["u"].grid, self.c_tilde, self.warmup * k,
-            self.gap, self.V, self.u, self.pulls, self.theta, self.theta_warm, self.t, actions)
+            mode, obs, rewards, forced, self.warmup * self.n_arms, self.gap, self.c_tilde,
+            self.context_bound, self.reward_bound, *_part(m, "M", noise), *_part(m, "u", noise),
+            state["t"], state["theta_warm"], state["V"], state["u"], state["pulls"],
+            state["theta"], msgs["M"], msgs["u"], msgs["arm"], actions)
+
+    def _record(self, msgs, noise):
+        for name in ("M", "u"):
+            self.mechanism.record(name, msgs[name], noise[name])
 
 
 class LDPMultiSGD(_StepSize, _HanMulti):
@@ -772,29 +825,29 @@ class LDPMultiSGD(_StepSize, _HanMulti):
                                          self.dim, **self.noise_source())
         self.updates = np.zeros((n, self.n_arms), dtype=np.int64)
 
-    def local_report(self, obs, actions, rewards, public_state):
-        xs, rs = self._slots(obs, actions, rewards)
-        margin = np.einsum("nkd,nkd->nk", xs, public_state["theta"])
-        grad = (self.mean(margin) - rs)[..., None] * xs  # zero in the synthetic slots
-        warm = public_state["t"] < self.warmup * self.n_arms
-        return {"gradient": self.mechanism(grad), "arm": np.where(warm, actions, -1)}
+    def _state(self):
+        return {"t": self.t, "theta_warm": self.theta_warm, "updates": self.updates,
+                "theta": self.theta}
 
-    def _estimate(self, report):
-        warm_arm = report["arm"]
-        mask = np.where((warm_arm < 0)[:, None], True,
-                        np.arange(self.n_arms)[None, :] == warm_arm[:, None])
-        self.updates += mask
-        eta = self.step_size / np.maximum(self.updates, 1)
-        self.theta = self.theta - (mask * eta)[..., None] * report["gradient"]
+    def _message_spec(self):
+        k, d = self.n_arms, self.dim
+        return {"gradient": ((k, d), np.float64), "arm": ((), np.int64),
+                "_input": ((k, d), np.float64)}
 
-    def _rounds(self, obs, rewards, actions):
-        m, length = self.mechanism, actions.shape[1]
-        noise = m.draws(length, (self._n, self.n_arms))
+    def _noise(self, rounds):
+        return _ball_noise(self.mechanism, rounds, self._n, (self.n_arms,))
+
+    def _kernel(self, mode, obs, rewards, forced, state, noise, msgs, actions):
+        m = self.mechanism
         glm_kernels.multi_sgd_rounds(
-            obs, rewards, self.context_bound, self.reward_bound, LINK_CODES[self.link], m.radius,
-            m.output_radius, m.p_keep_side, noise["direction"], noise["sign"], noise["side"],
-            noise["sphere"], self.step_size, self.warmup * self.n_arms, self.gap, self.updates,
-            self.theta, self.theta_warm, self.t, actions)
+            mode, obs, rewards, forced, self.warmup * self.n_arms, self.gap, LINK_CODES[self.link],
+            self.step_size, m.radius, m.output_radius, m.p_keep_side, noise["direction"],
+            noise["sign"], noise["side"], noise["sphere"], self.context_bound, self.reward_bound,
+            state["t"], state["theta_warm"], state["updates"], state["theta"], msgs["_input"],
+            msgs["gradient"], msgs["arm"], actions)
+
+    def _record(self, msgs, noise):
+        self.mechanism.record(msgs["_input"])
 
 
 #: The GLM agents by display name.

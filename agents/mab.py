@@ -32,14 +32,10 @@ import math
 import numpy as np
 from scipy import special
 
-from ldp_gym.wrappers.mechanisms import (
-    LaplaceMechanism,
-    PrivateEpisodeMean,
-    TreeMechanism,
-    check_real,
-)
+from ldp_gym.validation import check_finite, check_input, check_real
+from ldp_gym.wrappers.mechanisms import LaplaceMechanism, PrivateEpisodeMean, TreeMechanism
 
-from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random
+from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random, readonly
 
 __all__ = ["DPSE", "DPUCB", "KLUCB", "LDPUCB", "UCB1", "AdaPKLUCB", "AdaPUCB", "Exp3",
            "ThompsonSampling", "TsallisINF", "kl_ucb_index"]
@@ -104,8 +100,13 @@ class MABAgent(Agent):
             ValueError: ``reward_bounds`` is missing or not inside ``[lower, upper]``, or a sum
                 lies outside ``[counts lo, counts hi]``.
         """
-        counts = np.asarray(counts, np.int64)
-        reward_sums = np.asarray(reward_sums, np.float64)
+        counts = check_finite(counts, "counts")
+        if counts.dtype.kind not in "iu":
+            raise TypeError("counts must be integers")
+        if (counts < 0).any():
+            raise ValueError("counts must be >= 0")
+        counts = counts.astype(np.int64)
+        reward_sums = check_input(reward_sums, "reward_sums")
         lo, hi = self._check_reward_bounds(reward_bounds)
         if ((reward_sums < counts * lo) | (reward_sums > counts * hi)).any():
             raise ValueError(f"reward_sums must lie in [counts * {lo:g}, counts * {hi:g}] "
@@ -170,6 +171,10 @@ class KLUCB(_EmpiricalMeans):
 
     name = "KL-UCB"
     test_params = {"c": 0.0}
+
+    @classmethod
+    def _unit_test_params(cls):
+        return [{"c": 0.0}, {"c": 3.0}]
 
     def __init__(self, n_arms, *, c: float = 0.0, **kwargs):
         self.c = check_real("c", c, low=0.0, low_open=False)
@@ -242,6 +247,10 @@ class Exp3(_Adversarial):
 
     name = "Exp3"
 
+    @classmethod
+    def _unit_test_params(cls):
+        return [{}, {"horizon": None}]  # the horizon's learning rate, the anytime one
+
     def distribution(self):
         k = self.n_arms
         if self.horizon is not None:
@@ -295,6 +304,10 @@ class LDPUCB(LocalDPAgent, MABAgent):
     needs_horizon = True
     test_params = {"epsilon": 1.0}
 
+    @classmethod
+    def _unit_test_params(cls):
+        return [{"epsilon": 1.0}, {"epsilon": 0.5, "lower": -1.0, "upper": 2.0}]
+
     def __init__(self, n_arms, *, epsilon: float, lower: float = 0.0, upper: float = 1.0,
                  **kwargs):
         self._set_privacy("local", epsilon, 0.0, "reward", lower, upper)
@@ -310,13 +323,13 @@ class LDPUCB(LocalDPAgent, MABAgent):
     def public_state(self):
         n = np.maximum(self.counts, 1)
         idx = np.minimum(self.noisy_sums / n + self.width / np.sqrt(n), self.upper)
-        return {"index": np.where(self.counts > 0, idx, np.inf)}
+        return readonly(index=np.where(self.counts > 0, idx, np.inf))
 
     def _act(self, obs):
         return argmax_random(self.rng, self.public_state()["index"])
 
-    def local_report(self, obs, actions, rewards, public_state):
-        return {"arm": np.asarray(actions, dtype=np.int64), "reward": self.mechanism(rewards)}
+    def local_report(self, obs, actions, rewards, next_obs, public_state):
+        return {"arm": np.array(actions, dtype=np.int64), "reward": self.mechanism(rewards)}
 
     def update(self, report):
         arms = report["arm"]
@@ -356,6 +369,10 @@ class DPUCB(_GlobalMAB):
     needs_horizon = True
     speculates = True
     test_params = {"epsilon": 1.0}
+
+    @classmethod
+    def _unit_test_params(cls):
+        return [{"epsilon": 1.0}, {"epsilon": 0.5, "gamma": 0.05}]
 
     def __init__(self, n_arms, *, epsilon: float, gamma: float = 0.1, **kwargs):
         self.gamma = check_real("gamma", gamma, low=0.0, high=1.0)
@@ -441,6 +458,10 @@ class DPSE(_GlobalMAB):
     commits = True
     test_params = {"epsilon": 1.0}
 
+    @classmethod
+    def _unit_test_params(cls):
+        return [{"epsilon": 1.0}, {"epsilon": 4.0, "beta": 0.1}]
+
     def __init__(self, n_arms, *, epsilon: float, beta: float | None = None, **kwargs):
         self._beta = None if beta is None else check_real("beta", beta, low=0.0, high=1.0)
         super().__init__(n_arms, epsilon=epsilon, **kwargs)
@@ -524,6 +545,10 @@ class AdaPUCB(_GlobalMAB):
     name = "AdaP-UCB"
     commits = True
     test_params = {"epsilon": 1.0}
+
+    @classmethod
+    def _unit_test_params(cls):
+        return [{"epsilon": 1.0}, {"epsilon": 0.5, "alpha": 4.0}]
 
     def __init__(self, n_arms, *, epsilon: float, alpha: float = 3.1, **kwargs):
         self.alpha = check_real("alpha", alpha, low=0.0)

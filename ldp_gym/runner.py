@@ -6,24 +6,33 @@ setting allows, the same reward draws: common random numbers). Cumulative
 regret is recorded at checkpoints (log-spaced by default), never as a T-long
 array per run.
 
-Agents that commit to one action for several rounds (``commits = True``,
-e.g. AdaP-UCB, DP-SE) are stepped a whole committed stretch at a time
-(``step_committed``: rewards summed exactly, regret exact), so that T = 1e7
-costs O(K log T) decisions per run. Agents whose arm can only change when
-their own index crosses a threshold (``speculates = True``, DP-UCB) get a
-block of per-round rewards of their current arm (``draw_stretch``), run their
-per-round rule over it in one vectorised call and report how many rounds they
-used (``observe_stretch``); only those rounds are played (``advance``).
-Agents with a compiled block path (``plays_blocks``, the LDP contextual
-agents) play whole blocks of rounds drawn ahead (``draw_block``)
-in one call (``play_block``); other per-round agents get the same blocks
-below ``BLOCK_MAX_RUNS`` runs and loop over their rounds in Python.
-Stretches are cut at checkpoints, so the recorded regret is exact. Rounds
-stepped one by one take their regret from the native vector env under the
-wrappers (``venv.unwrapped.last_regret``), never from ``info``, which privacy
-wrappers drop. Committed stretches are used only where the setting declares
-that every reward lies inside the agent's bounds (``bounded_rewards``): a sum
-cannot be clipped reward by reward.
+Two paths play the rounds: round by round (``act``, the env's ``step``,
+``observe``), and by blocks, whose protocol :mod:`ldp_gym.protocols` declares:
+the setting's core draws rounds ahead, the agent consumes them and says how
+many rounds each run used, and the env advances past and scores exactly those
+rounds. By what the agent and the setting declare, a block is
+
+* for agents that commit (``commits``: AdaP-UCB, AdaP-KLUCB, DP-SE), the exact
+  reward sum of their arm over their commitment (``draw_sums``), so that
+  T = 1e7 costs O(K log T) decisions per run; only where the setting declares
+  every reward inside the agent's bounds (``bounded_rewards``): a sum cannot
+  be clipped reward by reward;
+* for agents that speculate (``speculates``: DP-UCB), per-round rewards of
+  their arm (``draw_stretch``), over which they run their rule and stop where
+  it would switch (``observe_stretch``);
+* for the others, contexts and every arm's rewards of ``BLOCK`` rounds
+  (``draw_block``), drawn in a second thread one block ahead, all played:
+  compiled (``plays_blocks``: ``play_block``, the LDP contextual agents) or by
+  ``act``/``observe`` over the drawn rounds (up to ``BLOCK_MAX_RUNS`` runs).
+
+Stretches are cut at checkpoints and blocks scored round by round, so the
+recorded regret is exact. The block path bypasses the wrappers' ``step``, so it
+is taken only when every wrapper declares ``needs_round_by_round = False``;
+one that declares nothing (a third party's) is stepped round by round, as are
+the privacy wrappers (they declare ``True``). Rounds stepped one by one take
+their regret from the native vector env under the wrappers
+(``venv.unwrapped.last_regret``), never from ``info``, which privacy wrappers
+drop.
 
 Seeds: ``SeedSequence(seed)`` spawns the env's seed; each agent's stream is
 keyed by its name, so adding an agent to a comparison never changes the
@@ -50,32 +59,23 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.vector import VectorWrapper
 
-from .envs.base import BanditCore
+from .envs.base import BanditVectorEnv
+from .protocols import BlockPlayer, DrawsBlocks, DrawsStretches
 from .results import Results
+from .validation import check_bool, check_int
 
 __all__ = ["default_checkpoints", "make_vector_env", "run", "sweep"]
 
 AgentSpec = Any  # an Agent class, (class, kwargs), a callable env -> agent, or an agent
 #: Largest block of rounds drawn at once for agents that speculate (``observe_stretch``).
 MAX_BLOCK = 4096
-#: Rounds drawn ahead at once (``draw_block``) for per-round agents.
+#: Rounds drawn ahead at once (``draw_block``) for agents that play every round.
 BLOCK = 512
 #: Blocks pay where Python overhead dominates (few runs); with many runs, drawing every arm's
 #: reward costs more than it saves (measured: x1.4-1.6 at 10-20 runs, x0.75-0.85 at 100-1000).
 BLOCK_MAX_RUNS = 50
-
-
-def _core_has(venv: Any, method: str) -> bool:
-    """Whether ``venv`` is an unwrapped bandit vector env whose setting implements ``method``
-    (wrapped envs have no ``core``: their ``step`` must run, so privacy wrappers are honoured)."""
-    core = getattr(venv, "core", None)
-    return core is not None and hasattr(venv, method) and \
-        getattr(type(core), method) is not getattr(BanditCore, method)
-
-
-def _draws_blocks(venv: Any) -> bool:
-    return _core_has(venv, "draw_block") and venv.num_envs <= BLOCK_MAX_RUNS
 
 
 def default_checkpoints(horizon: int, n: int = 31) -> np.ndarray:
@@ -133,16 +133,6 @@ def _agent_seed(root: np.random.SeedSequence, name: str) -> np.random.SeedSequen
                                   spawn_key=root.spawn_key + (zlib.crc32(name.encode()),))
 
 
-def _can_commit(agent: Any, venv: Any) -> bool:
-    if not getattr(agent, "commits", False) or not _core_has(venv, "step_committed"):
-        return False
-    bounds = venv.core.bounded_rewards
-    # an agent that clips rewards can only use sums when the setting guarantees that no reward
-    # needs clipping
-    return bounds is not None and getattr(agent, "lower", -np.inf) <= bounds[0] \
-        and bounds[1] <= getattr(agent, "upper", np.inf)
-
-
 def _bandit_env(venv: Any) -> Any:
     """The native bandit vector env under ``venv``'s wrappers, where the runner reads regret."""
     base = venv.unwrapped
@@ -176,81 +166,16 @@ def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, 
     cum = np.zeros(n_runs)
     bar = _progress(horizon, progress, name)
     start = time.perf_counter()
-    if _can_commit(agent, venv):
-        def play(actions, limit):  # whole committed stretches, cut at checkpoints
-            counts = np.minimum(agent.commitment(), limit)
-            obs, sums, regrets = venv.step_committed(actions, counts)
-            agent.observe_committed(actions, counts, sums, reward_bounds=venv.core.bounded_rewards)
-            return obs, counts, regrets
-        decisions = _stretches(agent, obs, play, horizon, checkpoints, out, cum, bar, block=None)
-    elif getattr(agent, "speculates", False) and _core_has(venv, "draw_stretch"):
-        def play(actions, limit, block):  # the agent's per-round rule over drawn rewards
-            used = agent.observe_stretch(actions, venv.draw_stretch(actions, block), limit)
-            obs, regrets = venv.advance(actions, used)
-            return obs, used, regrets
-        decisions = _stretches(agent, obs, play, horizon, checkpoints, out, cum, bar, block=8)
+    player = _block_player(agent, venv, horizon)
+    if player is None:
+        decisions = _round_by_round(venv, agent, obs, horizon, checkpoints, out, cum, bar)
     else:
-        column = np.full(horizon + 1, -1)  # checkpoint round -> column of `out`
-        column[checkpoints] = np.arange(len(checkpoints))
-        if getattr(agent, "plays_blocks", False) and _core_has(venv, "draw_block"):
-            _play_blocks(venv, agent, horizon, column, out, cum, bar)
-        elif _draws_blocks(venv):
-            rows = np.arange(n_runs)
-            for start_round in range(0, horizon, BLOCK):
-                length = min(BLOCK, horizon - start_round)
-                obs_block, reward_block, regret_block = venv.draw_block(length)
-                for s in range(length):
-                    obs = obs_block[:, s]
-                    actions = agent.act(obs)
-                    agent.observe(obs, actions, reward_block[rows, s, actions], obs_block[:, s + 1])
-                    cum += regret_block[rows, s, actions]
-                    if column[start_round + s + 1] >= 0:
-                        out[:, column[start_round + s + 1]] = cum
-                if bar is not None:
-                    bar.update(length)
-        else:
-            base = _bandit_env(venv)
-            every = max(horizon // 100, 1)
-            for step in range(1, horizon + 1):
-                actions = agent.act(obs)
-                next_obs, rewards, _, _, _ = venv.step(actions)
-                agent.observe(obs, actions, rewards, next_obs)
-                cum += base.last_regret
-                obs = next_obs
-                if column[step] >= 0:
-                    out[:, column[step]] = cum
-                if bar is not None and step % every == 0:
-                    bar.update(every)
-        decisions = horizon
+        decisions = _by_blocks(player, obs, horizon, checkpoints, out, cum, bar)
     if bar is not None:
         bar.close()
     elapsed = time.perf_counter() - start
     return name, out, {"seconds": elapsed, "decisions": int(decisions),
                        "privacy": _privacy_label(agent, venv)}
-
-
-def _play_blocks(venv: Any, agent: Any, horizon: int, column: np.ndarray, out: np.ndarray,
-                 cum: np.ndarray, bar: Any) -> None:
-    """Compiled rounds over blocks drawn ahead (``play_block``). The env draws block k + 1 in a
-    second thread while the agent plays block k (and draws its own noise): the env's draws do
-    not depend on the actions, so the numbers are those of drawing in turn (numpy's generators
-    and the compiled kernels release the GIL)."""
-    starts = list(range(0, horizon, BLOCK))
-    lengths = [min(BLOCK, horizon - s) for s in starts]
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(venv.draw_block, lengths[0])
-        for i, (start, length) in enumerate(zip(starts, lengths, strict=True)):
-            obs_block, reward_block, regret_block = pending.result()
-            if i + 1 < len(starts):
-                pending = pool.submit(venv.draw_block, lengths[i + 1])
-            actions = agent.play_block(obs_block, reward_block)
-            inst = np.take_along_axis(regret_block, actions[..., None], axis=2)[..., 0]
-            path = np.cumsum(np.concatenate([cum[:, None], inst], axis=1), axis=1)[:, 1:]
-            cols = column[start + 1:start + length + 1]
-            out[:, cols[cols >= 0]] = path[:, cols >= 0]
-            cum[:] = path[:, -1]
-            if bar is not None:
-                bar.update(length)
 
 
 def _privacy_label(agent: Any, venv: Any) -> str:
@@ -267,45 +192,173 @@ def _privacy_label(agent: Any, venv: Any) -> str:
     return "; ".join(labels) or "none"
 
 
-def _stretches(agent: Any, obs: Any, play: Callable, horizon: int, checkpoints: np.ndarray,
-               out: np.ndarray, cum: np.ndarray, bar: Any, block: int | None) -> int:
-    """Step runs by stretches of rounds, cut at checkpoints; returns the number of decisions.
+# --------------------------------------------------------------------------- the two paths
 
-    ``play(actions, limit[, block])`` plays at most ``limit[i]`` rounds of run i and returns
-    ``(obs, rounds played, summed regret)``. With ``block``, the block of drawn rewards grows
-    while some run uses all of it and shrinks when none needs half of it.
-    """
-    n_runs = len(cum)
-    cps = np.append(checkpoints, np.iinfo(np.int64).max)
-    t = np.zeros(n_runs, dtype=np.int64)
-    ci = np.zeros(n_runs, dtype=np.int64)
-    rows = np.arange(n_runs)
+
+def _round_by_round(venv: Any, agent: Any, obs: Any, horizon: int, checkpoints: np.ndarray,
+                    out: np.ndarray, cum: np.ndarray, bar: Any) -> int:
+    """``act``, ``venv.step`` (every wrapper's included), ``observe``, one round at a time."""
+    base = _bandit_env(venv)
+    column = np.full(horizon + 1, -1)  # checkpoint round -> column of `out`
+    column[checkpoints] = np.arange(len(checkpoints))
+    every = max(horizon // 100, 1)
+    for step in range(1, horizon + 1):
+        actions = agent.act(obs)
+        next_obs, rewards, _, _, _ = venv.step(actions)
+        agent.observe(obs, actions, rewards, next_obs)
+        cum += base.last_regret
+        obs = next_obs
+        if column[step] >= 0:
+            out[:, column[step]] = cum
+        if bar is not None and step % every == 0:
+            bar.update(every)
+    return horizon
+
+
+def _by_blocks(player: BlockPlayer, obs: Any, horizon: int, checkpoints: np.ndarray,
+               out: np.ndarray, cum: np.ndarray, bar: Any) -> int:
+    """``player.play`` until every run has played ``horizon`` rounds, stretches cut at the next
+    checkpoint (or the horizon); the regret is recorded where a segment ends on a checkpoint.
+    Returns the number of decisions (segments) per run."""
+    t = np.zeros(len(cum), dtype=np.int64)
+    stops = np.append(checkpoints, horizon)
     decisions = 0
     while (t < horizon).any():
-        actions = agent.act(obs)
-        limit = np.where(t < horizon, cps[ci] - t, 0)
-        if block is None:
-            obs, used, regrets = play(actions, limit)
-        else:
-            block = int(min(block, limit.max()))
-            obs, used, regrets = play(actions, limit, block)
-            block = int(np.clip(2 * used.max(), 8, MAX_BLOCK))
-        cum += regrets
-        t += used
-        hit = t == cps[ci]
-        out[rows[hit], ci[hit]] = cum[hit]
-        ci += hit
-        decisions += 1
+        limit = stops[np.searchsorted(checkpoints, t, side="right")] - t  # 0 once finished
+        obs, rounds, regret = player.play(obs, limit)
+        ends = t[:, None] + np.cumsum(rounds, axis=1)
+        path = np.cumsum(np.concatenate([cum[:, None], regret], axis=1), axis=1)[:, 1:]
+        lo, hi = np.searchsorted(checkpoints, [t.min(), ends[:, -1].max()], side="right")
+        for c in range(lo, hi):  # the checkpoints these segments can end on
+            i, j = np.nonzero(ends == checkpoints[c])
+            out[i, c] = path[i, j]
+        t, cum[:] = ends[:, -1], path[:, -1]
+        decisions += rounds.shape[1]
         if bar is not None:
             bar.n = int(t.min())
             bar.refresh()
     return decisions
 
 
+# --------------------------------------------------------------------------- the block protocol
+
+
+def _block_player(agent: Any, venv: Any, horizon: int) -> BlockPlayer | None:
+    """The block path's player of ``agent`` on ``venv``, by what both declare; ``None``: the
+    rounds are played one by one."""
+    env = _block_env(venv)
+    core = getattr(env, "core", None)
+    if isinstance(core, DrawsStretches):
+        bounds = core.bounded_rewards
+        # an agent that clips rewards can use sums only where no reward needs clipping
+        if getattr(agent, "commits", False) and bounds is not None \
+                and getattr(agent, "lower", -np.inf) <= bounds[0] \
+                and bounds[1] <= getattr(agent, "upper", np.inf):
+            return _Committed(agent, env)
+        if getattr(agent, "speculates", False):
+            return _Speculative(agent, env)
+    if isinstance(core, DrawsBlocks):
+        if getattr(agent, "plays_blocks", False):
+            return _Drawn(env, agent.play_block, horizon)
+        if env.num_envs <= BLOCK_MAX_RUNS:
+            return _Drawn(env, _act_observe(agent), horizon)
+    return None
+
+
+def _block_env(venv: Any) -> BanditVectorEnv | None:
+    """The native bandit env under ``venv`` if every wrapper in between lets the block path
+    bypass its ``step`` (``needs_round_by_round = False`` on its class; undeclared: ``True``),
+    else ``None``."""
+    while isinstance(venv, VectorWrapper):
+        if getattr(type(venv), "needs_round_by_round", True):
+            return None
+        venv = venv.env
+    return venv if isinstance(venv, BanditVectorEnv) else None
+
+
+class _Committed:
+    """Agents that commit: the exact reward sum of their action over their commitment."""
+
+    def __init__(self, agent: Any, env: BanditVectorEnv):
+        self.agent, self.env = agent, env
+
+    def play(self, obs, limit):
+        actions = self.agent.act(obs)
+        counts = np.minimum(self.agent.commitment(), limit)
+        sums = self.env.draw_sums(actions, counts)
+        self.agent.observe_committed(actions, counts, sums,
+                                     reward_bounds=self.env.core.bounded_rewards)
+        obs, regret = self.env.advance(actions, counts)
+        return obs, counts[:, None], regret[:, None]
+
+
+class _Speculative:
+    """Agents that speculate: per-round rewards of their action, in blocks that grow while some
+    run uses all of one and shrink when none needs half of it."""
+
+    def __init__(self, agent: Any, env: BanditVectorEnv):
+        self.agent, self.env, self.length = agent, env, 8
+
+    def play(self, obs, limit):
+        actions = self.agent.act(obs)
+        rewards = self.env.draw_stretch(actions, int(min(self.length, limit.max())))
+        used = self.agent.observe_stretch(actions, rewards, limit)
+        self.length = int(np.clip(2 * used.max(), 8, MAX_BLOCK))
+        obs, regret = self.env.advance(actions, used)
+        return obs, used[:, None], regret[:, None]
+
+
+class _Drawn:
+    """Agents that play every round: contexts and every arm's rewards of ``BLOCK`` rounds, the
+    next block drawn in a second thread while the agent plays this one (the draws do not depend
+    on the actions, so the numbers are those of drawing in turn; numpy's generators and the
+    compiled kernels release the GIL), scored round by round."""
+
+    def __init__(self, env: BanditVectorEnv, play_block: Callable, horizon: int):
+        self.play_block = play_block
+        self.blocks = _prefetched(env.draw_block, [min(BLOCK, horizon - s)
+                                                   for s in range(0, horizon, BLOCK)])
+
+    def play(self, obs, limit):
+        obs_block, rewards, regrets = next(self.blocks)
+        actions = self.play_block(obs_block, rewards)
+        if actions.shape != rewards.shape[:2] or (actions < 0).any() \
+                or (actions >= rewards.shape[2]).any():
+            raise ValueError(f"a block's actions must be arms in [0, {rewards.shape[2]}) of "
+                             f"shape {rewards.shape[:2]}")
+        regret = np.take_along_axis(regrets, actions[..., None], axis=2)[..., 0]
+        return obs_block[:, -1], np.ones(actions.shape, dtype=np.int64), regret
+
+
+def _prefetched(draw: Callable, lengths: list[int]):
+    """``draw(length)`` for each length in turn, each drawn in a second thread while the
+    previous one is used."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(draw, lengths[0])
+        for length in lengths[1:]:
+            block = pending.result()
+            pending = pool.submit(draw, length)
+            yield block
+        yield pending.result()
+
+
+def _act_observe(agent: Any) -> Callable:
+    """``play_block`` of an agent that plays round by round: ``act`` and ``observe`` over the
+    drawn rounds, looking up the chosen arm's reward."""
+    def play_block(obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+        n, length = rewards.shape[:2]
+        rows = np.arange(n)
+        actions = np.empty((n, length), dtype=np.int64)
+        for s in range(length):
+            actions[:, s] = a = agent.act(obs[:, s])
+            agent.observe(obs[:, s], a, rewards[rows, s, a], obs[:, s + 1])
+        return actions
+    return play_block
+
+
 def _check_run_args(horizon: Any, n_runs: Any, checkpoints: Any) -> np.ndarray:
-    for pname, v in (("horizon", horizon), ("n_runs", n_runs)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{pname} must be an integer >= 1, got {v!r}")
+    horizon = check_int("horizon", horizon)
+    check_int("n_runs", n_runs)
     if checkpoints is None:
         return default_checkpoints(int(horizon))
     cp = np.asarray(checkpoints)
@@ -347,8 +400,7 @@ def run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_ru
         :class:`~ldp_gym.results.Results` with regret of shape (n_runs, len(checkpoints)).
     """
     cps = _check_run_args(horizon, n_runs, checkpoints)
-    if not isinstance(secure, (bool, np.bool_)):
-        raise TypeError(f"secure must be True or False, got {type(secure).__name__}")
+    check_bool("secure", secure)
     if not agents:
         raise ValueError("agents must name at least one agent")
     env_kwargs = dict(env_kwargs or {})

@@ -4,7 +4,10 @@ Envs (single and vector, through their cores), agents, mechanisms, wrappers
 and the runner call these functions, so the same bad value gets the same
 error everywhere: a ``TypeError`` for a wrong type (bools included, never
 taken as numbers), a ``ValueError`` for a wrong value, both naming the
-parameter and never echoing a private value.
+parameter and never echoing a private value. Actions are checked against
+a Gymnasium action space (:func:`check_action` for one run,
+:func:`check_actions` for a batch): -1 and K are out of range (ValueError),
+1.5, NaN and bools are not integers (TypeError), wrong shapes are ValueErrors.
 
 Example:
     >>> from ldp_gym.validation import check_int
@@ -14,6 +17,11 @@ Example:
     Traceback (most recent call last):
     ...
     TypeError: n_arms must be an integer, got float
+    >>> from gymnasium.spaces import Discrete
+    >>> check_action(Discrete(5), 5)
+    Traceback (most recent call last):
+    ...
+    ValueError: action must lie in {0, ..., 4} (Discrete(5)), got 5
 """
 
 from __future__ import annotations
@@ -23,9 +31,12 @@ import numbers
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
+from gymnasium.vector.utils import batch_space
 
-__all__ = ["MIN_DELTA", "check_bounds", "check_delta", "check_epsilon", "check_finite",
-           "check_input", "check_int", "check_real"]
+__all__ = ["MIN_DELTA", "check_action", "check_actions", "check_bool", "check_bounds",
+           "check_delta", "check_epsilon", "check_finite", "check_input", "check_int",
+           "check_optional_int", "check_real"]
 
 #: Smallest delta accepted: below it the float64 privacy profiles cannot resolve delta.
 MIN_DELTA = 1e-100
@@ -60,14 +71,29 @@ def check_int(name: str, value: Any, *, low: int = 1) -> int:
     return int(value)
 
 
+def check_optional_int(name: str, value: Any, *, low: int = 1) -> int | None:
+    """``None``, or ``value`` checked by :func:`check_int`."""
+    return None if value is None else check_int(name, value, low=low)
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """Return ``value`` as a bool after checking it is ``True`` or ``False`` (numpy bools too)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
+    return bool(value)
+
+
 def check_epsilon(epsilon: Any) -> float:
     """Validate a privacy budget: a finite real in (0, inf)."""
     return check_real("epsilon", epsilon, low=0.0)
 
 
-def check_delta(delta: Any) -> float:
+def check_delta(delta: Any, *, allow_zero: bool = False) -> float:
     """Validate an approximate-DP delta: a real in [MIN_DELTA, 1) (1e-100; smaller deltas are
-    beyond what float64 privacy profiles resolve)."""
+    beyond what float64 privacy profiles resolve), or exactly 0 with ``allow_zero``."""
+    if allow_zero and not isinstance(delta, (bool, np.bool_)) and isinstance(delta, numbers.Real) \
+            and delta == 0:
+        return 0.0
     d = check_real("delta", delta, low=0.0, high=1.0)
     if d < MIN_DELTA:
         raise ValueError(f"delta must be >= {MIN_DELTA:g} (or exactly 0 for a pure mechanism), "
@@ -92,10 +118,11 @@ def check_finite(x: Any, name: str = "x") -> np.ndarray:
     """Return ``x`` as a real numeric array (any float or integer dtype, not converted); refuse
     bools, non-numbers, NaN and inf without echoing values."""
     arr = np.asarray(x)
-    if arr.dtype != np.float64:  # the common case skips the dtype checks
-        if arr.dtype == np.bool_:
+    kind = arr.dtype.kind
+    if kind != "f":  # the common case skips the dtype checks
+        if kind == "b":
             raise TypeError(f"{name} must be numeric, not bool")
-        if arr.dtype.kind not in "iuf":
+        if kind not in "iu":
             raise TypeError(f"{name} must be a real numeric array")
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} must be finite (NaN or inf found)")
@@ -105,3 +132,134 @@ def check_finite(x: Any, name: str = "x") -> np.ndarray:
 def check_input(x: Any, name: str = "x") -> np.ndarray:
     """Return a float64 array of private inputs; refuse bools, NaN and inf without echoing values."""
     return check_finite(x, name).astype(np.float64, copy=False)
+
+
+# --------------------------------------------------------------------------- actions
+
+
+def check_action(space: spaces.Space, action: Any, name: str = "action") -> Any:
+    """Return one run's ``action`` after checking it lies in ``space``.
+
+    ``Discrete``: an integer (Python or numpy, or a 0-d integer array), returned as a Python
+    int. ``MultiBinary``, ``MultiDiscrete``: an integer array of the space's shape; ``Box``: a
+    finite real array of its shape; both returned as arrays of the space's dtype. Any other
+    space: ``space.contains(action)``, returned unchanged.
+
+    Raises:
+        TypeError: bools, floats where integers are needed (1.5, NaN), non-numbers.
+        ValueError: a wrong shape, NaN or inf in a ``Box``, a value outside the space (-1, K).
+    """
+    if isinstance(space, spaces.Discrete) and isinstance(action, numbers.Integral) \
+            and not isinstance(action, (bool, np.bool_)):  # the common case, without numpy
+        lo = int(space.start)
+        if not lo <= action < lo + int(space.n):
+            raise ValueError(f"{name} must lie in {_describe(space)}, got {int(action)}")
+        return int(action)
+    if not _is_array_space(space):
+        return _check_contains(space, action, name)
+    arr = _check_in_space(space, _as_array(action, name), (), name)
+    return int(arr) if isinstance(space, spaces.Discrete) else arr
+
+
+def check_actions(space: spaces.Space, actions: Any, num_envs: int,
+                  name: str = "actions") -> Any:
+    """Return a batch of ``num_envs`` actions after checking each lies in ``space`` (one run's).
+
+    The batch is an array of shape ``(num_envs,) + space.shape`` (returned in the space's
+    dtype) for ``Discrete``, ``MultiBinary``, ``MultiDiscrete`` and ``Box``; any other space is
+    checked with ``batch_space(space, num_envs).contains``. Errors as :func:`check_action`.
+    """
+    if type(space) is spaces.Discrete and type(actions) is np.ndarray \
+            and actions.shape == (num_envs,) and _valid_arms(space, actions):
+        return actions.astype(space.dtype, copy=False)  # the runner's case, in one reduction
+    if not _is_array_space(space):
+        return _check_contains(batch_space(space, num_envs), actions, name)
+    return _check_in_space(space, _as_array(actions, name), (num_envs,), name)
+
+
+_ARRAY_SPACES = (spaces.Discrete, spaces.MultiBinary, spaces.MultiDiscrete, spaces.Box)
+
+
+def _is_array_space(space: spaces.Space) -> bool:
+    return isinstance(space, _ARRAY_SPACES)
+
+
+def _check_contains(space: spaces.Space, value: Any, name: str) -> Any:
+    if not space.contains(value):
+        raise ValueError(f"{name} must lie in {space}")
+    return value
+
+
+def _as_array(value: Any, name: str) -> np.ndarray:
+    try:
+        return np.asarray(value)
+    except ValueError:  # ragged nested sequences
+        raise ValueError(f"{name} must be a rectangular array") from None
+
+
+def _check_in_space(space: spaces.Space, arr: np.ndarray, batch: tuple[int, ...],
+                    name: str) -> np.ndarray:
+    """Check ``arr`` (shape ``batch + space.shape``) against an array space; return it in the
+    space's dtype."""
+    integral = not isinstance(space, spaces.Box) or space.dtype.kind in "iu"
+    kind = arr.dtype.kind
+    if kind not in ("iu" if integral else "iuf"):  # bools (kind "b") included
+        want = ("integers" if arr.ndim else "an integer") if integral \
+            else ("real numbers" if arr.ndim else "a real number")
+        raise TypeError(f"{name} must be {want} for {space}, got dtype {arr.dtype}")
+    shape = batch + space.shape
+    if arr.shape != shape:
+        raise ValueError(f"{name} must have shape {shape} for {space}, got {arr.shape}")
+    if kind == "f" and not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite (NaN or inf found)")
+    if not _inside(space, arr):
+        lo, hi = _space_bounds(space)
+        bad = arr[(arr < lo) | (arr > hi)].flat[0]
+        raise ValueError(f"{name} must lie in {_describe(space)}, got {bad}")
+    return arr.astype(space.dtype, copy=False)
+
+
+def _inside(space: spaces.Space, arr: np.ndarray) -> bool:
+    """Whether every value of ``arr`` lies in the array space's bounds."""
+    if isinstance(space, spaces.Discrete):
+        return _valid_arms(space, arr)
+    lo, hi = _space_bounds(space)
+    return not ((arr < lo) | (arr > hi)).any()
+
+
+#: unsigned integer type of each signed one, of the same size
+_UNSIGNED = {np.dtype(t): u for t, u in ((np.int8, np.uint8), (np.int16, np.uint16),
+                                         (np.int32, np.uint32), (np.int64, np.uint64))}
+
+
+def _valid_arms(space: spaces.Discrete, arr: np.ndarray) -> bool:
+    """Whether an array holds integers of ``space`` only, in one reduction where the
+    space starts at 0 (negative integers are huge as unsigned integers of their size)."""
+    kind = arr.dtype.kind
+    if not arr.size:
+        return kind in "iu"
+    if kind == "u" and space.start == 0:
+        return bool(arr.max() < space.n)
+    if kind == "i" and space.start == 0 and arr.dtype in _UNSIGNED:
+        return bool(arr.view(_UNSIGNED[arr.dtype]).max() < space.n)
+    if kind not in "iu":
+        return False
+    return bool(arr.min() >= space.start and arr.max() < space.start + space.n)
+
+
+def _describe(space: spaces.Space) -> str:
+    if isinstance(space, spaces.Discrete):
+        lo = int(space.start)
+        return f"{{{lo}, ..., {lo + int(space.n) - 1}}} ({space})"
+    return str(space)
+
+
+def _space_bounds(space: spaces.Space) -> tuple[Any, Any]:
+    """Smallest and largest values (scalars or arrays of ``space.shape``) of an array space."""
+    if isinstance(space, spaces.Discrete):
+        return int(space.start), int(space.start) + int(space.n) - 1
+    if isinstance(space, spaces.MultiBinary):
+        return 0, 1
+    if isinstance(space, spaces.MultiDiscrete):
+        return space.start, space.start + space.nvec - 1
+    return space.low, space.high

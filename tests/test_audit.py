@@ -186,7 +186,8 @@ def ldp_ucb_report(agent_cls, reward, k, seed):
     agent = agent_cls(5, epsilon=1.0, horizon=1000, num_envs=k, seed=seed)
     state = agent.public_state()
     arms = agent.act(np.zeros((k, 1)))
-    return agent.local_report(np.zeros((k, 1)), arms, np.full(k, reward), state)["reward"]
+    obs = np.zeros((k, 1))
+    return agent.local_report(obs, arms, np.full(k, reward), obs, state)["reward"]
 
 
 @pytest.mark.parametrize("hi", [1.0, 1001.0])
@@ -210,9 +211,9 @@ def adap_releases(cls, first_reward, n, seed):
     """One arm: episodes end at counts 1, 2, 4, 8, 16; output = the five releases. Neighbours
     differ in the very first reward."""
     agent = cls(1, epsilon=1.0, num_envs=n, seed=seed)
-    out = []
+    out, obs = [], np.zeros((n, 1))
     for step in range(1, 17):
-        agent.observe(None, np.zeros(n, int), np.full(n, first_reward if step == 1 else 0.0), None)
+        agent.observe(obs, np.zeros(n, int), np.full(n, first_reward if step == 1 else 0.0), obs)
         if step in (1, 2, 4, 8, 16):
             out.append(agent.released[:, 0].copy())
     return np.stack(out, axis=1)
@@ -281,3 +282,4 @@ def test_dpse_epoch_release_audit_and_mutant():
     bad = audit(lambda k: dpse_releases(NoResetDPSE, 0.0, k, 52),
                 lambda k: dpse_releases(NoResetDPSE, 1.0, k, 53), n=N_VECTOR, statistic="laplace")
     assert bad.epsilon_lower > 1.0
+

@@ -97,6 +97,88 @@ def test_invalid_action_rejected():
         env.step(7)
 
 
+BAD_ACTIONS = [(-1, ValueError), ("K", ValueError), (1.5, TypeError), (float("nan"), TypeError),
+               (float("inf"), TypeError), (True, TypeError), ("0", TypeError), (None, TypeError),
+               (np.array([0]), ValueError), (np.array(1.0), TypeError)]
+
+
+@pytest.mark.parametrize("env_id", IDS)
+@pytest.mark.parametrize("action,error", BAD_ACTIONS, ids=repr)
+def test_single_env_refuses_bad_actions(env_id, action, error):
+    """One clear line naming the action: -1 and K out of range, 1.5, NaN and bools are not
+    integers, wrong shapes; nothing is played."""
+    env = gym.make(env_id, max_episode_steps=5)
+    env.reset(seed=0)
+    k = env.action_space.n
+    with pytest.raises(error) as info:
+        env.step(k if isinstance(action, str) and action == "K" else action)
+    assert "\n" not in str(info.value) and "action" in str(info.value)
+    env.step(k - 1)  # still usable, nothing was played
+    assert env.unwrapped.core.observe().shape[0] == 1
+
+
+def _bad_batches(n, k):
+    return [(np.full(n, -1), ValueError), (np.full(n, k), ValueError), (np.full(n, 1.5), TypeError),
+            (np.full(n, np.nan), TypeError), (np.zeros(n, bool), TypeError),
+            (np.zeros((n, 1), np.int64), ValueError), (np.zeros(n - 1, np.int64), ValueError),
+            (np.zeros(n + 1, np.int64), ValueError), ([[0], [0, 1]], ValueError),
+            ([0] * (n - 1) + [k], ValueError), (np.array(["0"] * n), TypeError)]
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_vector_env_refuses_bad_actions(env_id):
+    """The native vector env used to play -1 as the last arm and raise a raw IndexError for
+    K; now one clear line naming the actions, before anything is played."""
+    venv = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point",
+                        max_episode_steps=5)
+    venv.reset(seed=0)
+    k = venv.single_action_space.n
+    for actions, error in _bad_batches(3, k):
+        with pytest.raises(error) as info:
+            venv.step(actions)
+        assert "\n" not in str(info.value) and "actions" in str(info.value), actions
+    assert (venv.unwrapped.t == 0).all()
+    venv.step(np.full(3, k - 1))  # valid: int64, a list, other integer dtypes
+    venv.step([0, 1, 0])
+    venv.step(np.zeros(3, np.uint8))
+    assert (venv.unwrapped.t == 3).all()
+
+
+@pytest.mark.parametrize("env_id,kwargs,error,msg", [
+    ("LDPMAB-v0", {"means": "random", "n_arms": 2.5}, TypeError, "n_arms"),
+    ("LDPMAB-v0", {"means": "random", "n_arms": True}, TypeError, "n_arms"),
+    ("LDPMAB-v0", {"means": "random", "n_arms": 0}, ValueError, "n_arms"),
+    ("LDPMAB-v0", {"sigma": True, "distribution": "gaussian"}, TypeError, "sigma"),
+    ("LDPMAB-v0", {"sigma": "1"}, TypeError, "sigma"),
+    ("LDPMAB-v0", {"means": [True, False]}, TypeError, "means"),
+    ("LDPMAB-v0", {"means": [0.5, float("inf")]}, ValueError, "means"),
+    ("LDPAdversarialMAB-v0", {"n_arms": 3.0}, TypeError, "n_arms"),
+    ("LDPAdversarialMAB-v0", {"gap": float("nan")}, ValueError, "gap"),
+    ("LDPAdversarialMAB-v0", {"reward_table": [[0.5, float("inf")]]}, ValueError, "reward_table"),
+    ("LDPLinearBandit-v0", {"dim": 2.0}, TypeError, "dim"),
+    ("LDPLinearBandit-v0", {"n_arms": False}, TypeError, "n_arms"),
+    ("LDPLinearBandit-v0", {"noise": -0.1}, ValueError, "noise"),
+    ("LDPLinearBandit-v0", {"theta": [float("nan"), 0.0]}, ValueError, "theta"),
+    ("LDPMultiParamGLMBandit-v0", {"theta": [[True, False]] * 3}, TypeError, "theta"),
+    ("LDPGLMBandit-v0", {"reward_bound": 0.0}, ValueError, "reward_bound"),
+])
+def test_env_parameter_types_and_values(env_id, kwargs, error, msg):
+    """Same bad value, same error as the agents: TypeError for wrong types (bools, floats where
+    integers are needed), ValueError for wrong values."""
+    with pytest.raises(error, match=msg):
+        gym.make(env_id, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs,error,msg", [
+    ({"num_envs": 0}, ValueError, "num_envs"), ({"num_envs": True}, TypeError, "num_envs"),
+    ({"num_envs": 2.0}, TypeError, "num_envs"), ({"max_episode_steps": 0}, ValueError, "max_episode_steps"),
+    ({"max_episode_steps": 1.5}, TypeError, "max_episode_steps"),
+])
+def test_vector_env_parameters(kwargs, error, msg):
+    with pytest.raises(error, match=msg):
+        MABVectorEnv(**kwargs)
+
+
 @pytest.mark.parametrize("distribution", ["bernoulli", "gaussian", "beta"])
 def test_committed_stretch_matches_rounds_in_distribution(distribution):
     """A committed stretch of n rounds draws the reward sum exactly: its mean and variance

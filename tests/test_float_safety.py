@@ -18,7 +18,6 @@ must flag it. Audits certify at alpha = 1e-6 (the false-alarm rate of one
 audit) with fixed seeds, so the outcome is deterministic.
 """
 
-import math
 
 import numpy as np
 import pytest
@@ -41,14 +40,14 @@ DELTA_AUDIT = 0.01
 DELTA_FINGERPRINT = 0.001
 #: the mutant's grid: snapping and rounding to it change nothing (continuous floats)
 FINE = 2.0**-600
-#: a horizon whose square root is a power of two, so that LDP-GLOC's first OGD step
-#: theta^ = -zeta grad (zeta = 1 / sqrt(T) = 2^-8) shows the gradient message bit for bit
-GLOC_HORIZON = 4**8
 
 
 def continuous(mech):
     """The mutant: the same mechanism with the old continuous-float noise."""
     if isinstance(mech, M.GaussianStatistics):
+        for name, p in mech.parts.items():
+            mech.streams[name].draw = lambda rng, k, p=p: M.gaussian_grid_noise(
+                rng.standard_normal(k), p.sd, FINE)
         mech.parts = {k: p._replace(grid=FINE) for k, p in mech.parts.items()}
     else:
         mech.grid = FINE
@@ -154,8 +153,7 @@ def _agent(cls, n, seed, mutant, arm):
     """An agent of n users whose public state makes `arm` the choice for context e1."""
     multi = cls is LDPMultiOLS
     kw = {"warmup": 1} if multi else {}
-    horizon = GLOC_HORIZON if cls is LDPGLOC else 1000
-    agent = cls(K, dim=D, horizon=horizon, num_envs=n, seed=seed, epsilon=1.0, **kw)
+    agent = cls(K, dim=D, horizon=1000, num_envs=n, seed=seed, epsilon=1.0, **kw)
     if mutant:
         continuous(agent.mechanism)
     if multi:
@@ -188,24 +186,18 @@ def per_round_message(cls, n, reward, seed, mutant=False, arm=0):
     obs = _obs(cls, arm, n)
     actions = agent.act(obs)
     assert (actions == arm).all()
-    return _flatten(cls, agent.local_report(obs, actions, np.full(n, reward), agent.public_state()))
+    return _flatten(cls, agent.local_report(obs, actions, np.full(n, reward), obs,
+                                            agent.public_state()))
 
 
 def compiled_message(cls, n, reward, seed, mutant=False, arm=0):
-    """The same message on the compiled block path: one round from an empty server state, so
-    the state after it is the message (V = M, u = the vector part, theta^ = -zeta grad)."""
+    """The same message on the compiled block path: one round played by ``play_block``, whose
+    message buffer keeps the last round's message (``last_report``)."""
     agent = _agent(cls, n, seed, mutant, arm)
-    for name in ("V", "u"):
-        getattr(agent, name)[:] = 0.0
     obs = np.repeat(_obs(cls, arm, n)[:, None], 2, axis=1)
     rewards = np.full((n, 1, K), float(reward))
     assert (agent.play_block(obs, rewards)[:, 0] == arm).all()
-    parts = {"M": agent.V, "u": agent.u}
-    if cls is LDPGLOC:
-        zeta = agent.step / math.sqrt(agent.horizon)
-        assert zeta == 2.0**-8
-        parts = {"M": agent.V, "zx": agent.u, "grad": -agent.theta_hat / zeta}
-    return _flatten(cls, parts)
+    return _flatten(cls, agent.last_report)
 
 
 PATHS = {"per-round": per_round_message, "compiled": compiled_message}

@@ -1,4 +1,5 @@
-"""The compiled block path of the LDP contextual agents against their per-round methods."""
+"""The LDP contextual agents' block path against their per-round methods: one kernel each, so
+the same seed gives bitwise the same actions, messages and state on both paths."""
 
 import numpy as np
 import pytest
@@ -33,6 +34,8 @@ def _both_paths(cls, env_id, env_kwargs, dim, agent_kwargs=None, rounds=400, run
         a = ref.act(obs[:, s])
         ref.observe(obs[:, s], a, rewards[np.arange(runs), s, a], obs[:, s + 1])
         ref_acts.append(a)
+    for name, msg in ref.last_report.items():  # the block's last message, kept on both paths
+        assert np.array_equal(fast.last_report[name], msg), name
     return fast, ref, acts, np.stack(ref_acts, axis=1)
 
 
@@ -48,13 +51,13 @@ def test_block_path_is_bitwise_the_per_round_path_at_d2(cls, env_id, env_kwargs)
 
 @pytest.mark.parametrize("cls,env_id,env_kwargs,dim", [c + (5,) for c in CASES[::2]]
                          + [c + (2,) for c in BLOCK_CASES])
-def test_block_path_matches_per_round_path_with_clipping(cls, env_id, env_kwargs, dim):
+def test_block_path_is_the_per_round_path_with_clipping(cls, env_id, env_kwargs, dim):
     """Declared bounds below the env's, so that the user side clips contexts and rewards; for
-    D > 2 the inverse is LAPACK's in both paths (equal to rounding)."""
+    D > 2 the inverse is LAPACK's, the same call on both paths."""
     bounds = {"context_bound": 0.7, "reward_bound": 0.4}
     fast, ref, acts, ref_acts = _both_paths(cls, env_id, env_kwargs, dim=dim, agent_kwargs=bounds)
     assert np.array_equal(acts, ref_acts)
-    assert np.allclose(fast.theta, ref.theta, rtol=1e-9, atol=1e-12)
+    assert np.array_equal(fast.theta, ref.theta)
 
 
 def test_runner_compiled_path_equals_its_per_round_block_path():
@@ -70,26 +73,28 @@ def test_runner_compiled_path_equals_its_per_round_block_path():
     assert fast.regret["A"][:, -1].min() > 0
 
 
-def test_mechanism_draws_are_the_numbers_of_the_calls():
-    gs1, gs2 = (GaussianStatistics(1.0, 0.01, {"M": (2**0.5, 13.0, 3), "u": (2.2, 7.0, 2)}, seed=4)
-                for _ in range(2))
-    x = np.zeros((3, 2))
-    calls = np.stack([gs1.outer("M", x)[:, [0, 0, 1], [0, 1, 1]] for _ in range(5)])
-    assert np.array_equal(calls, gs2.draws("M", (5, 3, 3)))
+def test_mechanism_noise_is_the_noise_of_the_calls():
+    """A mechanism's noise drawn ahead (``noise``, ``draws``) is bitwise what its calls add."""
+    gs1, gs2 = (GaussianStatistics(1.0, 0.01, {"M": ("outer", 1.0, 13.0), "u": ("vector", 1.1, 7.0)},
+                                   dim=2, seed=4) for _ in range(2))
+    calls = np.stack([gs1.release("M", np.zeros((3, 2)))[:, [0, 0, 1], [0, 1, 1]] for _ in range(5)])
+    assert np.array_equal(calls, gs2.noise("M", (5, 3, 3)))
     b1, b2 = (L2BallMechanism(1.0, 1.0, 2, seed=5) for _ in range(2))
     v = np.array([[0.3, -0.2]] * 3)
     out = np.stack([b1(v) for _ in range(4)])
-    d = b2.draws(4, (3,))
-    assert d["sphere"].shape == (4, 3, 2) and d["sign"].shape == (4, 3)
+    d = b2.draws(12)
+    assert d["sphere"].shape == (12, 2) and d["sign"].shape == (12,)
     z = d["sphere"] / np.linalg.norm(d["sphere"], axis=-1, keepdims=True)
-    assert np.allclose(np.abs(out), b2.output_radius * np.abs(z))
+    assert np.allclose(np.abs(out.reshape(12, 2)), b2.output_radius * np.abs(z))
 
 
 def test_play_block_validates():
     agent = LDPOLS(10, dim=2, epsilon=1.0, horizon=10, num_envs=2, seed=0)
-    with pytest.raises(ValueError, match="shapes"):
+    with pytest.raises(ValueError, match="obs must have shape"):
         agent.play_block(np.zeros((2, 4, 20)), np.zeros((2, 4, 10)))
+    with pytest.raises(ValueError, match="rewards must have shape"):
+        agent.play_block(np.zeros((2, 5, 20)), np.zeros((2, 4, 9)))
     multi = LDPMultiOLS(3, dim=2, epsilon=1.0, horizon=10, num_envs=2, seed=0)
     assert multi.plays_blocks
-    with pytest.raises(ValueError, match=r"\(N, L \+ 1, 2\)"):
+    with pytest.raises(ValueError, match=r"\(2, 5, 2\)"):
         multi.play_block(np.zeros((2, 5, 6)), np.zeros((2, 4, 3)))

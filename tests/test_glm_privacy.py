@@ -5,7 +5,6 @@ data (contexts of every arm and reward), including out-of-bound values and
 pairs that change the locally chosen arm.
 """
 
-import math
 
 import numpy as np
 import pytest
@@ -28,12 +27,11 @@ def user_obs(arm: int, n: int, scale: float = 1.0) -> np.ndarray:
 
 def report(cls, n, arm, reward, seed, scale=1.0, **kw):
     agent = cls(K, dim=D, horizon=1000, num_envs=n, seed=seed, epsilon=1.0, **kw)
-    state = agent.public_state()
-    if "theta" in state and state["theta"].ndim == 2:
-        state["theta"][:] = np.array([1.0, 0.0])
+    if agent.theta.ndim == 2:
+        agent.theta[:] = np.array([1.0, 0.0])
     obs = user_obs(arm, n, scale)
     actions = agent.act(obs)
-    msg = agent.local_report(obs, actions, np.full(n, reward), state)
+    msg = agent.local_report(obs, actions, np.full(n, reward), obs, agent.public_state())
     return agent, np.concatenate([msg[k].reshape(n, -1) for k in sorted(msg) if k != "arm"], axis=1)
 
 
@@ -51,7 +49,7 @@ def test_papers_noise_passes_exact_accounting(cls, eps, delta):
 
 def test_too_little_noise_is_refused():
     with pytest.raises(ValueError, match="delta"):
-        M.GaussianStatistics(1.0, 1e-5, {"M": (math.sqrt(2), 1.0, 3)})
+        M.GaussianStatistics(1.0, 1e-5, {"M": ("outer", 1.0, 1.0)}, dim=2)
 
 
 # ----------------------------------------------------------------------------- audits
@@ -59,27 +57,24 @@ def test_too_little_noise_is_refused():
 
 
 class QuietOLS(LDPOLS):
-    """Mutant: noise x0.7. (The reachable worst pair has 94% of the declared joint sensitivity
-    and the audit resolves about 15% at this epsilon, so x0.9 would go unseen here; the
-    mechanism's own x0.9 mutant is in test_audit.py.)"""
+    """Mutant: noise x0.7, claim unchanged. (The reachable worst pair has 94% of the declared
+    joint sensitivity and the audit resolves about 15% at this epsilon, so x0.9 would go
+    unseen here; the mechanism's own x0.9 mutant is in test_audit.py.)"""
 
     def _init_state(self, n):
         super()._init_state(n)
-        self.mechanism.parts = {k: p._replace(sd=p.sd * 0.7) for k, p in self.mechanism.parts.items()}
+        for name, p in self.mechanism.parts.items():
+            self.mechanism.streams[name].draw = lambda rng, k, p=p: M.gaussian_grid_noise(
+                rng.standard_normal(k), 0.7 * p.sd, p.grid)
 
 
 class UnclippedOLS(LDPOLS):
-    """Mutant: contexts and rewards not clipped."""
-
-    def _clip(self, x):
-        return x
-
-    def _clip_reward(self, r):
-        return r
+    """Mutant: contexts and rewards not clipped (by the user side nor by the mechanism)."""
 
     def _init_state(self, n):
         super()._init_state(n)
-        self.mechanism.clip_vector = lambda x, bound: x
+        self.context_bound = self.reward_bound = 1e9
+        self.mechanism.parts = {k: p._replace(bound=1e9) for k, p in self.mechanism.parts.items()}
 
 
 def gaussian_claim(agent, delta_audit=0.01):
@@ -112,9 +107,9 @@ def test_ldp_ols_mutants_flagged():
 
 def sgd_report(cls, n, reward, seed, arm=0):
     agent = cls(K, dim=D, horizon=1000, num_envs=n, seed=seed, epsilon=1.0)
-    state = agent.public_state()
     obs = user_obs(arm, n)
-    return agent.local_report(obs, agent.act(obs), np.full(n, reward), state)["gradient"].reshape(n, -1)
+    return agent.local_report(obs, agent.act(obs), np.full(n, reward), obs,
+                              agent.public_state())["gradient"].reshape(n, -1)
 
 
 @pytest.mark.audit
@@ -129,10 +124,10 @@ def test_ldp_sgd_report_audit_and_mutant():
     assert ok.epsilon_lower <= 1.0
 
     class Leaky(LDPSGD):
-        def local_report(self, obs, actions, rewards, public_state):
-            msg = super().local_report(obs, actions, rewards, public_state)
+        def local_report(self, obs, actions, rewards, next_obs, public_state):
+            msg = super().local_report(obs, actions, rewards, next_obs, public_state)
             x = self._chosen(obs, actions)
-            msg["gradient"] = msg["gradient"] - 0.5 * self._clip_reward(rewards)[:, None] * x
+            msg["gradient"] = msg["gradient"] - 0.5 * np.clip(rewards, -1, 1)[:, None] * x
             return msg
     bad = audit(lambda n: sgd_report(Leaky, n, 1.1, 3), lambda n: sgd_report(Leaky, n, -1.1, 4),
                 n=N, statistic=direction)
@@ -141,17 +136,14 @@ def test_ldp_sgd_report_audit_and_mutant():
 
 def multi_report(cls, n, arm, reward, seed, mutate=None):
     """After the warm-up: one context e1, `arm` pulled (theta frozen so that it is the choice)."""
-    agent = cls(K, dim=D, horizon=1000, num_envs=n, seed=seed, epsilon=1.0, warmup=1)
-    if mutate:
-        mutate(agent)
+    agent = (mutate or cls)(K, dim=D, horizon=1000, num_envs=n, seed=seed, epsilon=1.0, warmup=1)
     agent.t[:] = 10 * K
-    state = agent.public_state()
-    state["theta"][:] = 0.0
-    state["theta"][:, arm] = np.array([1.0, 0.0])
+    agent.theta[:] = 0.0
+    agent.theta[:, arm] = np.array([1.0, 0.0])
     obs = np.tile([1.0, 0.0], (n, 1))
     actions = agent.act(obs)
     assert (actions == arm).all()
-    msg = agent.local_report(obs, actions, np.full(n, reward), state)
+    msg = agent.local_report(obs, actions, np.full(n, reward), obs, agent.public_state())
     assert (msg["arm"] == -1).all()  # the pulled arm is not in the message
     return np.concatenate([msg[k].reshape(n, -1) for k in sorted(msg) if k != "arm"], axis=1)
 
@@ -164,19 +156,16 @@ def test_multi_sgd_arm_changing_neighbours_and_unnoised_slots_mutant():
                lambda n: multi_report(LDPMultiSGD, n, 1, -1.1, 2), n=N, statistic=stat)
     assert ok.epsilon_lower <= 1.0
 
-    def no_noise_for_zero(agent):
-        mech = agent.mechanism
-        real = mech.__call__
+    class NoNoiseForZero(LDPMultiSGD):
+        """Mutant: the synthetic (zero-gradient) slots are sent un-noised."""
 
-        class Leaky:
-            epsilon, privacy = mech.epsilon, mech.privacy
-
-            def __call__(self, x):
-                out = real(x)
-                return np.where(np.linalg.norm(x, axis=-1, keepdims=True) > 0, out, 0.0)
-        agent.mechanism = Leaky()
-    bad = audit(lambda n: multi_report(LDPMultiSGD, n, 0, -1.1, 3, no_noise_for_zero),
-                lambda n: multi_report(LDPMultiSGD, n, 1, -1.1, 4, no_noise_for_zero),
+        def local_report(self, obs, actions, rewards, next_obs, public_state):
+            msg = super().local_report(obs, actions, rewards, next_obs, public_state)
+            pulled = np.arange(K)[None, :] == np.asarray(actions)[:, None]
+            msg["gradient"] = np.where(pulled[..., None], msg["gradient"], 0.0)
+            return msg
+    bad = audit(lambda n: multi_report(LDPMultiSGD, n, 0, -1.1, 3, NoNoiseForZero),
+                lambda n: multi_report(LDPMultiSGD, n, 1, -1.1, 4, NoNoiseForZero),
                 n=N, statistic=lambda y: np.abs(y[:, 0]) - np.abs(y[:, D]))
     assert bad.epsilon_lower > 1.0
 
@@ -191,10 +180,9 @@ def test_multi_parameter_message_schema(cls):
     for arm in range(K):
         agent = cls(K, dim=D, horizon=1000, num_envs=4, seed=arm, epsilon=1.0, warmup=1)
         agent.t[:] = 10 * K
-        state = agent.public_state()
-        state["theta"][:, arm] = np.array([1.0, 0.0])
+        agent.theta[:, arm] = np.array([1.0, 0.0])
         obs = np.tile([1.0, 0.0], (4, 1))
-        msg = agent.local_report(obs, agent.act(obs), np.ones(4), state)
+        msg = agent.local_report(obs, agent.act(obs), np.ones(4), obs, agent.public_state())
         shapes.append({k: v.shape for k, v in msg.items()})
         for k, v in msg.items():
             if k != "arm":
@@ -251,8 +239,7 @@ def test_diverged_estimates_still_give_finite_reports():
     into inf (the mechanism refuses non-finite inputs)."""
     agent = LDPSGD(K, dim=D, horizon=100, num_envs=4, seed=0, epsilon=1.0, link="poisson",
                    reward_bound=5.0)
-    state = agent.public_state()
-    state["theta"][:] = 1e4
+    agent.theta[:] = 1e4
     obs = np.abs(user_obs(0, 4))
-    msg = agent.local_report(obs, agent.act(obs), np.ones(4), state)
+    msg = agent.local_report(obs, agent.act(obs), np.ones(4), obs, agent.public_state())
     assert np.isfinite(msg["gradient"]).all()

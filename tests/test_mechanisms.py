@@ -28,9 +28,9 @@ def mp_grid(scale, magnitude=0):
     return g
 
 
-def mp_laplace_scale(sens, eps, magnitude=0):
+def mp_laplace_scale(sens, eps, magnitude=0, snaps=1):
     sens, eps = mp.mpf(sens), mp.mpf(eps)
-    return (sens + mp_grid(sens / eps, magnitude)) / eps
+    return (sens + snaps * mp_grid(sens / eps, magnitude)) / eps
 
 
 def mp_profile(eps, sens, sigma):
@@ -66,6 +66,17 @@ def test_golden_laplace_scale(eps, sens):
     assert rel(m.scale, mp_laplace_scale(sens, eps, sens)) < 1e-12
 
 
+@pytest.mark.parametrize("eps", [0.1, 1.0, 5.0])
+@pytest.mark.parametrize("dim", [2, 10])
+def test_golden_vector_laplace_scale(eps, dim):
+    """d coordinates, each snapped: d (upper - lower + g) / epsilon (found by an external audit:
+    with bounds far from zero the grid is coarse and d (upper - lower) + g leaked)."""
+    for lo, hi in ((0.0, 1.0), (1e15 + 0.5, 1e15 + 1.5)):
+        m = M.LaplaceMechanism(eps, lo, hi, dim=dim, seed=0)
+        gold = mp_laplace_scale(dim * (hi - lo), eps, max(abs(lo), abs(hi)), dim)
+        assert rel(m.scale, gold) < 1e-12
+
+
 @pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0, 10.0])
 @pytest.mark.parametrize("n", [1, 2, 3, 17, 1000, 10**7])
 def test_golden_episode_scale(eps, n):
@@ -80,7 +91,8 @@ def test_golden_tree_scale(eps, horizon):
     levels = int(mp.floor(mp.log(horizon, 2))) + 1
     assert tree.levels == levels
     # the grid is never finer than the largest node's partial sum, 2^(levels - 1), allows
-    assert rel(tree.scale, mp_laplace_scale(levels, eps, 2 ** (levels - 1))) < 1e-12
+    # each of the levels nodes is snapped: levels (1 + g) / epsilon
+    assert rel(tree.scale, mp_laplace_scale(levels, eps, 2 ** (levels - 1), levels)) < 1e-12
 
 
 @pytest.mark.parametrize("eps", [1e-3, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999999])
@@ -171,7 +183,7 @@ def test_bad_bounds_are_named(lo, hi):
     lambda: M.LaplaceMechanism(1.0, 0.0, 5e-324), lambda: M.GaussianMechanism(1.0, 1e-5, upper=5e-324),
     lambda: M.LaplaceMechanism(1e300, 0.0, 1e-100), lambda: M.PrivateEpisodeMean(1.0, 0.0, 1e-250),
     lambda: M.GaussianMechanism(1.0, 1e-310), lambda: M.GaussianMechanism(1.0, 5e-324),
-    lambda: M.GaussianStatistics(1.0, 1e-310, {"u": (2.0, 50.0, 2)})])
+    lambda: M.GaussianStatistics(1.0, 1e-310, {"u": ("vector", 1.0, 50.0)}, dim=2)])
 def test_degenerate_bounds_and_deltas_give_one_clear_error(make):
     """Bounds of width 5e-324, noise scales whose grid underflows and subnormal deltas: one
     ValueError naming the parameter, not numpy's or Python's own error."""
@@ -308,9 +320,12 @@ def test_l2_ball_clips_in_l2():
 
 
 def test_symmetric_noise_matrix_variances():
+    """R8: the noise matrix W of an outer part (the release of x = 0) is symmetric with
+    variance sigma^2 on and off the diagonal."""
     rng = np.random.default_rng(5)
     sigma, d, n = 1.7, 4, 50_000
-    g = M.symmetric_gaussian_noise(rng, sigma, d, (n,))
+    m = M.GaussianStatistics(1.0, 0.5, {"W": ("outer", 1.0, sigma)}, dim=d, seed=5)
+    g = m.release("W", np.zeros((n, d)))
     assert np.array_equal(g, np.swapaxes(g, -1, -2))
     var = g.var(axis=0, ddof=1) / sigma**2
     # (n-1) s^2 / sigma^2 ~ chi2(n-1) for each of the d(d+1)/2 distinct entries

@@ -1,4 +1,5 @@
-"""Runner and Results: reproducibility, committed stretches, save/load, plotting, sweeps."""
+"""Runner and Results: reproducibility, the two paths (round by round, by blocks), save/load,
+plotting, sweeps."""
 
 import math
 
@@ -8,9 +9,17 @@ import pytest
 from scipy import stats
 
 import ldp_gym
-from ldp_gym import Results
+from ldp_gym import Results, runner
 from ldp_gym.agents import DPSE, DPUCB, LDPOLS, UCB1, AdaPKLUCB, AdaPUCB, TsallisINF
-from ldp_gym.wrappers.reward import VectorLaplaceReward
+from ldp_gym.envs.glm import GLMCore, MultiParamGLMCore
+from ldp_gym.envs.mab import AdversarialMABCore, MABCore
+from ldp_gym.protocols import DrawsBlocks, DrawsStretches
+from ldp_gym.wrappers.reward import (
+    GaussianReward,
+    LaplaceReward,
+    VectorGaussianReward,
+    VectorLaplaceReward,
+)
 
 AGENTS = {"UCB1": UCB1, "AdaP-UCB": (AdaPUCB, {"epsilon": 1.0}), "DP-SE": (DPSE, {"epsilon": 1.0})}
 
@@ -33,18 +42,127 @@ def test_adding_an_agent_leaves_the_others_unchanged():
     assert np.array_equal(a.regret["UCB1"], b.regret["UCB1"])
 
 
-def test_committed_path_matches_per_round_path_in_distribution():
-    """AdaP-UCB through committed stretches and through the per-round loop: regret at T has the
-    same distribution (Welch z-test, false-alarm rate 1e-6)."""
-    class PerRound(AdaPUCB):
-        commits = False  # force the per-round path
-    kw = dict(horizon=3000, n_runs=400, progress=False)
-    fast = ldp_gym.run("LDPMAB-v0", {"A": (AdaPUCB, {"epsilon": 1.0})}, seed=1, **kw)
-    slow = ldp_gym.run("LDPMAB-v0", {"A": (PerRound, {"epsilon": 1.0})}, seed=2, **kw)
-    x, y = fast.at("A", 3000), slow.at("A", 3000)
+class RoundByRound(gym.vector.VectorWrapper):
+    """A transparent wrapper that asks to be stepped round by round (as the privacy wrappers do)."""
+
+    needs_round_by_round = True
+
+
+class Undeclared(gym.vector.VectorWrapper):
+    """A third party's transparent wrapper that declares nothing."""
+
+
+class BlockSafe(gym.vector.VectorWrapper):
+    """A transparent wrapper that lets the block path bypass its step."""
+
+    needs_round_by_round = False
+
+
+#: One agent per kind of block: committed sums, speculative stretches, every arm's rewards
+#: played through act/observe (up to 50 runs) and compiled (play_block).
+BLOCK_KINDS = [("LDPMAB-v0", (AdaPUCB, {"epsilon": 1.0})), ("LDPMAB-v0", (DPUCB, {"epsilon": 1.0})),
+               ("LDPMAB-v0", UCB1), ("LDPLinearBandit-v0", (LDPOLS, {"epsilon": 1.0}))]
+
+
+@pytest.mark.parametrize("kind,horizon,n_runs,seeds", [
+    (0, 3000, 400, 1), (1, 3000, 200, 1), (2, 400, 50, 6), (3, 400, 50, 6)])
+def test_block_path_matches_round_by_round_in_distribution(kind, horizon, n_runs, seeds):
+    """Each kind of block and the same agent stepped round by round (through a wrapper that
+    declares it): regret at T has the same law (Welch z-test, false-alarm rate 1e-6)."""
+    env, spec = BLOCK_KINDS[kind]
+    kw = dict(horizon=horizon, n_runs=n_runs, progress=False)
+    blocks = [ldp_gym.run(env, {"A": spec}, seed=s, **kw) for s in range(seeds)]
+    rounds = [ldp_gym.run(env, {"A": spec}, seed=100 + s, wrappers=[(RoundByRound, {})], **kw)
+              for s in range(seeds)]
+    x, y = (np.concatenate([r.at("A", horizon) for r in runs]) for runs in (blocks, rounds))
     z = (x.mean() - y.mean()) / np.sqrt(x.var() / x.size + y.var() / y.size)
     assert abs(z) < stats.norm.isf(0.5e-6)
-    assert fast.timings["A"]["decisions"] < 200 < slow.timings["A"]["decisions"]
+    assert all(r.timings["A"]["decisions"] == horizon for r in rounds)
+    if kind < 2:  # stretches: few decisions
+        assert all(r.timings["A"]["decisions"] < horizon / 5 for r in blocks)
+
+
+def _logged(method, name, log):
+    """``method``, appending ``name`` to ``log`` at every call."""
+    def call(*args):
+        log.append(name)
+        return method(*args)
+    return call
+
+
+def _spied(env_id, calls):
+    """``env_id``'s native vector env, logging its calls of ``step`` and of the draws."""
+    def make(num_envs, max_episode_steps, **kw):
+        venv = ldp_gym.make_vector_env(env_id, num_envs, max_episode_steps, **kw)
+        for name in ("step", "draw_block", "draw_stretch", "draw_sums"):
+            setattr(venv, name, _logged(getattr(venv, name), name, calls))
+        return venv
+    return make
+
+
+@pytest.mark.parametrize("env,spec", BLOCK_KINDS)
+@pytest.mark.parametrize("wrapper,kw,blocks", [
+    (None, {}, True), (BlockSafe, {}, True), (Undeclared, {}, False),
+    (RoundByRound, {}, False), (VectorLaplaceReward, {"epsilon": 1.0}, False),
+    (VectorGaussianReward, {"epsilon": 1.0, "delta": 1e-5}, False)])
+def test_runner_honours_the_wrappers_round_by_round_declaration(env, spec, wrapper, kw, blocks):
+    """The block path bypasses the wrappers' step, so it is taken only if every wrapper declares
+    needs_round_by_round = False. The privacy wrappers declare True, and one that declares
+    nothing is stepped round by round too (the safe default: it may change what the agent
+    sees): every round goes through its step, nothing is drawn ahead."""
+    calls = []
+    wrappers = [] if wrapper is None else [(wrapper, kw)]
+    ldp_gym.run(_spied(env, calls), {"A": spec}, horizon=300, n_runs=3, seed=0, progress=False,
+                wrappers=wrappers)
+    if blocks:
+        assert calls and "step" not in calls
+    else:
+        assert calls == ["step"] * 300
+
+
+def test_privacy_wrappers_declare_round_by_round_play():
+    for cls in (LaplaceReward, GaussianReward, VectorLaplaceReward, VectorGaussianReward):
+        assert cls.needs_round_by_round is True
+
+
+def test_settings_declare_what_can_be_drawn_ahead():
+    """Stochastic MAB: blocks of every arm and stretches of one arm; contextual settings:
+    blocks; the adversarial MAB: nothing (its means move with the rounds)."""
+    assert issubclass(MABCore, DrawsBlocks) and issubclass(MABCore, DrawsStretches)
+    for core in (GLMCore, MultiParamGLMCore):
+        assert issubclass(core, DrawsBlocks) and not issubclass(core, DrawsStretches)
+    core = AdversarialMABCore()
+    assert not isinstance(core, DrawsBlocks) and not isinstance(core, DrawsStretches)
+
+
+def test_every_experiment_takes_one_of_two_paths(monkeypatch):
+    """The runner plays every agent, on every setting, under any wrapper, either round by round
+    or by blocks, chosen by what the agent, the setting and the wrappers declare."""
+    from ldp_gym.agents import AGENTS
+
+    taken = []
+    for path in ("_round_by_round", "_by_blocks"):
+        monkeypatch.setattr(runner, path, _logged(getattr(runner, path), path, taken))
+    cases = [(cls.test_env, name, cls, wrappers, n_runs) for name, cls in AGENTS.items()
+             for wrappers in ((), [(RoundByRound, {})]) for n_runs in (2, 60)]
+    cases += [("LDPAdversarialMAB-v0", "UCB1", AGENTS["UCB1"], (), 2),
+              ("LDPMAB-v0", "AdaP-UCB", AGENTS["AdaP-UCB"], (), 60)]
+    for env, name, cls, wrappers, n_runs in cases:
+        taken.clear()
+        ldp_gym.run(env, {name: (cls, dict(cls.test_params))}, horizon=40, n_runs=n_runs, seed=0,
+                    progress=False, wrappers=wrappers)
+        blocks = not wrappers and env != "LDPAdversarialMAB-v0" and (
+            n_runs <= runner.BLOCK_MAX_RUNS or cls.commits or cls.speculates
+            or getattr(cls, "plays_blocks", False))
+        assert taken == ["_by_blocks" if blocks else "_round_by_round"], (env, name, n_runs)
+
+
+def test_stretches_end_at_the_horizon_past_the_last_checkpoint():
+    """Checkpoints that stop before the horizon: stretches are cut at the horizon."""
+    for spec in ((AdaPUCB, {"epsilon": 1.0}), (DPUCB, {"epsilon": 1.0})):
+        res = ldp_gym.run("LDPMAB-v0", {"A": spec}, horizon=3000, n_runs=3, seed=0,
+                          checkpoints=[1, 10, 100], progress=False)
+        assert res.regret["A"].shape == (3, 3) and res.timings["A"]["decisions"] < 600
 
 
 def test_regret_recorded_at_checkpoints_exactly():
@@ -239,36 +357,6 @@ def test_third_party_agent_object_runs():
             pass
     res = ldp_gym.run("LDPMAB-v0", {"fixed": Fixed()}, horizon=50, n_runs=2, seed=0, progress=False)
     assert np.allclose(res.regret["fixed"], 0.0)  # arm 0 is the best arm of the default instance
-
-
-def test_dp_ucb_speculative_path_matches_per_round_in_distribution():
-    """DP-UCB through speculative stretches (draw_stretch/observe_stretch) and through the
-    per-round loop: regret at T has the same law (Welch z-test, false-alarm rate 1e-6)."""
-    class PerRound(DPUCB):
-        speculates = False
-    kw = dict(horizon=3000, n_runs=200, progress=False)
-    fast = ldp_gym.run("LDPMAB-v0", {"A": (DPUCB, {"epsilon": 1.0})}, seed=1, **kw)
-    slow = ldp_gym.run("LDPMAB-v0", {"A": (PerRound, {"epsilon": 1.0})}, seed=2, **kw)
-    x, y = fast.at("A", 3000), slow.at("A", 3000)
-    z = (x.mean() - y.mean()) / np.sqrt(x.var() / x.size + y.var() / y.size)
-    assert abs(z) < stats.norm.isf(0.5e-6)
-    assert fast.timings["A"]["decisions"] < slow.timings["A"]["decisions"] / 5
-
-
-@pytest.mark.parametrize("env,spec", [("LDPMAB-v0", UCB1),
-                                      ("LDPLinearBandit-v0", (LDPOLS, {"epsilon": 1.0}))])
-def test_block_path_matches_step_path_in_distribution(env, spec):
-    """Rounds drawn ahead in blocks (draw_block) and stepped one by one give the same law of
-    regret at T (Welch z-test, false-alarm rate 1e-6)."""
-    def per_round(num_envs, max_episode_steps, **kw):  # a vector env without draw_block
-        venv = ldp_gym.make_vector_env(env, num_envs, max_episode_steps)
-        return gym.wrappers.vector.RecordEpisodeStatistics(venv)
-    kw = dict(horizon=400, n_runs=50, progress=False)  # blocks are used up to 50 runs
-    fast = [ldp_gym.run(env, {"A": spec}, seed=s, **kw).at("A", 400) for s in range(6)]
-    slow = [ldp_gym.run(per_round, {"A": spec}, seed=100 + s, **kw).at("A", 400) for s in range(6)]
-    x, y = np.concatenate(fast), np.concatenate(slow)
-    z = (x.mean() - y.mean()) / np.sqrt(x.var() / x.size + y.var() / y.size)
-    assert abs(z) < stats.norm.isf(0.5e-6)
 
 
 def test_draw_block_is_consistent_with_step():

@@ -86,11 +86,14 @@ def test_secure_mode_reaches_every_mechanism_of_every_private_agent(name, monkey
 
 
 def test_secure_mode_draws_every_noise_coordinate_from_the_os():
-    """LDP-OLS, per round and compiled: 5 normals per user and round (the 3 upper-triangle
-    entries of W and the 2 of xi), each from two 8-byte uniforms (Box-Muller): exactly 80
-    bytes per user and round come from os.urandom, and nothing else draws noise."""
+    """LDP-OLS, per round and compiled: its two noise streams (the 3 upper-triangle entries of
+    W and the 2 of xi per user and round) are filled from os.urandom, 16 bytes per normal
+    (Box-Muller on two 8-byte uniforms), in chunks drawn ahead: the first round draws exactly
+    one chunk per stream, and the rounds after it, on both paths, use that chunk."""
     n, rounds = 6, 5
     venv, agent = _agent(LDPOLS, n=n, secure=True, seed=2)
+    streams = agent.mechanism.streams
+    assert all(isinstance(st.rng, M.SecureGenerator) for st in streams.values())
     obs, _ = venv.reset(seed=0)
     drawn = []
     real = M.os.urandom
@@ -101,11 +104,12 @@ def test_secure_mode_draws_every_noise_coordinate_from_the_os():
             next_obs, rewards, _, _, _ = venv.step(actions)
             agent.observe(obs, actions, rewards, next_obs)
             obs = next_obs
-        assert sum(drawn) == 80 * n * rounds
-        drawn.clear()
+        chunks = 16 * sum(st.chunk for st in streams.values())
+        assert sum(drawn) == chunks
         obs_b, rew_b, _ = venv.draw_block(rounds)
         agent.play_block(obs_b, rew_b)
-        assert sum(drawn) == 80 * n * rounds
+        assert sum(drawn) == chunks
+        assert (5 * n * 2 * rounds) < min(st.chunk for st in streams.values())
     finally:
         M.os.urandom = saved
 

@@ -132,5 +132,5 @@ def test_wrappers_validate():
         GaussianReward(gym.make("LDPMAB-v0"), epsilon=2.0, delta=1e-5, calibration="classic")
     with pytest.raises(ValueError, match="delta"):
         GaussianReward(gym.make("LDPMAB-v0"), epsilon=0.5, delta=0.0)
-    with pytest.raises(ValueError, match="oracle_info"):
+    with pytest.raises(TypeError, match="oracle_info"):
         LaplaceReward(gym.make("LDPMAB-v0"), epsilon=1.0, oracle_info="yes")

@@ -49,6 +49,7 @@ from scipy import optimize, special
 
 from ldp_gym.validation import (  # noqa: F401  (re-exported: the mechanisms' validation)
     MIN_DELTA,
+    check_bool,
     check_bounds,
     check_delta,
     check_epsilon,
@@ -58,12 +59,15 @@ from ldp_gym.validation import (  # noqa: F401  (re-exported: the mechanisms' va
     check_real,
 )
 
+from . import compiled
+
 __all__ = [
     "GRID_BITS",
     "GaussianMechanism",
     "GaussianPart",
     "GaussianStatistics",
     "L2BallMechanism",
+    "NoiseStream",
     "LaplaceMechanism",
     "Mechanism",
     "PrivateEpisodeMean",
@@ -79,7 +83,6 @@ __all__ = [
     "make_rng",
     "recording",
     "snap",
-    "symmetric_gaussian_noise",
 ]
 
 #: The grid of a release is 2^ceil(log2 b) * 2^-GRID_BITS for a noise scale b (PRIVACY.md rule 3).
@@ -154,8 +157,7 @@ def make_rng(seed: Any = None, *, secure: bool = False):
     Raises:
         TypeError: secure mode with a seed, or a seed of the wrong type.
     """
-    if not isinstance(secure, (bool, np.bool_)):
-        raise TypeError(f"secure must be True or False, got {type(secure).__name__}")
+    check_bool("secure", secure)
     if secure:
         if seed is not None:
             raise TypeError("secure mode draws from the OS CSPRNG and refuses seeds; pass seed=None")
@@ -256,16 +258,17 @@ def gaussian_grid_noise(z: np.ndarray, sigma, grid) -> np.ndarray:
     return np.rint(z * (sigma / grid)) * grid
 
 
-def laplace_scale(sensitivity, epsilon: float, magnitude=0.0):
-    """Noise scale of the grid Laplace: ``(sensitivity + g) / epsilon`` with g the grid step
-    (:func:`grid_step` of ``sensitivity / epsilon`` and ``magnitude``)."""
+def laplace_scale(sensitivity, epsilon: float, magnitude=0.0, snaps: int = 1):
+    """Noise scale of the grid Laplace: ``(sensitivity + snaps g) / epsilon`` with g the grid
+    step (:func:`grid_step` of ``sensitivity / epsilon`` and ``magnitude``): snapping moves each
+    of the ``snaps`` coordinates a neighbour changes by up to g/2 per input."""
     with np.errstate(over="ignore"):
         b = np.asarray(sensitivity) / epsilon
         ok = np.all(np.isfinite(b)) and np.all(np.isfinite(4.0 * b))
     if not ok:
         raise ValueError("the noise scale (upper - lower) / epsilon overflows; narrow the bounds "
                          "or raise epsilon")
-    return (sensitivity + grid_step(b, magnitude)) / epsilon
+    return (sensitivity + snaps * grid_step(b, magnitude)) / epsilon
 
 
 def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
@@ -329,6 +332,9 @@ class Mechanism:
     delta: float = 0.0
     #: largest absolute value a snapped input can take (sets the grid's floor, see grid_step)
     magnitude: float = 0.0
+    #: coordinates one neighbouring change touches, each moved by up to g/2 by snapping (the
+    #: Laplace calibration adds ``snaps g`` to the l1 sensitivity)
+    snaps: int = 1
 
     def __init__(self, epsilon: float, *, seed: Any = None, secure: bool = False):
         self.epsilon = check_epsilon(epsilon)
@@ -349,17 +355,55 @@ class Mechanism:
         return (self.epsilon, self.delta)
 
     def _grid_laplace(self, x: np.ndarray, sensitivity) -> np.ndarray:
-        """Snap ``x`` to the grid and add discrete Laplace noise calibrated to ``sensitivity + g``."""
+        """Snap ``x`` to the grid and add discrete Laplace noise calibrated to
+        ``sensitivity + snaps g`` (``snaps``: the snapped coordinates one change touches)."""
         sens = np.asarray(sensitivity, dtype=np.float64)
         if sens.ndim:  # per-element sensitivities (e.g. episode means over different counts)
             sens = np.broadcast_to(sens, x.shape)
         g = grid_step(sens / self.epsilon, self.magnitude)
-        # discrete Laplace on the grid: P(k) ~ exp(-|k| g eps / (sens + g))
-        p = -np.expm1(-g * self.epsilon / (sens + g))
+        snapped = sens + self.snaps * g
+        # discrete Laplace on the grid: P(k) ~ exp(-|k| g eps / snapped)
+        p = -np.expm1(-g * self.epsilon / snapped)
         k = np.rint(x / g) + (self.rng.geometric(p, size=x.shape)
                               - self.rng.geometric(p, size=x.shape))
-        _record(type(self).__name__, x, sens, (sens + g) / self.epsilon, self.epsilon, 0.0)
+        _record(type(self).__name__, x, sens, snapped / self.epsilon, self.epsilon, 0.0)
         return k * g
+
+
+class NoiseStream:
+    """A stream of noise values drawn ahead in chunks from one generator.
+
+    ``take(count)`` returns the next ``count`` values of the stream: bitwise the
+    values that drawing them one call at a time would give (numpy's generators
+    fill arrays sequentially), so a round drawn alone and a block of rounds
+    drawn at once see the same noise. Drawing ahead makes a single round cheap.
+
+    Args:
+        rng: the generator (a substream of one mechanism, or the OS CSPRNG).
+        draw: ``(rng, count) -> values`` (1-D float64).
+        chunk: values drawn per refill at least.
+    """
+
+    def __init__(self, rng: Any, draw: Any, chunk: int = 4096):
+        self.rng, self.draw, self.chunk = rng, draw, chunk
+        self._buf = np.empty(0)
+        self._pos = 0
+
+    def take(self, count: int) -> np.ndarray:
+        """The next ``count`` values (a read-only array)."""
+        end = self._pos + count
+        if end <= self._buf.shape[0]:
+            out = self._buf[self._pos:end]
+            self._pos = end
+            return out
+        left = self._buf[self._pos:]
+        need = count - left.shape[0]
+        fresh = self.draw(self.rng, max(need, self.chunk))
+        fresh.flags.writeable = False
+        self._buf, self._pos = fresh, need
+        out = np.concatenate([left, fresh[:need]]) if left.shape[0] else fresh[:need]
+        out.flags.writeable = False
+        return out
 
 
 # --------------------------------------------------------------------------- Laplace
@@ -393,7 +437,9 @@ class LaplaceMechanism(Mechanism):
         self.magnitude = max(abs(self.lower), abs(self.upper))
         self.dim = None if dim is None else check_int("dim", dim)
         self.sensitivity = (self.upper - self.lower) * (1 if self.dim is None else self.dim)
-        self.scale = float(laplace_scale(self.sensitivity, self.epsilon, self.magnitude))
+        self.snaps = self.dim or 1
+        self.scale = float(laplace_scale(self.sensitivity, self.epsilon, self.magnitude,
+                                         self.snaps))
         self.grid = float(grid_step(self.sensitivity / self.epsilon, self.magnitude))
 
     def __call__(self, x: Any) -> np.ndarray:
@@ -491,7 +537,9 @@ class TreeMechanism(Mechanism):
         self.node_sensitivity = self.levels * self.sensitivity
         # a node's partial sum covers up to 2^(levels - 1) elements
         self.magnitude = 2.0 ** (self.levels - 1) * max(abs(self.lower), abs(self.upper))
-        self.scale = float(laplace_scale(self.node_sensitivity, self.epsilon, self.magnitude))
+        self.snaps = self.levels  # one element is in one node per level, each node snapped
+        self.scale = float(laplace_scale(self.node_sensitivity, self.epsilon, self.magnitude,
+                                         self.snaps))
         self.grid = float(grid_step(self.node_sensitivity / self.epsilon, self.magnitude))
         n = int(np.prod(self.streams, dtype=np.int64))
         self._alpha = np.zeros((n, self.levels))   # exact partial sums of the open nodes
@@ -691,24 +739,6 @@ class GaussianMechanism(Mechanism):
         return x + gaussian_grid_noise(self.rng.standard_normal(x.shape), self.sigma, self.grid)
 
 
-def symmetric_gaussian_noise(rng, sigma: float, dim: int, size: tuple[int, ...] = ()) -> np.ndarray:
-    """Symmetric matrices with i.i.d. N(0, sigma^2) entries on and above the diagonal, mirrored.
-
-    Every entry, diagonal and off-diagonal, has variance sigma^2 (PRIVACY.md
-    rule 8: ``(G + G^T)/2`` would halve the off-diagonal variance).
-    """
-    return _symmetric_noise(rng, check_real("sigma", sigma, low=0.0), check_int("dim", dim), size)
-
-
-def _symmetric_noise(rng, sigma: float, dim: int, size: tuple[int, ...]) -> np.ndarray:
-    rows, cols = _upper_indices(dim)
-    g = rng.standard_normal(tuple(size) + (len(rows),)) * sigma
-    out = np.empty(tuple(size) + (dim, dim))
-    out[..., rows, cols] = g
-    out[..., cols, rows] = g
-    return out
-
-
 @functools.lru_cache(maxsize=64)
 def _upper_indices(dim: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(dim)
@@ -721,140 +751,163 @@ def clip_l2(x: np.ndarray, bound: float) -> np.ndarray:
     return x * np.minimum(1.0, bound / np.sqrt(np.maximum(sq, 1e-300)))
 
 
-def l2_norm(x: np.ndarray) -> np.ndarray:
-    """Euclidean norm over the last axis, keeping it (faster than ``np.linalg.norm`` on small
-    batches)."""
-    return np.sqrt(np.einsum("...i,...i->...", x, x))[..., None]
+#: The kinds of parts of a :class:`GaussianStatistics` message.
+PART_KINDS = ("vector", "outer")
 
 
 class GaussianPart(NamedTuple):
-    """One part of a :class:`GaussianStatistics` message.
+    """One part of a :class:`GaussianStatistics` message (computed from its declaration).
 
     Attributes:
-        sensitivity: l2 sensitivity of the part's released coordinates (one slot).
-        sd: standard deviation of the noise of every coordinate.
-        entries: number of released coordinates per slot (d for a vector, d(d+1)/2 for
-            the upper triangle of a d x d symmetric matrix).
+        kind: ``"vector"`` (a vector in the l2 ball ``bound``, released as it is) or
+            ``"outer"`` (``x x^T`` for x in the l2 ball ``bound``, released as its upper
+            triangle, mirrored).
+        bound: the declared l2 bound of the input vector.
+        sd: standard deviation of the noise of every released coordinate.
+        entries: released coordinates per slot (d, or d(d+1)/2 for an outer part).
         grid: the power-of-two grid of the part's outputs (:func:`grid_step` of ``sd``).
+        sensitivity: l2 sensitivity of the part's released coordinates over the whole
+            message, after snapping to the grid (see :class:`GaussianStatistics`).
     """
 
-    sensitivity: float
+    kind: str
+    bound: float
     sd: float
     entries: int
     grid: float
-
-    @property
-    def snapped_sensitivity(self) -> float:
-        """Sensitivity after snapping to the grid: each coordinate moves by at most g/2."""
-        return self.sensitivity + math.sqrt(self.entries) * self.grid
+    sensitivity: float
 
 
 class GaussianStatistics(Mechanism):
-    """A user's message of several float-safe Gaussian-noised statistics, accounted jointly.
+    """A message of several float-safe Gaussian-noised statistics, accounted jointly.
 
-    The LDP regression messages of Zheng et al. (2020, Alg 3 and 5) and Han et
-    al. (2021, eq. 3-4): ``x x^T + W`` (W symmetric, i.i.d. N(0, s^2) on and
-    above the diagonal) and vectors such as ``r x + xi``. Each part is declared
-    with its l2 sensitivity, noise standard deviation and number of released
-    coordinates; the mechanism clips its inputs (contexts to the l2 ball
-    ``context_bound``, vectors to their declared l2 bound), snaps them to the
-    part's grid and adds Gaussian noise rounded to that grid (float-safe, as
-    :class:`GaussianMechanism`). The whole message is one Gaussian mechanism
-    with noise-normalised sensitivity ``rho = sqrt(sum (Delta_i / s_i)^2)``,
-    Delta_i the snapped sensitivities. Its exact guarantee is
+    Each part is declared by its kind, the l2 bound of its input and the noise
+    standard deviation: ``"vector"`` parts release ``v + N(0, s^2 I)`` for ``v``
+    clipped to the l2 ball ``bound`` (sensitivity ``2 bound``); ``"outer"``
+    parts release ``x x^T + W`` for ``x`` clipped to the l2 ball ``bound``, W
+    symmetric with i.i.d. N(0, s^2) entries on and above the diagonal (the upper
+    triangle changes by at most ``sqrt(2) bound^2``: x = B e1 against B e2).
+    Every released coordinate is snapped to the part's grid and gets Gaussian
+    noise rounded to it (float-safe, as :class:`GaussianMechanism`), so each
+    part's sensitivity grows by ``sqrt(entries) g``.
+
+    A message may have ``slots`` copies of every part (one per arm, as in Han
+    et al.'s multi-parameter protocol, where the pulled arm's slot carries the
+    data and the others the message of a zero input): neighbouring users then
+    change one slot fully, or two slots between data and zero (the arm
+    changed), and the sensitivity is the larger of the two cases.
+
+    The whole message is one Gaussian mechanism with noise-normalised
+    sensitivity ``rho = sqrt(sum (Delta_i / s_i)^2)``; its exact guarantee is
     ``delta(epsilon)`` of the Gaussian profile at ``rho`` (:func:`gaussian_delta`
-    with sigma = 1), which must not exceed the declared delta: the papers'
-    noise levels are accepted when (and only when) the exact accounting proves
-    their claim.
+    with sigma = 1), which must not exceed the declared delta: a declared noise
+    level is accepted when (and only when) the exact accounting proves it.
 
-    Sensitivities: ``x x^T`` over ``||x|| <= C``: the upper triangle changes by
-    at most ``sqrt(2) C^2`` in l2 (x = C e1 against C e2); a vector in the l2
-    ball of radius B changes by at most 2B. Inputs may carry leading slot axes
-    (one slot per arm); ``sensitivity`` is then the worst case over neighbours
-    of the whole message, as the caller declares it.
+    Transforms: :mod:`ldp_gym.wrappers.compiled` (``release_vector``,
+    ``release_outer``), shared with the agents' compiled rounds; noise comes
+    from one :class:`NoiseStream` per part (``noise``).
 
     Args:
         epsilon, delta: the claimed guarantee of one message.
-        parts: name -> (l2 sensitivity, noise sd, released coordinates per slot).
-        context_bound: C, the l2 bound of contexts (for the outer product part).
+        parts: name -> ``(kind, bound, sd)``.
+        dim: d, the length of every input vector.
+        slots: copies of every part in one message.
 
     Example:
-        >>> m = GaussianStatistics(1.0, 0.01, {"M": (2**0.5, 12.4, 3), "u": (2.2, 6.8, 2)}, seed=0)
+        >>> m = GaussianStatistics(1.0, 0.01, {"M": ("outer", 1.0, 12.4), "u": ("vector", 1.1, 6.8)},
+        ...                        dim=2, seed=0)
         >>> m.rho < 0.4
         True
+        >>> m.release("M", [[0.6, 0.8]]).shape
+        (1, 2, 2)
     """
 
-    def __init__(self, epsilon: float, delta: float, parts: dict[str, tuple[float, float, int]],
-                 context_bound: float = 1.0, *, seed: Any = None, secure: bool = False):
+    def __init__(self, epsilon: float, delta: float, parts: dict[str, tuple[str, float, float]],
+                 dim: int, *, slots: int = 1, seed: Any = None, secure: bool = False):
         super().__init__(epsilon, seed=seed, secure=secure)
         self.delta = check_delta(delta)
-        self.context_bound = check_real("context_bound", context_bound, low=0.0)
+        self.dim = check_int("dim", dim)
+        self.slots = check_int("slots", slots)
         if not parts:
             raise ValueError("parts must declare at least one part")
         self.parts: dict[str, GaussianPart] = {}
+        single, double = 0.0, 0.0
         for name, spec in parts.items():
-            if len(spec) != 3:
-                raise ValueError(f"parts[{name!r}] must be (sensitivity, noise sd, entries)")
-            sens = check_real(f"sensitivity of {name}", spec[0], low=0.0)
-            sd = check_real(f"noise sd of {name}", spec[1], low=0.0)
-            entries = check_int(f"entries of {name}", spec[2])
-            self.parts[name] = GaussianPart(sens, sd, entries, float(grid_step(sd, sens)))
-        self.substreams = self._substreams(self.parts)
-        self.rho = math.sqrt(sum((p.snapped_sensitivity / p.sd) ** 2 for p in self.parts.values()))
+            if len(spec) != 3 or spec[0] not in PART_KINDS:
+                raise ValueError(f"parts[{name!r}] must be (kind, bound, noise sd) with kind in "
+                                 f"{PART_KINDS}")
+            kind = spec[0]
+            bound = check_real(f"bound of {name}", spec[1], low=0.0)
+            sd = check_real(f"noise sd of {name}", spec[2], low=0.0)
+            outer = kind == "outer"
+            entries = self.dim * (self.dim + 1) // 2 if outer else self.dim
+            norm = bound**2 if outer else bound          # largest norm of the released part
+            change = math.sqrt(2.0) * norm if outer else 2.0 * norm  # one slot, any change
+            grid = float(grid_step(sd, change))
+            slack = math.sqrt(entries) * grid             # snapping: g/2 per coordinate, each side
+            one = change + slack
+            two = math.sqrt(2.0) * (norm + slack / 2.0) if self.slots > 1 else 0.0
+            single += (one / sd) ** 2
+            double += (two / sd) ** 2
+            self.parts[name] = GaussianPart(kind, bound, sd, entries, grid, max(one, two))
+        self.rho = math.sqrt(max(single, double))
         self.exact_delta = float(gaussian_delta(self.epsilon, self.rho, 1.0))
         if self.exact_delta > self.delta:
             raise ValueError(f"the declared noise gives delta={self.exact_delta:.3g} > "
                              f"delta={self.delta:g} at epsilon={self.epsilon:g}; raise the noise")
+        self.streams = {name: NoiseStream(sub, functools.partial(_grid_normals, sd=p.sd,
+                                                                 grid=p.grid))
+                        for (name, sub), p in zip(self._substreams(self.parts).items(),
+                                                  self.parts.values(), strict=True)}
 
-    def clip_vector(self, x: np.ndarray, bound: float) -> np.ndarray:
-        """Clip the l2 norm of x (..., d) to ``bound``."""
-        return clip_l2(x, bound)
+    def noise(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
+        """The next grid noise of part ``name``, shape ``shape`` (..., entries): what the next
+        releases add, in order (a compiled path adds them to inputs snapped to the grid)."""
+        return self.streams[name].take(math.prod(shape)).reshape(shape)
 
-    def _part(self, name: str, entries: int) -> GaussianPart:
+    def release(self, name: str, x: Any) -> np.ndarray:
+        """The part ``name`` of a batch of messages: x (..., d) -> vectors (..., d) or
+        symmetric matrices (..., d, d)."""
+        x = check_input(x)
+        if x.ndim == 0 or x.shape[-1] != self.dim:
+            raise ValueError(f"x must have last dimension dim={self.dim}")
         part = self.parts[name]
-        if part.entries != entries:
-            raise ValueError(f"part {name} was declared with {part.entries} coordinates per slot, "
-                             f"got {entries}")
-        return part
-
-    def outer(self, name: str, x: Any) -> np.ndarray:
-        """``x x^T + W`` for contexts x (..., d) clipped to ``context_bound``: the upper triangle
-        snapped to the part's grid plus grid noise, mirrored."""
-        x = self.clip_vector(check_input(x), self.context_bound)
-        d = x.shape[-1]
-        rows, cols = _upper_indices(d)
-        part = self._part(name, len(rows))
-        if part.sensitivity < math.sqrt(2.0) * self.context_bound**2 * (1 - 1e-12):
-            raise ValueError(f"part {name}: the declared sensitivity is below sqrt(2) "
-                             f"context_bound^2")
-        upper = snap(x[..., rows] * x[..., cols], part.grid)
-        _record(f"{type(self).__name__}.{name}", upper, part.snapped_sensitivity, part.sd,
-                self.epsilon, self.delta)
-        upper = upper + self.draws(name, upper.shape)
-        out = np.empty(x.shape + (d,))
-        out[..., rows, cols] = upper
-        out[..., cols, rows] = upper
+        rows = np.ascontiguousarray(x.reshape(-1, self.dim))
+        noise = self.noise(name, (rows.shape[0], part.entries))
+        if part.kind == "outer":
+            out = np.empty(rows.shape + (self.dim,))
+            compiled.release_outer_rows(rows, part.bound, noise, part.grid, out)
+        else:
+            out = np.empty(rows.shape)
+            compiled.release_vector_rows(rows, part.bound, noise, part.grid, out)
+        out = out.reshape(x.shape + ((self.dim,) if part.kind == "outer" else ()))
+        self.record(name, out, noise)
         return out
 
-    def vector(self, name: str, v: Any, bound: float) -> np.ndarray:
-        """``v + N(0, s^2 I)`` on the part's grid for vectors v (..., d) clipped to the l2 ball
-        ``bound``. ``bound`` must match the declared sensitivity (2 bound); it is checked."""
-        v = self.clip_vector(check_input(v), bound)
-        part = self._part(name, v.shape[-1])
-        if 2.0 * bound > part.sensitivity * (1 + 1e-12):
-            raise ValueError(f"part {name}: bound {bound} exceeds the declared sensitivity / 2")
-        v = snap(v, part.grid)
-        _record(f"{type(self).__name__}.{name}", v, part.snapped_sensitivity, part.sd,
-                self.epsilon, self.delta)
-        return v + self.draws(name, v.shape)
-
-    def draws(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
-        """The grid noise of part ``name`` for ``shape[0]`` future calls at once, shape ``shape``
-        (calls, batch..., entries): entries = d for a vector part, the d(d+1)/2 upper-triangle
-        entries (row-major) for an outer part. The next calls would have added exactly these
-        values; a compiled kernel adds them to its input snapped to the part's ``grid``."""
+    def record(self, name: str, released: np.ndarray, noise: np.ndarray) -> None:
+        """Trace a release for the replay test (:func:`recording`): its input is exactly the
+        release minus its grid noise (the upper triangle of an outer part)."""
+        if _TRACE.get() is None:
+            return
         part = self.parts[name]
-        return gaussian_grid_noise(self.substreams[name].standard_normal(shape), part.sd, part.grid)
+        if part.kind == "outer":
+            rows, cols = _upper_indices(self.dim)
+            released = released[..., rows, cols]
+        inp = released - noise.reshape(released.shape)
+        _record(f"{type(self).__name__}.{name}", inp, part.sensitivity, part.sd, self.epsilon,
+                self.delta)
+
+
+def _grid_normals(rng: Any, count: int, *, sd: float, grid: float) -> np.ndarray:
+    return gaussian_grid_noise(rng.standard_normal(count), sd, grid)
+
+
+def _normals(rng: Any, count: int) -> np.ndarray:
+    return rng.standard_normal(count)
+
+
+def _uniforms(rng: Any, count: int) -> np.ndarray:
+    return rng.random(count)
 
 
 # --------------------------------------------------------------------------- l2 ball
@@ -867,7 +920,10 @@ class L2BallMechanism(Mechanism):
     ``1/2 + ||x||/(2R)`` keep ``x~ = R x/||x||`` else ``-R x/||x||``; then with
     probability ``e^eps/(1+e^eps)`` draw uniformly on the hemisphere of radius
     ``r`` (:func:`l2_ball_radius`) facing ``x~``, else on the other one.
-    ``E[output] = x``.
+    ``E[output] = x``. The output depends on the input only through two
+    binary choices, so its float bits carry nothing more. Transform:
+    :func:`ldp_gym.wrappers.compiled.l2_ball` (shared with the agents'
+    compiled rounds); randomness: one :class:`NoiseStream` per kind of draw.
 
     Example:
         >>> m = L2BallMechanism(1.0, radius=1.0, dim=3, seed=0)
@@ -875,6 +931,9 @@ class L2BallMechanism(Mechanism):
         >>> bool(abs(np.linalg.norm(out) - m.output_radius) < 1e-9)
         True
     """
+
+    #: the kinds of randomness of one call: normals (dim,) or uniforms (1,) per input
+    KINDS = {"direction": _normals, "sign": _uniforms, "side": _uniforms, "sphere": _normals}
 
     def __init__(self, epsilon: float, radius: float, dim: int, *, seed: Any = None,
                  secure: bool = False):
@@ -884,39 +943,34 @@ class L2BallMechanism(Mechanism):
         self.output_radius = l2_ball_radius(self.epsilon, self.radius, self.dim)
         self.p_keep_side = math.exp(self.epsilon) / (1.0 + math.exp(self.epsilon)) \
             if self.epsilon < 700 else 1.0
-        self.substreams = self._substreams(("direction", "sign", "side", "sphere"))
+        self.streams = {kind: NoiseStream(sub, self.KINDS[kind])
+                        for kind, sub in self._substreams(self.KINDS).items()}
 
     def __call__(self, x: Any) -> np.ndarray:
         x = check_input(x)
         if x.ndim == 0 or x.shape[-1] != self.dim:
             raise ValueError(f"x must have last dimension dim={self.dim}")
-        x = clip_l2(x, self.radius)
-        norm = l2_norm(x)
-        batch = x.shape[:-1]
-        # direction of x, or a uniform direction for x = 0
-        rand_dir = self.substreams["direction"].standard_normal(x.shape)
-        direction = np.where(norm > 0, x / np.maximum(norm, 1e-300), rand_dir)
-        direction /= l2_norm(direction)
-        p_plus = np.clip(0.5 + norm[..., 0] / (2.0 * self.radius), 0.0, 1.0)
-        sign = np.where(self.substreams["sign"].random(batch) < p_plus, 1.0, -1.0)
-        side = np.where(self.substreams["side"].random(batch) < self.p_keep_side, 1.0, -1.0)
-        target = direction * (sign * side)[..., None]
-        z = self.substreams["sphere"].standard_normal(x.shape)
-        z /= l2_norm(z)
-        flip = np.sum(z * target, axis=-1, keepdims=True) < 0
-        z = np.where(flip, -z, z)
-        _record(type(self).__name__, x, 2.0 * self.radius, self.output_radius, self.epsilon, 0.0)
-        return self.output_radius * z
+        rows = np.ascontiguousarray(x.reshape(-1, self.dim))
+        r = self.draws(rows.shape[0])
+        out, clipped = np.empty(rows.shape), np.empty(rows.shape)
+        compiled.l2_ball_rows(rows, self.radius, self.output_radius, self.p_keep_side,
+                              r["direction"], r["sign"], r["side"], r["sphere"], clipped, out)
+        self.record(clipped)
+        return out.reshape(x.shape)
 
-    def draws(self, calls: int, batch: tuple[int, ...]) -> dict[str, np.ndarray]:
-        """The randomness of the next ``calls`` calls on inputs of batch shape ``batch``, drawn
-        at once (bitwise what those calls would draw): ``direction`` and ``sphere`` normals
-        (calls, *batch, dim), ``sign`` and ``side`` uniforms (calls, *batch)."""
-        vec, scalar = (calls, *batch, self.dim), (calls, *batch)
-        return {"direction": self.substreams["direction"].standard_normal(vec),
-                "sign": self.substreams["sign"].random(scalar),
-                "side": self.substreams["side"].random(scalar),
-                "sphere": self.substreams["sphere"].standard_normal(vec)}
+    def draws(self, count: int) -> dict[str, np.ndarray]:
+        """The randomness of the next ``count`` inputs: ``direction`` and ``sphere`` normals
+        (count, dim), ``sign`` and ``side`` uniforms (count,); reshape them to (rounds, batch...)
+        for a block."""
+        vec = (count, self.dim)
+        return {kind: self.streams[kind].take(math.prod(shape)).reshape(shape)
+                for kind, shape in (("direction", vec), ("sign", (count,)), ("side", (count,)),
+                                    ("sphere", vec))}
+
+    def record(self, clipped: np.ndarray) -> None:
+        """Trace a batch of calls with their clipped inputs (:func:`recording`)."""
+        _record(type(self).__name__, clipped, 2.0 * self.radius, self.output_radius,
+                self.epsilon, 0.0)
 
 
 # --------------------------------------------------------------------------- randomized response

@@ -46,7 +46,14 @@ import numpy as np
 from gymnasium.utils import RecordConstructorArgs
 from gymnasium.vector import VectorRewardWrapper
 
-from .mechanisms import GaussianMechanism, LaplaceMechanism, Mechanism, check_input, make_rng
+from .mechanisms import (
+    GaussianMechanism,
+    LaplaceMechanism,
+    Mechanism,
+    check_bool,
+    check_input,
+    make_rng,
+)
 from .privacy import Privacy
 
 __all__ = ["GaussianReward", "LaplaceReward", "VectorGaussianReward", "VectorLaplaceReward"]
@@ -115,11 +122,10 @@ class _Release:
     opts in."""
 
     oracle_info: bool = False
+    needs_round_by_round = True  # the runner's block path would bypass step (ldp_gym.protocols)
 
     def _set_oracle_info(self, oracle_info: Any) -> None:
-        if not isinstance(oracle_info, (bool, np.bool_)):
-            raise ValueError(f"oracle_info must be True or False, got {oracle_info!r}")
-        self.oracle_info = bool(oracle_info)
+        self.oracle_info = check_bool("oracle_info", oracle_info)
 
     def _release_info(self, info: dict) -> dict:
         return info if self.oracle_info else {}

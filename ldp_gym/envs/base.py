@@ -13,6 +13,10 @@ Environment contract (DESIGN.md section 2):
 * the instance is drawn in ``reset(seed=...)`` from ``self.np_random`` (or
   fixed by constructor arguments);
 * observations are float32 arrays inside their space, rewards Python floats;
+* actions are checked against the action space before the core sees them
+  (:func:`~ldp_gym.validation.check_action` in :meth:`BanditEnv.step`,
+  :func:`~ldp_gym.validation.check_actions` in the vector env): -1, K, 1.5,
+  NaN, bools and wrong shapes are refused with one clear error;
 * ``info`` carries evaluation data only (``expected_reward``,
   ``optimal_reward``, ``regret``, ``optimal_action``), a fresh dict per call.
   It is computed from the private data, so the privacy wrappers
@@ -29,6 +33,8 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from ldp_gym.validation import check_action, check_actions, check_int, check_optional_int
+
 INFO_KEYS = ("expected_reward", "optimal_reward", "regret", "optimal_action")
 
 
@@ -37,8 +43,10 @@ class BanditCore:
 
     Subclasses set ``observation_space`` and ``action_space`` (of one run),
     ``reward_range`` and ``bounded_rewards`` and implement :meth:`reset`,
-    :meth:`step` and :meth:`observe`; :meth:`step_committed` is optional
-    (settings where an agent may commit to one action for many rounds).
+    :meth:`step` and :meth:`observe`. A setting whose rounds can be drawn ahead
+    declares it by also subclassing :class:`~ldp_gym.protocols.DrawsBlocks`
+    and/or :class:`~ldp_gym.protocols.DrawsStretches` and implementing their
+    methods (the runner's block path).
     """
 
     observation_space: gym.Space
@@ -46,7 +54,7 @@ class BanditCore:
     reward_range: tuple[float, float] = (-np.inf, np.inf)
     #: The interval ``(lo, hi)`` every reward is guaranteed to lie in, or ``None`` (no
     #: guarantee). A declaration, not a guess: agents that clip rewards may learn from the sums
-    #: of :meth:`step_committed` only inside it, since a sum cannot be clipped reward by reward.
+    #: of ``draw_sums`` only inside it, since a sum cannot be clipped reward by reward.
     bounded_rewards: tuple[float, float] | None = None
 
     def reset(self, rng: np.random.Generator, runs: np.ndarray, n_runs: int) -> None:
@@ -60,27 +68,6 @@ class BanditCore:
     def observe(self) -> np.ndarray:
         """The float32 observations (N, ...) for the next round."""
         raise NotImplementedError
-
-    def step_committed(self, rng: np.random.Generator, actions: np.ndarray,
-                       counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Play ``actions`` for ``counts`` rounds in each run: summed rewards and summed regret."""
-        raise NotImplementedError(f"{type(self).__name__} has no committed stretches")
-
-    def draw_stretch(self, rng: np.random.Generator, actions: np.ndarray,
-                     length: int) -> np.ndarray:
-        """Rewards (N, length) of ``length`` future rounds of ``actions`` (i.i.d. settings only)."""
-        raise NotImplementedError(f"{type(self).__name__} has no speculative stretches")
-
-    def draw_block(self, rng: np.random.Generator, length: int):
-        """The next ``length`` rounds drawn ahead (settings whose contexts and rewards do not
-        depend on the actions): observations (N, length + 1, ...) (the last one opens the
-        round after the block), rewards (N, length, K) and instantaneous regrets (N, length, K)
-        of every arm."""
-        raise NotImplementedError(f"{type(self).__name__} draws no blocks")
-
-    def stretch_regret(self, actions: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        """Summed regret of ``counts`` rounds of ``actions`` (settings with stretches)."""
-        raise NotImplementedError(f"{type(self).__name__} has no stretches")
 
 
 class BanditEnv(gym.Env):
@@ -105,9 +92,7 @@ class BanditEnv(gym.Env):
         return self.core.observe()[0], {}
 
     def step(self, action):
-        if not self.action_space.contains(action):
-            raise ValueError(f"action must lie in {self.action_space}, got {action!r}")
-        acts = np.asarray(action)[None]
+        acts = np.asarray(check_action(self.action_space, action))[None]
         reward, info = self.core.step(self.np_random, acts)
         single = {k: v[0].item() for k, v in info.items()}
         return self.core.observe()[0], float(reward[0]), False, False, single
@@ -121,8 +106,10 @@ class BanditVectorEnv(VectorEnv):
     following ``step``. ``info`` holds the oracle arrays with their ``_key``
     masks; :attr:`last_regret` keeps the last ``step``'s instantaneous regret
     for the runner, which reads it here under any wrapper (privacy wrappers
-    drop ``info``). :meth:`step_committed` plays a whole committed stretch per
-    run in one call (used by the runner for agents that commit to an arm).
+    drop ``info``). Settings that declare it (:mod:`ldp_gym.protocols`) also
+    draw rounds ahead for the runner's block path: :meth:`draw_block` (every
+    arm), :meth:`draw_stretch` and :meth:`draw_sums` (one action per run),
+    then :meth:`advance` plays and scores the rounds used.
 
     Attributes:
         last_regret: (N,) instantaneous regret of the last :meth:`step` (a copy; 0 for runs
@@ -133,14 +120,8 @@ class BanditVectorEnv(VectorEnv):
     core_class: type[BanditCore]
 
     def __init__(self, num_envs: int = 1, max_episode_steps: int | None = None, **kwargs: Any):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
-                or num_envs < 1:
-            raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
-        if max_episode_steps is not None and (isinstance(max_episode_steps, bool) or int(
-                max_episode_steps) != max_episode_steps or max_episode_steps < 1):
-            raise ValueError(f"max_episode_steps must be an integer >= 1, got {max_episode_steps!r}")
-        self.num_envs = int(num_envs)
-        self.horizon = None if max_episode_steps is None else int(max_episode_steps)
+        self.num_envs = check_int("num_envs", num_envs)
+        self.horizon = check_optional_int("max_episode_steps", max_episode_steps)
         self.core = self.core_class(**kwargs)
         self.single_observation_space = self.core.observation_space
         self.single_action_space = self.core.action_space
@@ -160,9 +141,7 @@ class BanditVectorEnv(VectorEnv):
         return self.core.observe(), {}
 
     def step(self, actions):
-        actions = np.asarray(actions)
-        if actions.shape[:1] != (self.num_envs,):
-            raise ValueError(f"actions must have leading dimension num_envs={self.num_envs}")
+        actions = check_actions(self.single_action_space, actions, self.num_envs)
         done = self._needs_reset
         rewards, info = self.core.step(self.np_random, actions)
         if done.any():
@@ -183,21 +162,20 @@ class BanditVectorEnv(VectorEnv):
                 truncated, full)
 
     def step_committed(self, actions: np.ndarray, counts: np.ndarray):
-        """Play ``actions[i]`` for ``counts[i]`` rounds in run i (0 allowed); no autoreset.
+        """Play ``actions[i]`` for ``counts[i]`` rounds in run i (0 allowed); no autoreset:
+        :meth:`draw_sums`, then :meth:`advance`.
 
         Returns:
-            ``(observations, reward_sums, regret_sums)``; the reward sums are drawn
-            exactly (e.g. binomial for Bernoulli arms), the regret is the exact sum
-            of the instantaneous regrets.
+            ``(observations, reward_sums, regret_sums)``.
         """
-        counts = np.asarray(counts, dtype=np.int64)
-        if (counts < 0).any():
-            raise ValueError("counts must be >= 0")
-        if self.horizon is not None and (self.t + counts > self.horizon).any():
-            raise ValueError("a committed stretch would pass max_episode_steps")
-        sums, regrets = self.core.step_committed(self.np_random, np.asarray(actions), counts)
-        self.t += counts
-        return self.core.observe(), sums, regrets
+        sums = self.draw_sums(actions, counts)
+        obs, regrets = self.advance(actions, counts)
+        return obs, sums, regrets
+
+    def draw_sums(self, actions: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """The reward sums (N,) of ``counts[i]`` rounds of ``actions[i]``, drawn exactly (e.g.
+        binomial for Bernoulli arms) without playing them; :meth:`advance` then plays them."""
+        return self.core.draw_sums(self.np_random, self._actions(actions), self._counts(counts))
 
     def draw_stretch(self, actions: np.ndarray, length: int) -> np.ndarray:
         """Per-round rewards (N, length) that playing ``actions`` for ``length`` more rounds gives,
@@ -209,7 +187,8 @@ class BanditVectorEnv(VectorEnv):
         world. Agents use it to run their per-round rule over a block of rounds
         in one vectorised call (``observe_stretch``).
         """
-        return self.core.draw_stretch(self.np_random, np.asarray(actions), int(length))
+        return self.core.draw_stretch(self.np_random, self._actions(actions),
+                                      check_int("length", length))
 
     def draw_block(self, length: int):
         """Draw the next ``length`` rounds of every run at once and move past them.
@@ -229,19 +208,27 @@ class BanditVectorEnv(VectorEnv):
         return out
 
     def advance(self, actions: np.ndarray, counts: np.ndarray):
-        """Play ``counts[i]`` rounds of ``actions[i]`` whose rewards came from :meth:`draw_stretch`.
+        """Play ``counts[i]`` rounds of ``actions[i]`` whose rewards came from :meth:`draw_stretch`
+        or :meth:`draw_sums`, and score them.
 
         Returns:
             ``(observations, regret_sums)``.
         """
+        counts = self._counts(counts)
+        regrets = self.core.stretch_regret(self._actions(actions), counts)
+        self.t += counts
+        return self.core.observe(), regrets
+
+    def _actions(self, actions: Any) -> np.ndarray:
+        return check_actions(self.single_action_space, actions, self.num_envs)
+
+    def _counts(self, counts: np.ndarray) -> np.ndarray:
         counts = np.asarray(counts, dtype=np.int64)
         if (counts < 0).any():
             raise ValueError("counts must be >= 0")
         if self.horizon is not None and (self.t + counts > self.horizon).any():
             raise ValueError("a stretch would pass max_episode_steps")
-        regrets = self.core.stretch_regret(np.asarray(actions), counts)
-        self.t += counts
-        return self.core.observe(), regrets
+        return counts
 
 
 def make_vector_class(name: str, core: type[BanditCore], doc: str) -> type[BanditVectorEnv]:

@@ -41,6 +41,9 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
+from ldp_gym.validation import check_finite, check_int, check_real
+
+from ..protocols import DrawsBlocks
 from .base import BanditCore, BanditEnv, make_vector_class
 
 __all__ = ["LINKS", "inverse_link", "GLMEnv", "GLMVectorEnv", "MultiParamGLMEnv", "MultiParamGLMVectorEnv"]
@@ -59,20 +62,6 @@ def inverse_link(z, link):
         return math.exp(z)
     return z
 CONTEXTS = ("sphere", "ball", "gaussian")
-
-
-def _check_int(name: str, value: Any, low: int = 1) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
-def _check_real(name: str, value: Any, low: float = 0.0, strict: bool = True) -> float:
-    if isinstance(value, (bool, np.bool_)) or not np.isscalar(value) or not np.isfinite(value) \
-            or (value <= low if strict else value < low):
-        raise ValueError(f"{name} must be a finite number {'>' if strict else '>='} {low}, "
-                         f"got {value!r}")
-    return float(value)
 
 
 def sample_contexts(rng: np.random.Generator, kind: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -131,7 +120,7 @@ def _outcomes(x, theta, link, noise, u, means, rewards, regret):
                 regret[n, s, k] = best - means[n, s, k]
 
 
-class _GLMBase(BanditCore):
+class _GLMBase(BanditCore, DrawsBlocks):
     """Shared by the single- and multi-parameter settings."""
 
     multi_parameter = False
@@ -139,17 +128,17 @@ class _GLMBase(BanditCore):
     def __init__(self, dim: int = 2, n_arms: int = 10, link: str = "identity",
                  theta: Any = None, contexts: str = "sphere", noise: float = 0.1,
                  reward_bound: float | None = None):
-        self.dim = _check_int("dim", dim)
-        self.n_arms = _check_int("n_arms", n_arms)
+        self.dim = check_int("dim", dim)
+        self.n_arms = check_int("n_arms", n_arms)
         if link not in LINKS:
             raise ValueError(f"link must be one of {tuple(LINKS)}, got {link!r}")
         if contexts not in CONTEXTS:
             raise ValueError(f"contexts must be one of {CONTEXTS}, got {contexts!r}")
         self.link, self.contexts = link, contexts
-        self.noise = _check_real("noise", noise, strict=False)
+        self.noise = check_real("noise", noise, low=0.0, low_open=False)
         default_bound = {"identity": 1.0 + self.noise, "logistic": 1.0, "poisson": 5.0}[link]
-        self.reward_bound = default_bound if reward_bound is None else _check_real(
-            "reward_bound", reward_bound)
+        self.reward_bound = default_bound if reward_bound is None else check_real(
+            "reward_bound", reward_bound, low=0.0)
         if link == "identity" and self.reward_bound < 1.0 + self.noise:
             raise ValueError(f"reward_bound must be >= 1 + noise = {1 + self.noise} for the "
                              f"identity link")
@@ -157,11 +146,10 @@ class _GLMBase(BanditCore):
         if theta is None:
             self.fixed_theta = None
         else:
-            th = np.asarray(theta, dtype=np.float64) if not isinstance(theta, str) else None
-            if th is None or th.shape != shape or not np.isfinite(th).all() \
-                    or (np.linalg.norm(th, axis=-1) > 1 + 1e-12).any():
+            th = check_finite(theta, "theta")
+            if th.shape != shape or (np.linalg.norm(th, axis=-1) > 1 + 1e-12).any():
                 raise ValueError(f"theta must be an array of shape {shape} with norms <= 1")
-            self.fixed_theta = th
+            self.fixed_theta = th.astype(np.float64)
         self.reward_range = (-self.reward_bound, self.reward_bound) if link == "identity" \
             else (0.0, self.reward_bound)
         self.action_space = spaces.Discrete(self.n_arms)

@@ -26,6 +26,9 @@ import numpy as np
 from gymnasium import spaces
 from scipy import special
 
+from ldp_gym.validation import check_finite, check_int, check_real
+
+from ..protocols import DrawsBlocks, DrawsStretches
 from .base import BanditCore, BanditEnv, make_vector_class
 
 __all__ = [
@@ -44,20 +47,7 @@ DISTRIBUTIONS = ("bernoulli", "gaussian", "beta")
 _OBS_SPACE = spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float32)
 
 
-def _check_pos_int(name: str, value: Any) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
-
-
-def _check_pos_real(name: str, value: Any) -> float:
-    if isinstance(value, (bool, np.bool_)) or not np.isscalar(value) or not np.isfinite(value) \
-            or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
-class MABCore(BanditCore):
+class MABCore(BanditCore, DrawsBlocks, DrawsStretches):
     """Stochastic K-armed bandit on a batch of runs.
 
     Args:
@@ -78,25 +68,24 @@ class MABCore(BanditCore):
         if distribution not in DISTRIBUTIONS:
             raise ValueError(f"distribution must be one of {DISTRIBUTIONS}, got {distribution!r}")
         self.distribution = distribution
-        self.sigma = _check_pos_real("sigma", sigma)
-        self.concentration = _check_pos_real("concentration", concentration)
+        self.sigma = check_real("sigma", sigma, low=0.0)
+        self.concentration = check_real("concentration", concentration, low=0.0)
         if isinstance(means, str):
             if means != "random":
                 raise ValueError(f"means must be a sequence of numbers or 'random', got {means!r}")
             if n_arms is None:
                 raise ValueError("n_arms is required with means='random'")
             self.fixed_means = None
-            self.n_arms = _check_pos_int("n_arms", n_arms)
+            self.n_arms = check_int("n_arms", n_arms)
         else:
-            m = np.asarray(means)
-            if m.ndim != 1 or m.size < 1 or m.dtype == np.bool_ \
-                    or not np.issubdtype(m.dtype, np.number) or not np.isfinite(m).all():
+            m = check_finite(means, "means")
+            if m.ndim != 1 or m.size < 1:
                 raise ValueError("means must be a non-empty 1-D sequence of finite numbers")
             if distribution != "gaussian" and ((m < 0) | (m > 1)).any():
                 raise ValueError(f"means must lie in [0, 1] for {distribution} rewards")
             if distribution == "beta" and ((m <= 0) | (m >= 1)).any():
                 raise ValueError("means must lie in (0, 1) for beta rewards")
-            if n_arms is not None and _check_pos_int("n_arms", n_arms) != m.size:
+            if n_arms is not None and check_int("n_arms", n_arms) != m.size:
                 raise ValueError(f"n_arms={n_arms} does not match len(means)={m.size}")
             self.fixed_means = m.astype(np.float64)
             self.n_arms = m.size
@@ -149,7 +138,7 @@ class MABCore(BanditCore):
     def stretch_regret(self, actions, counts):
         return counts * (self.best - self.means[self._rows, actions])
 
-    def step_committed(self, rng, actions, counts):
+    def draw_sums(self, rng, actions, counts):
         mu = self.means[self._rows, actions]
         if self.distribution == "bernoulli":
             sums = rng.binomial(counts, mu).astype(np.float64)
@@ -159,7 +148,7 @@ class MABCore(BanditCore):
             draws = self._draw(rng, np.repeat(mu, counts))
             sums = np.zeros(mu.shape)
             np.add.at(sums, np.repeat(self._rows, counts), draws)
-        return sums, self.stretch_regret(actions, counts)
+        return sums
 
 
 class AdversarialMABCore(BanditCore):
@@ -181,21 +170,19 @@ class AdversarialMABCore(BanditCore):
     def __init__(self, reward_table: Any = None, n_arms: int = 5, gap: float = 0.1,
                  high: float = 0.9, low: float = 0.3, growth: float = 1.6):
         if reward_table is not None:
-            tab = np.asarray(reward_table)
-            if tab.ndim != 2 or tab.shape[0] < 1 or tab.shape[1] < 1 or tab.dtype == np.bool_ \
-                    or not np.issubdtype(tab.dtype, np.number) or not np.isfinite(tab).all() \
-                    or ((tab < 0) | (tab > 1)).any():
+            tab = check_finite(reward_table, "reward_table")
+            if tab.ndim != 2 or tab.shape[0] < 1 or tab.shape[1] < 1 or ((tab < 0) | (tab > 1)).any():
                 raise ValueError("reward_table must be a (T, K) array of finite values in [0, 1]")
             self.table = tab.astype(np.float64)
             self.n_arms = tab.shape[1]
             self.table_best = int(self.table.sum(axis=0).argmax())
         else:
             self.table = None
-            self.n_arms = _check_pos_int("n_arms", n_arms)
-            self.gap = _check_pos_real("gap", gap)
-            self.high = _check_pos_real("high", high)
-            self.low = _check_pos_real("low", low)
-            self.growth = _check_pos_real("growth", growth)
+            self.n_arms = check_int("n_arms", n_arms)
+            self.gap = check_real("gap", gap, low=0.0)
+            self.high = check_real("high", high, low=0.0)
+            self.low = check_real("low", low, low=0.0)
+            self.growth = check_real("growth", growth, low=0.0)
             if not (self.gap <= self.low < self.high <= 1.0):
                 raise ValueError("need gap <= low < high <= 1")
             if self.growth <= 1.0:
