@@ -363,14 +363,32 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         return {name: np.zeros((rounds, self._n) + shape, dtype)
                 for name, (shape, dtype) in self._message_spec().items()}
 
-    def _no_noise(self) -> dict[str, np.ndarray]:
-        if not hasattr(self, "_empty_noise"):
-            self._empty_noise = readonly(**{k: np.zeros((0,) * v.ndim, v.dtype)
-                                            for k, v in self._noise(0).items()})
-        return self._empty_noise
+    def reset(self, seed: Any = None) -> None:
+        self._round = None
+        super().reset(seed)
 
-    def _check_obs(self, obs: Any, rounds: int | None) -> np.ndarray:
-        obs = check_finite(obs, "obs")
+    @property
+    def _round_args(self) -> dict[str, Any]:
+        """Arrays reused by every per-round call (built once per state): the state, the
+        placeholders of the steps a call does not run, one round's message buffer."""
+        if getattr(self, "_round", None) is None:
+            self._round = {
+                "state": self._state(), "msgs": self._buffers(1), "none": self._buffers(0),
+                "noise": readonly(**{k: np.zeros((0,) * v.ndim, v.dtype)
+                                     for k, v in self._noise(0).items()}),
+                "choose": np.full((self._n, 1), -1, dtype=np.int64),
+                "rewards": np.zeros((self._n, 1, 1)), "actions": np.empty((self._n, 1), np.int64)}
+        return self._round
+
+    @property
+    def last_report(self) -> dict[str, np.ndarray] | None:  # type: ignore[override]
+        """The last round's messages (a copy), as the server received them, on every path."""
+        msgs = getattr(self, "_last_msgs", None)
+        if msgs is None:
+            return None
+        return {k: v[-1].copy() for k, v in msgs.items() if not k.startswith("_")}
+
+    def _check_obs(self, obs: np.ndarray, rounds: int | None) -> np.ndarray:
         width = self.dim if self.multi_parameter else self.n_arms * self.dim
         want = (self._n, width) if rounds is None else (self._n, rounds + 1, width)
         if obs.shape != want:
@@ -379,16 +397,28 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         return obs
 
     def _act(self, obs):
-        obs = self._check_obs(obs, None)[:, None]
-        actions = np.empty((self._n, 1), dtype=np.int64)
-        self._kernel(glm_kernels.CHOOSE, obs, np.zeros((self._n, 1, 1)), np.full((self._n, 1), -1),
-                     self._state(), self._no_noise(), self._buffers(0), actions)
-        return actions[:, 0]
+        r = self._round_args
+        self._kernel(glm_kernels.CHOOSE, self._check_obs(obs, None)[:, None], r["rewards"],
+                     r["choose"], r["state"], r["noise"], r["none"], r["actions"])
+        return r["actions"][:, 0].copy()
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        """One round on the Gymnasium path: the report and update steps of the kernel in one
+        call (``local_report`` then ``update``, through the message buffer). The inputs were
+        validated by :meth:`observe`."""
+        r = self._round_args
+        msgs, noise = r["msgs"], self._noise(1)
+        self._kernel(glm_kernels.REPORT | glm_kernels.UPDATE, self._check_obs(obs, None)[:, None],
+                     rewards.astype(np.float64, copy=False).reshape(self._n, 1, 1),
+                     actions.astype(np.int64, copy=False).reshape(self._n, 1), r["state"], noise,
+                     msgs, r["actions"])
+        self._record(msgs, noise)
+        self._last_msgs = msgs
 
     def local_report(self, obs, actions, rewards, next_obs, public_state):
         """User side: the privatised messages of a batch of users (one round), given the public
         state they read. ``next_obs`` (the round's feedback) is not needed here."""
-        obs = self._check_obs(obs, None)[:, None]
+        obs = self._check_obs(check_finite(obs, "obs"), None)[:, None]
         rewards = check_finite(rewards, "rewards").astype(np.float64).reshape(self._n, 1, 1)
         forced = np.asarray(actions)
         if forced.shape != (self._n,) or forced.dtype.kind not in "iu" \
@@ -409,7 +439,8 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
             if not name.startswith("_"):
                 buf[0] = report[name]
         self._kernel(glm_kernels.UPDATE, _NO_OBS, np.zeros((self._n, 1, 1)), np.full((self._n, 1), -1),
-                     self._state(), self._no_noise(), msgs, np.empty((self._n, 1), np.int64))
+                     self._state(), self._round_args["noise"], msgs,
+                     np.empty((self._n, 1), np.int64))
 
     def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
         """Play ``L`` consecutive rounds whose contexts and rewards are drawn ahead.
@@ -432,14 +463,14 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         if rewards.shape != (self._n, length, self.n_arms):
             raise ValueError(f"rewards must have shape (N, L, K) with N={self._n}, "
                              f"K={self.n_arms}, got {rewards.shape}")
-        obs = self._check_obs(obs, length)
+        obs = self._check_obs(check_finite(obs, "obs"), length)
         msgs, noise = self._buffers(length), self._noise(length)
         actions = np.empty((self._n, length), dtype=np.int64)
         self._kernel(glm_kernels.PLAY, np.ascontiguousarray(obs[:, :length]),
                      np.ascontiguousarray(rewards, dtype=np.float64),
                      np.full((self._n, length), -1), self._state(), noise, msgs, actions)
         self._record(msgs, noise)
-        self.last_report = {k: v[-1].copy() for k, v in msgs.items() if not k.startswith("_")}
+        self._last_msgs = msgs
         return actions
 
 
@@ -470,7 +501,6 @@ class _NoisyRegression(_LDPContextual):
     """Server state ``V = sum (x x^T + W)``, ``u = sum (s x + xi)``; theta = (V + c_t I)^-1 u."""
 
     public_names = ("theta", "inverse", "t")
-    ucb = False
 
     def _init_state(self, n):
         self.V = np.zeros((n, self.D, self.D))
@@ -482,13 +512,10 @@ class _NoisyRegression(_LDPContextual):
     def _state(self):
         return {"V": self.V, "u": self.u, "theta": self.theta, "inverse": self.inv, "t": self.t}
 
-    def shift(self, t: np.ndarray) -> np.ndarray:
-        """The regulariser c_t added to V before solving."""
-        raise NotImplementedError
-
-    def beta(self, t: np.ndarray) -> np.ndarray:
-        """The exploration coefficient of round t (UCB agents)."""
-        return np.zeros(np.shape(t))
+    #: the regulariser after t rounds is ``shift_coef sqrt(t)`` (set by each algorithm)
+    shift_coef: float
+    #: the exploration coefficient's kind and parameters (``glm_kernels._beta``): greedy
+    beta_kind, beta_params = 0, np.zeros(4)
 
     def _message_spec(self):
         return {"M": ((self.D, self.D), np.float64), "u": ((self.D,), np.float64)}
@@ -496,22 +523,13 @@ class _NoisyRegression(_LDPContextual):
     def _noise(self, rounds):
         return _gaussian_noise(self.mechanism, rounds, self._n)
 
-    def _coefficients(self, mode, t, length):
-        """beta (N, L) of the choosing rounds and shift (N, L) of the updating ones."""
-        t = t[:, None] + np.arange(length)
-        beta = self.beta(t) if mode & glm_kernels.CHOOSE else np.zeros(t.shape)
-        shift = self.shift(t + 1) if mode & glm_kernels.UPDATE else np.zeros(t.shape)
-        return np.ascontiguousarray(beta, np.float64), np.ascontiguousarray(shift, np.float64)
-
     def _kernel(self, mode, obs, rewards, forced, state, noise, msgs, actions):
-        m, length = self.mechanism, actions.shape[1]
-        beta, shift = self._coefficients(mode, state["t"], length)
+        m = self.mechanism
         glm_kernels.regression_rounds(
-            mode, obs, rewards, forced, self.n_arms, self.ucb, beta, shift, self.context_bound,
-            self.reward_bound, *_part(m, "M", noise), *_part(m, "u", noise), state["V"],
-            state["u"], state["theta"], state["inverse"], msgs["M"], msgs["u"], actions)
-        if mode & glm_kernels.UPDATE:
-            self.t += length
+            mode, obs, rewards, forced, self.n_arms, self.beta_kind, self.beta_params,
+            self.shift_coef, self.context_bound, self.reward_bound, *_part(m, "M", noise),
+            *_part(m, "u", noise), state["t"], state["V"], state["u"], state["theta"],
+            state["inverse"], msgs["M"], msgs["u"], actions)
 
     def _record(self, msgs, noise):
         for name in ("M", "u"):
@@ -547,9 +565,7 @@ class LDPOLS(_NoisyRegression):
             self.epsilon, self.delta, {"M": ("outer", c, 2 * c * s), "u": ("vector", cr * c, c * cr * s)},
             self.D, **self.noise_source())
         self.c_tilde = 2 * s * (4 * math.sqrt(self.D) + 2 * math.log(2 * self.horizon / self.alpha))
-
-    def shift(self, t):
-        return self.c_tilde * np.sqrt(np.maximum(t, 1))
+        self.shift_coef = self.c_tilde
 
 
 class LDPLinUCB(_NoisyRegression):
@@ -572,7 +588,6 @@ class LDPLinUCB(_NoisyRegression):
     name = "LDP-LinUCB"
     needs_horizon = True
     n_releases = 2
-    ucb = True
 
     def _init_state(self, n):
         super()._init_state(n)
@@ -582,20 +597,16 @@ class LDPLinUCB(_NoisyRegression):
         c, cr = self.context_bound, self.reward_bound
         self.mechanism = GaussianStatistics(self.epsilon, self.delta, self._parts(c, cr), self.D,
                                             **self.noise_source())
-        self._log_t = math.log(self.horizon)
-        self._ups = self.sigma * (4 * math.sqrt(self.D) + 2 * math.log(2 * self.horizon / self.alpha))
+        ups = self.sigma * (4 * math.sqrt(self.D) + 2 * math.log(2 * self.horizon / self.alpha))
+        self.shift_coef = 2 * ups  # c_t = 2 Upsilon_t
+        self._set_beta(ups)
 
     def _parts(self, c, cr):
         return {"M": ("outer", c, self.sigma * c**2), "u": ("vector", cr * c, self.sigma * cr * c)}
 
-    def shift(self, t):
-        return 2 * self._ups * np.sqrt(np.maximum(t, 1))
-
-    def beta(self, t: np.ndarray) -> np.ndarray:
-        t = np.maximum(t, 1).astype(np.float64)
-        ups = self._ups * np.sqrt(t)
-        d, s, lt = self.D, self.sigma, self._log_t
-        return 2 * s * math.sqrt(d * lt) + (np.sqrt(3 * ups) + s * np.sqrt(d * t / ups)) * d * lt
+    def _set_beta(self, ups: float) -> None:
+        self.beta_kind = 1
+        self.beta_params = np.array([self.sigma, ups, self.D, math.log(self.horizon)])
 
 
 class LDPGLOC(LDPLinUCB):
@@ -637,26 +648,23 @@ class LDPGLOC(LDPLinUCB):
     def _state(self):
         return {**super()._state(), "theta_hat": self.theta_hat}
 
-    def beta(self, t):
-        t = np.maximum(t, 1).astype(np.float64)
-        return self.beta_scale * np.sqrt(self.g_max * self.sigma / self.g_min_slope
-                                         * np.sqrt(self.D * t))
+    def _set_beta(self, ups: float) -> None:
+        self.beta_kind = 2
+        self.beta_params = np.array([self.beta_scale * math.sqrt(
+            self.g_max * self.sigma / self.g_min_slope), self.D, 0.0, 0.0])
 
     def _message_spec(self):
         return {"M": ((self.D, self.D), np.float64), "zx": ((self.D,), np.float64),
                 "grad": ((self.D,), np.float64)}
 
     def _kernel(self, mode, obs, rewards, forced, state, noise, msgs, actions):
-        m, length = self.mechanism, actions.shape[1]
-        beta, shift = self._coefficients(mode, state["t"], length)
+        m = self.mechanism
         glm_kernels.gloc_rounds(
-            mode, obs, rewards, forced, self.n_arms, beta, shift,
+            mode, obs, rewards, forced, self.n_arms, self.beta_params, self.shift_coef,
             self.step / math.sqrt(self.horizon), LINK_CODES[self.link], self.context_bound,
             self.reward_bound, *_part(m, "M", noise), *_part(m, "zx", noise),
-            *_part(m, "grad", noise), state["theta_hat"], state["V"], state["u"], state["theta"],
-            state["inverse"], msgs["M"], msgs["zx"], msgs["grad"], actions)
-        if mode & glm_kernels.UPDATE:
-            self.t += length
+            *_part(m, "grad", noise), state["t"], state["theta_hat"], state["V"], state["u"],
+            state["theta"], state["inverse"], msgs["M"], msgs["zx"], msgs["grad"], actions)
 
     def _record(self, msgs, noise):
         for name in ("M", "zx", "grad"):

@@ -105,6 +105,31 @@ def _choose(feats, theta, inv, beta, ucb):
 
 
 @njit(**_JIT)
+def _beta(kind, p, t):
+    """The exploration coefficient of a round with ``t`` earlier rounds: 0 (greedy); LDP-LinUCB
+    (kind 1, p = (sigma, Upsilon_1, D, ln T)): ``2 sigma sqrt(D ln T) + (sqrt(3 Upsilon_t) +
+    sigma sqrt(D t / Upsilon_t)) D ln T`` with ``Upsilon_t = Upsilon_1 sqrt(t)`` (Zheng et al.
+    Alg 5); LDP-GLOC (kind 2, p = (c, D)): ``c sqrt(sqrt(D t))`` (the order of Zheng's beta_t^2,
+    Alg 3)."""
+    t = max(t, 1.0)
+    if kind == 1:
+        sigma, ups1, d, log_t = p[0], p[1], p[2], p[3]
+        ups = ups1 * math.sqrt(t)
+        return 2 * sigma * math.sqrt(d * log_t) + (math.sqrt(3 * ups)
+                                                  + sigma * math.sqrt(d * t / ups)) * d * log_t
+    if kind == 2:
+        return p[0] * math.sqrt(math.sqrt(p[1] * t))
+    return 0.0
+
+
+@njit(**_JIT)
+def _shift(coef, t):
+    """The regulariser ``coef sqrt(t)`` (t >= 1) added to V before solving after t rounds: c~ sqrt(t)
+    (Han et al. Thm 4.1), 2 Upsilon_t (Zheng et al. Alg 3 and 5)."""
+    return coef * math.sqrt(max(t, 1.0))
+
+
+@njit(**_JIT)
 def _solve(V, u, shift, inv, theta):
     """``inv = (V + shift I)^-1`` (closed form for d <= 2), ``theta = inv u``."""
     d = V.shape[0]
@@ -153,11 +178,11 @@ def _regression_report(x, r, bound_m, noise_m, grid_m, bound_u, noise_u, grid_u,
 
 
 @njit(**_JIT)
-def regression_rounds(mode, obs, rewards, forced, k_arms, ucb, beta, shift, context_bound,
-                      reward_bound, bound_m, noise_m, grid_m, bound_u, noise_u, grid_u, V, u, theta,
-                      inv, msg_m, msg_u, actions):
-    """LDP-OLS (greedy) and LDP-LinUCB (``ucb``, with ``beta`` (N, L)); the server solves
-    ``(V + shift I) theta = u`` with the round's ``shift`` (N, L). ``context_bound`` and
+def regression_rounds(mode, obs, rewards, forced, k_arms, beta_kind, beta_params, shift_coef,
+                      context_bound, reward_bound, bound_m, noise_m, grid_m, bound_u, noise_u,
+                      grid_u, t, V, u, theta, inv, msg_m, msg_u, actions):
+    """LDP-OLS (greedy, ``beta_kind`` 0) and LDP-LinUCB (1, :func:`_beta`); after round t the
+    server solves ``(V + shift_coef sqrt(t) I) theta = u``. ``context_bound`` and
     ``reward_bound`` are the user's declared data bounds, ``bound_*``, ``noise_*`` and
     ``grid_*`` the mechanism's parts."""
     n_runs, length = actions.shape
@@ -169,7 +194,8 @@ def regression_rounds(mode, obs, rewards, forced, k_arms, ucb, beta, shift, cont
             if mode & (CHOOSE | REPORT):
                 _features(obs[n, s], feats)
             if arm < 0:
-                arm = _choose(feats, theta[n], inv[n], beta[n, s], ucb)
+                arm = _choose(feats, theta[n], inv[n], _beta(beta_kind, beta_params, t[n]),
+                              beta_kind > 0)
             actions[n, s] = arm
             if mode & REPORT:
                 r = _user_data(feats, arm, rewards[n, s], context_bound, reward_bound, x)
@@ -178,16 +204,18 @@ def regression_rounds(mode, obs, rewards, forced, k_arms, ucb, beta, shift, cont
             if mode & UPDATE:
                 _add(V[n], msg_m[s, n])
                 _add(u[n], msg_u[s, n])
-                _solve(V[n], u[n], shift[n, s], inv[n], theta[n])
+                t[n] += 1
+                _solve(V[n], u[n], _shift(shift_coef, t[n]), inv[n], theta[n])
 
 
 # --------------------------------------------------------------------------- LDP-GLOC
 
 
 @njit(**_JIT)
-def gloc_rounds(mode, obs, rewards, forced, k_arms, beta, shift, zeta, link, context_bound,
-                reward_bound, bound_m, noise_m, grid_m, bound_zx, noise_zx, grid_zx, bound_g,
-                noise_g, grid_g, theta_hat, V, u, theta, inv, msg_m, msg_zx, msg_g, actions):
+def gloc_rounds(mode, obs, rewards, forced, k_arms, beta_params, shift_coef, zeta, link,
+                context_bound, reward_bound, bound_m, noise_m, grid_m, bound_zx, noise_zx, grid_zx,
+                bound_g, noise_g, grid_g, t, theta_hat, V, u, theta, inv, msg_m, msg_zx, msg_g,
+                actions):
     """LDP-GLOC (Zheng et al. Alg 3): UCB decision; the user sends ``x x^T + B``,
     ``z x + xi`` (z = x^T theta^) and the noised gradient at theta^; the server projects
     ``theta^ - zeta grad`` on the unit ball and solves for theta~. ``theta_hat`` is the
@@ -201,7 +229,7 @@ def gloc_rounds(mode, obs, rewards, forced, k_arms, beta, shift, zeta, link, con
             if mode & (CHOOSE | REPORT):
                 _features(obs[n, s], feats)
             if arm < 0:
-                arm = _choose(feats, theta[n], inv[n], beta[n, s], True)
+                arm = _choose(feats, theta[n], inv[n], _beta(2, beta_params, t[n]), True)
             actions[n, s] = arm
             if mode & REPORT:
                 y = _user_data(feats, arm, rewards[n, s], context_bound, reward_bound, x)
@@ -220,7 +248,8 @@ def gloc_rounds(mode, obs, rewards, forced, k_arms, beta, shift, zeta, link, con
                 for j in range(d):
                     v[j] = theta_hat[n, j] - zeta * msg_g[s, n, j]
                 clip_l2_into(v, 1.0, theta_hat[n])  # the projection on W, the unit ball
-                _solve(V[n], u[n], shift[n, s], inv[n], theta[n])
+                t[n] += 1
+                _solve(V[n], u[n], _shift(shift_coef, t[n]), inv[n], theta[n])
 
 
 # --------------------------------------------------------------------------- LDP-SGD

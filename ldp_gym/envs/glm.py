@@ -120,6 +120,33 @@ def _outcomes(x, theta, link, noise, u, means, rewards, regret):
                 regret[n, s, k] = best - means[n, s, k]
 
 
+@njit(cache=True, nogil=True)
+def _step_outcomes(x, theta, link, noise, u, actions, rewards, mean, best, best_arm):
+    """One round of N runs: the chosen arm's reward (from the uniforms u, identity and logistic
+    links, as :func:`_outcomes`) and mean, the best mean and arm. x (N, K, d) with theta
+    (N, 1, d), or x (N, 1, d) with theta (N, K, d)."""
+    n_runs = x.shape[0]
+    k_arms = max(x.shape[1], theta.shape[1])
+    d = x.shape[2]
+    for n in range(n_runs):
+        top, arg, chosen = -np.inf, 0, 0.0
+        for k in range(k_arms):
+            kx, kt = (k, 0) if x.shape[1] > 1 else (0, k)
+            z = 0.0
+            for j in range(d):
+                z += x[n, kx, j] * theta[n, kt, j]
+            m = inverse_link(z, link)
+            if m > top:
+                top, arg = m, k
+            if k == actions[n]:
+                chosen = m
+        mean[n], best[n], best_arm[n] = chosen, top, arg
+        if link == 0:
+            rewards[n] = chosen + noise * (2.0 * u[n] - 1.0)
+        elif link == 1:
+            rewards[n] = 1.0 if u[n] < chosen else 0.0
+
+
 class _GLMBase(BanditCore, DrawsBlocks):
     """Shared by the single- and multi-parameter settings."""
 
@@ -164,6 +191,8 @@ class _GLMBase(BanditCore, DrawsBlocks):
             sample_contexts(rng, "sphere", (len(runs),) + shape)
         self.x[runs] = sample_contexts(rng, self.contexts, (len(runs),) + self._context_shape)
         self._rows = np.arange(n_runs)
+        if len(runs) == n_runs:  # a new episode of every run: nothing drawn before it is used
+            self._ahead = None
 
     def observe(self):
         return self.x.reshape(self.x.shape[0], -1).astype(np.float32)
@@ -202,15 +231,33 @@ class _GLMBase(BanditCore, DrawsBlocks):
             return (rng.random(mean.shape) < mean).astype(np.float64)
         return np.minimum(rng.poisson(mean), self.reward_bound).astype(np.float64)
 
+    def _next_round(self, rng):
+        """The next round's contexts (N, ...) and the uniforms (N,) of this round's rewards, from
+        chunks of about 4096 numbers drawn ahead: both are i.i.d. over rounds and independent
+        of the actions, so serving them a round at a time has the law of drawing them then
+        (and a step costs no generator call)."""
+        ahead, n = getattr(self, "_ahead", None), self.x.shape[0]
+        if ahead is None or ahead[2] == ahead[1].shape[0]:
+            rounds = max(1, 4096 // (n * math.prod(self._context_shape)))
+            ahead = self._ahead = [sample_contexts(rng, self.contexts,
+                                                   (rounds, n) + self._context_shape),
+                                   rng.random((rounds, n)), 0]
+        i = ahead[2]
+        ahead[2] += 1
+        return ahead[0][i], ahead[1][i]
+
     def step(self, rng, actions):
-        means = self.means()
-        mean = means[self._rows, actions]
-        best = means.max(axis=1)
-        rewards = self._rewards(rng, mean)
-        info = {"expected_reward": mean, "optimal_reward": best, "regret": best - mean,
-                "optimal_action": means.argmax(axis=1)}
-        self.x = sample_contexts(rng, self.contexts, self.x.shape)
-        return rewards, info
+        x_next, u = self._next_round(rng)
+        n = self.x.shape[0]
+        rewards, mean, best, best_arm = (np.empty(n), np.empty(n), np.empty(n),
+                                          np.empty(n, dtype=np.int64))
+        _step_outcomes(self.x.reshape(n, -1, self.dim), self.theta.reshape(n, -1, self.dim),
+                       LINKS.index(self.link), self.noise, u, actions, rewards, mean, best, best_arm)
+        if self.link == "poisson":
+            rewards = self._rewards(rng, mean)
+        self.x = x_next.copy()
+        return rewards, {"expected_reward": mean, "optimal_reward": best, "regret": best - mean,
+                         "optimal_action": best_arm}
 
 
 class GLMCore(_GLMBase):
