@@ -15,6 +15,7 @@ import pytest
 import ldp_gym
 from ldp_gym.agents import AGENTS, LDPGLOC, LDPOLS, LDPSGD, LDPLinUCB, LDPMultiOLS, LDPMultiSGD
 from ldp_gym.wrappers import mechanisms as M
+from ldp_gym.wrappers import noise as N
 
 PRIVATE = {name: cls for name, cls in AGENTS.items()
            if getattr(cls, "test_params", {}).get("epsilon") is not None
@@ -71,8 +72,8 @@ def test_secure_mode_reaches_every_mechanism_of_every_private_agent(name, monkey
         for sub in getattr(m, "substreams", {}).values():
             assert isinstance(sub, M.SecureGenerator)
     drawn = []
-    real = M.os.urandom
-    monkeypatch.setattr(M.os, "urandom", lambda k: drawn.append(k) or real(k))
+    real = N.os.urandom
+    monkeypatch.setattr(N.os, "urandom", lambda k: drawn.append(k) or real(k))
     obs, _ = venv.reset(seed=0)
     for _ in range(300):
         actions = agent.act(obs)
@@ -96,8 +97,8 @@ def test_secure_mode_draws_every_noise_coordinate_from_the_os():
     assert all(isinstance(st.rng, M.SecureGenerator) for st in streams.values())
     obs, _ = venv.reset(seed=0)
     drawn = []
-    real = M.os.urandom
-    M.os.urandom, saved = (lambda k: drawn.append(k) or real(k)), M.os.urandom
+    real = N.os.urandom
+    N.os.urandom, saved = (lambda k: drawn.append(k) or real(k)), N.os.urandom
     try:
         for _ in range(rounds):
             actions = agent.act(obs)
@@ -111,7 +112,7 @@ def test_secure_mode_draws_every_noise_coordinate_from_the_os():
         assert sum(drawn) == chunks
         assert (5 * n * 2 * rounds) < min(st.chunk for st in streams.values())
     finally:
-        M.os.urandom = saved
+        N.os.urandom = saved
 
 
 @pytest.mark.parametrize("cls", COMPILED)
@@ -208,8 +209,8 @@ def test_run_secure_draws_every_private_agents_noise_from_the_os(name, monkeypat
     contextual agents): noise bytes come from os.urandom, and the label says so."""
     cls = PRIVATE[name]
     drawn = []
-    real = M.os.urandom
-    monkeypatch.setattr(M.os, "urandom", lambda k: drawn.append(k) or real(k))
+    real = N.os.urandom
+    monkeypatch.setattr(N.os, "urandom", lambda k: drawn.append(k) or real(k))
     params = {"epsilon": 1.0, **getattr(cls, "test_params", {})}
     res = ldp_gym.run(cls.test_env, {name: (cls, params)}, horizon=20_000 if name == "DP-SE" else 600,
                       n_runs=2, seed=0, progress=False, secure=True)

@@ -22,6 +22,23 @@ Every mechanism here follows ``PRIVACY.md``:
 All mechanisms are vectorised over leading dimensions: an array of inputs is
 an array of independent users (or rewards), each privatised on its own.
 
+Layout: this module holds the :class:`Mechanism` base class and the
+mechanisms (:class:`LaplaceMechanism`, :class:`PrivateEpisodeMean`,
+:class:`GaussianMechanism`, :class:`GaussianStatistics` with
+:class:`GaussianPart`, :class:`L2BallMechanism`, :class:`RandomizedResponse`).
+The other concerns live in their own modules, and every name of ``__all__``
+is importable from here as well:
+
+* :mod:`ldp_gym.wrappers.calibration`: the grid and calibration arithmetic
+  (``GRID_BITS``, :func:`grid_step`, :func:`laplace_scale`, the Gaussian
+  calibrations, :func:`l2_ball_radius`);
+* :mod:`ldp_gym.wrappers.noise`: randomness and noise primitives
+  (:class:`SecureGenerator`, :func:`make_rng`, :class:`NoiseStream`,
+  :func:`snap`, :func:`gaussian_grid_noise`, :func:`clip_l2`, tracing with
+  :func:`recording`);
+* :mod:`ldp_gym.wrappers.continual`: continual counting (:class:`TreeMechanism`);
+* :mod:`ldp_gym.wrappers.compiled`: the compiled (numba) transforms.
+
 Example:
     >>> import numpy as np
     >>> from ldp_gym.wrappers.mechanisms import LaplaceMechanism
@@ -35,17 +52,11 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import functools
 import math
-import numbers
-import os
-from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-from scipy import optimize, special
 
 from ldp_gym.validation import (  # noqa: F401  (re-exported: the mechanisms' validation)
     MIN_DELTA,
@@ -60,6 +71,36 @@ from ldp_gym.validation import (  # noqa: F401  (re-exported: the mechanisms' va
 )
 
 from . import compiled
+from .calibration import (  # noqa: F401  (re-exported: the calibration arithmetic)
+    GRID_BITS,
+    MAGNITUDE_BITS,
+    MIN_GRID,
+    analytic_gaussian_sigma,
+    classic_gaussian_sigma,
+    gaussian_delta,
+    grid_step,
+    l2_ball_radius,
+    laplace_scale,
+)
+from .noise import (  # noqa: F401  (re-exported: the randomness and noise primitives)
+    _TRACE,
+    MECHANISM_KEY,
+    NoiseStream,
+    SecureGenerator,
+    _grid_normals,
+    _normals,
+    _record,
+    _uniforms,
+    _upper_indices,
+    clip_l2,
+    gaussian_grid_noise,
+    make_rng,
+    recording,
+    snap,
+)
+
+if TYPE_CHECKING:
+    from .continual import TreeMechanism
 
 __all__ = [
     "GRID_BITS",
@@ -85,233 +126,19 @@ __all__ = [
     "snap",
 ]
 
-#: The grid of a release is 2^ceil(log2 b) * 2^-GRID_BITS for a noise scale b (PRIVACY.md rule 3).
-GRID_BITS = 40
-#: ... and never finer than 2^ceil(log2 m) * 2^-MAGNITUDE_BITS for inputs of magnitude up to m,
-#: so that ``snapped input + k g`` is exact in float64 (53 bits) for every input and noise draw.
-MAGNITUDE_BITS = 50
-#: Smallest grid step accepted (far above the subnormals, where the grid arithmetic fails).
-MIN_GRID = 2.0**-1000
 
-# --------------------------------------------------------------------------- randomness
-
-
-class SecureGenerator:
-    """Draws from the operating system's CSPRNG (``os.urandom``).
-
-    Implements the subset of :class:`numpy.random.Generator` the mechanisms use
-    (``random``, ``standard_normal``, ``geometric``, ``integers``). It has no
-    seed: it cannot be replayed, which is the point.
-    """
-
-    def _words(self, n: int) -> np.ndarray:
-        return np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
-
-    def random(self, size=None) -> np.ndarray:
-        """Uniform doubles in (0, 1): 53 random bits, offset by half a step (never 0 or 1)."""
-        n = int(np.prod(size)) if size is not None else 1
-        u = ((self._words(n) >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
-        return u.reshape(size) if size is not None else u[0]
-
-    def standard_normal(self, size=None) -> np.ndarray:
-        """Standard normals by the Box-Muller transform."""
-        n = int(np.prod(size)) if size is not None else 1
-        u1, u2 = self.random(n), self.random(n)
-        z = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
-        return z.reshape(size) if size is not None else z[0]
-
-    def geometric(self, p, size=None) -> np.ndarray:
-        """Geometric counts on {1, 2, ...} by inversion."""
-        shape = size if size is not None else np.shape(p)
-        u = self.random(shape)
-        return np.ceil(np.log(u) / np.log1p(-np.asarray(p, dtype=np.float64))).astype(np.int64)
-
-    def integers(self, low, high=None, size=None) -> np.ndarray:
-        """Integers in [low, high) (rejection-free for the small ranges used here)."""
-        if high is None:
-            low, high = 0, low
-        span = np.asarray(high) - np.asarray(low)
-        return (np.asarray(low) + np.floor(self.random(size) * span)).astype(np.int64)
+def __getattr__(name: str) -> Any:
+    """``TreeMechanism`` lives in :mod:`ldp_gym.wrappers.continual`, which imports
+    :class:`Mechanism` from here: it is re-exported lazily (PEP 562), so that neither
+    module needs the other half-imported."""
+    if name == "TreeMechanism":
+        from .continual import TreeMechanism
+        return TreeMechanism
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-#: Spawn-key word under which a mechanism derives its stream from a user's seed, so that a
-#: mechanism and an env given the same integer never draw the same numbers (PRIVACY.md rule 5).
-MECHANISM_KEY = 0x4D454348  # "MECH"
-
-
-def make_rng(seed: Any = None, *, secure: bool = False):
-    """Return the generator a mechanism draws from.
-
-    An int or a :class:`numpy.random.SeedSequence` is domain-separated: the stream is
-    that of the sequence's child under the key ``MECHANISM_KEY``, never the stream an env
-    (``env.reset(seed=...)``) or any other component builds from the same seed. A
-    ``Generator`` is used as it is (the caller owns it). Seeded noise is for simulation:
-    whoever knows the seed knows every draw, and the same seed replays them; deploy with
-    ``secure=True``.
-
-    Args:
-        seed: ``None``, an int, a :class:`numpy.random.SeedSequence` (spawn one per
-            mechanism from the run's sequence) or an existing ``Generator``.
-        secure: draw from the OS CSPRNG instead; then ``seed`` must be ``None``.
-
-    Raises:
-        TypeError: secure mode with a seed, or a seed of the wrong type.
-    """
-    check_bool("secure", secure)
-    if secure:
-        if seed is not None:
-            raise TypeError("secure mode draws from the OS CSPRNG and refuses seeds; pass seed=None")
-        return SecureGenerator()
-    if isinstance(seed, (bool, np.bool_)):
-        raise TypeError("seed must be None, an int, a SeedSequence or a Generator, not bool")
-    if isinstance(seed, (np.random.Generator, SecureGenerator)):
-        return seed
-    if seed is None:
-        return np.random.default_rng()
-    if isinstance(seed, numbers.Integral):
-        if seed < 0:
-            raise ValueError(f"seed must be >= 0, got {int(seed)}")
-        seed = np.random.SeedSequence(int(seed))
-    if isinstance(seed, np.random.SeedSequence):
-        return np.random.default_rng(np.random.SeedSequence(
-            seed.entropy, spawn_key=tuple(seed.spawn_key) + (MECHANISM_KEY,),
-            pool_size=seed.pool_size))
-    raise TypeError(f"seed must be None, an int, a SeedSequence or a Generator, "
-                    f"got {type(seed).__name__}")
-
-
-# --------------------------------------------------------------------------- tracing
-
-_TRACE: contextvars.ContextVar[list | None] = contextvars.ContextVar("ldp_gym_trace", default=None)
-
-
-@contextlib.contextmanager
-def recording() -> Iterator[list[dict]]:
-    """Record every mechanism call made inside the block (for the replay test of PRIVACY.md).
-
-    Each record holds the mechanism name, the clipped input, the declared
-    sensitivity, the noise parameter and the budget charged.
-
-    Example:
-        >>> from ldp_gym.wrappers.mechanisms import LaplaceMechanism, recording
-        >>> m = LaplaceMechanism(1.0, 0.0, 1.0, seed=1)
-        >>> with recording() as trace:
-        ...     _ = m([0.5])
-        >>> trace[0]["mechanism"], trace[0]["epsilon"]
-        ('LaplaceMechanism', 1.0)
-    """
-    trace: list[dict] = []
-    token = _TRACE.set(trace)
-    try:
-        yield trace
-    finally:
-        _TRACE.reset(token)
-
-
-def _record(name: str, clipped: np.ndarray, sensitivity, noise, epsilon: float, delta: float):
-    trace = _TRACE.get()
-    if trace is not None:
-        trace.append({"mechanism": name, "input": np.array(clipped, copy=True),
-                      "shape": np.shape(clipped), "sensitivity": np.array(sensitivity, copy=True),
-                      "noise": np.array(noise, copy=True), "epsilon": epsilon, "delta": delta})
-
-
-# --------------------------------------------------------------------------- calibration
-
-
-def grid_step(scale, magnitude=0.0) -> np.ndarray:
-    """Grid of the float-safe releases: ``2^ceil(log2 scale) * 2^-40`` (PRIVACY.md rule 3), for
-    noise of scale (Laplace b, Gaussian sigma) ``scale``.
-
-    With ``magnitude`` (the largest absolute value the snapped input can take), the grid is
-    at least ``2^ceil(log2 magnitude) * 2^-50``: then every snapped input and every noise
-    draw is an integer multiple of the grid below 2^53 grid steps, so their sum is exact in
-    float64 and the output's low bits carry nothing (a finer grid would round the sum in a
-    way that depends on the input). This only coarsens grids where the noise is tiny
-    against the inputs (epsilon in the thousands, or the tree's long partial sums).
-
-    Raises:
-        ValueError: when the grid would underflow (noise scale below about 1e-289).
-    """
-    if not np.all(np.asarray(scale) >= MIN_GRID * 2.0**GRID_BITS):
-        raise ValueError("the noise scale is too small for a float-safe grid (below about "
-                         "1e-289); widen the bounds or lower epsilon")
-    g = np.ldexp(1.0, np.ceil(np.log2(scale)).astype(np.int64) - GRID_BITS)
-    if np.any(np.asarray(magnitude) > 0):
-        exp = np.ceil(np.log2(np.maximum(magnitude, MIN_GRID))).astype(np.int64)
-        g = np.maximum(g, np.ldexp(1.0, exp - MAGNITUDE_BITS))
-    return g
-
-
-def snap(x: np.ndarray, grid) -> np.ndarray:
-    """``x`` rounded to the nearest multiple of the power-of-two ``grid`` (exact in float64)."""
-    return np.rint(x / grid) * grid
-
-
-def gaussian_grid_noise(z: np.ndarray, sigma, grid) -> np.ndarray:
-    """Gaussian noise on the grid: ``rint(sigma z / grid) grid`` for standard normals ``z``.
-
-    Added to an input snapped to the same grid it gives ``snap(x) + k g`` with ``k`` a
-    function of ``z`` only: the rounding to the grid of the Gaussian mechanism's output
-    ``snap(x) + sigma z``, i.e. post-processing of that mechanism.
-    """
-    return np.rint(z * (sigma / grid)) * grid
-
-
-def laplace_scale(sensitivity, epsilon: float, magnitude=0.0, snaps: int = 1):
-    """Noise scale of the grid Laplace: ``(sensitivity + snaps g) / epsilon`` with g the grid
-    step (:func:`grid_step` of ``sensitivity / epsilon`` and ``magnitude``): snapping moves each
-    of the ``snaps`` coordinates a neighbour changes by up to g/2 per input."""
-    with np.errstate(over="ignore"):
-        b = np.asarray(sensitivity) / epsilon
-        ok = np.all(np.isfinite(b)) and np.all(np.isfinite(4.0 * b))
-    if not ok:
-        raise ValueError("the noise scale (upper - lower) / epsilon overflows; narrow the bounds "
-                         "or raise epsilon")
-    return (sensitivity + snaps * grid_step(b, magnitude)) / epsilon
-
-
-def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
-    """The papers' calibration ``Delta sqrt(2 ln(1.25/delta)) / epsilon``; valid only for epsilon < 1."""
-    if not epsilon < 1.0:
-        raise ValueError("the classic Gaussian calibration is only valid for epsilon < 1; "
-                         "use calibration='analytic'")
-    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
-
-
-def gaussian_delta(epsilon: float, sensitivity: float, sigma) -> np.ndarray:
-    """Exact privacy profile of a Gaussian with ratio Delta/sigma (Balle and Wang 2018, Thm 8).
-
-    ``delta(eps) = Phi(D/(2s) - eps s/D) - e^eps Phi(-D/(2s) - eps s/D)``.
-    """
-    a = sensitivity / (2.0 * np.asarray(sigma, dtype=np.float64))
-    b = epsilon * np.asarray(sigma, dtype=np.float64) / sensitivity
-    return special.ndtr(a - b) - np.exp(epsilon + special.log_ndtr(-a - b))
-
-
-def analytic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
-    """Smallest sigma with ``gaussian_delta(epsilon, sensitivity, sigma) <= delta`` (any epsilon)."""
-    def f(log_s: float) -> float:
-        return math.log(max(float(gaussian_delta(epsilon, sensitivity, math.exp(log_s))), 1e-300)) \
-            - math.log(delta)
-    lo, hi = math.log(sensitivity) - 10.0, math.log(sensitivity) + 10.0
-    while f(lo) < 0:
-        lo -= 10.0
-    while f(hi) > 0:
-        hi += 10.0
-    return math.exp(optimize.brentq(f, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps,
-                                    maxiter=500))
-
-
-def l2_ball_radius(epsilon: float, radius: float, dim: int) -> float:
-    """Output radius of Duchi et al.'s l2-ball mechanism (Han et al. 2021, Lemma 2.2).
-
-    ``r = R (sqrt(pi)/2) ((e^eps + 1)/(e^eps - 1)) d Gamma((d+1)/2) / Gamma(d/2 + 1)``,
-    computed with ``gammaln`` so that large d does not overflow.
-    """
-    log_gamma_ratio = special.gammaln((dim + 1) / 2.0) - special.gammaln(dim / 2.0 + 1.0)
-    coth = 1.0 / math.tanh(epsilon / 2.0)  # (e^eps + 1) / (e^eps - 1)
-    return radius * (math.sqrt(math.pi) / 2.0) * coth * dim * math.exp(log_gamma_ratio)
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | {"TreeMechanism"})
 
 
 # --------------------------------------------------------------------------- base class
@@ -368,42 +195,6 @@ class Mechanism:
                               - self.rng.geometric(p, size=x.shape))
         _record(type(self).__name__, x, sens, snapped / self.epsilon, self.epsilon, 0.0)
         return k * g
-
-
-class NoiseStream:
-    """A stream of noise values drawn ahead in chunks from one generator.
-
-    ``take(count)`` returns the next ``count`` values of the stream: bitwise the
-    values that drawing them one call at a time would give (numpy's generators
-    fill arrays sequentially), so a round drawn alone and a block of rounds
-    drawn at once see the same noise. Drawing ahead makes a single round cheap.
-
-    Args:
-        rng: the generator (a substream of one mechanism, or the OS CSPRNG).
-        draw: ``(rng, count) -> values`` (1-D float64).
-        chunk: values drawn per refill at least.
-    """
-
-    def __init__(self, rng: Any, draw: Any, chunk: int = 4096):
-        self.rng, self.draw, self.chunk = rng, draw, chunk
-        self._buf = np.empty(0)
-        self._pos = 0
-
-    def take(self, count: int) -> np.ndarray:
-        """The next ``count`` values (a read-only array)."""
-        end = self._pos + count
-        if end <= self._buf.shape[0]:
-            out = self._buf[self._pos:end]
-            self._pos = end
-            return out
-        left = self._buf[self._pos:]
-        need = count - left.shape[0]
-        fresh = self.draw(self.rng, max(need, self.chunk))
-        fresh.flags.writeable = False
-        self._buf, self._pos = fresh, need
-        out = np.concatenate([left, fresh[:need]]) if left.shape[0] else fresh[:need]
-        out.flags.writeable = False
-        return out
 
 
 # --------------------------------------------------------------------------- Laplace
@@ -498,167 +289,6 @@ class PrivateEpisodeMean(Mechanism):
         return self._grid_laplace(mean, (self.upper - self.lower) / counts)
 
 
-class TreeMechanism(Mechanism):
-    """Binary tree (counting) mechanism for continual sums (Dwork et al. 2010; Chan et al. 2011).
-
-    A batch of independent streams (shape ``streams``) of values in
-    ``[lower, upper]``, each at most ``horizon`` long. Element i of a stream
-    enters one node per level, ``levels = floor(log2 horizon) + 1`` nodes in
-    all; each node's partial sum is released once, with float-safe Laplace
-    noise of scale ``levels (upper - lower + g)/epsilon``, and reused. The
-    noisy prefix sum at count n adds the noisy nodes of the binary digits of
-    n, so the whole sequence of prefix sums is epsilon-DP per element.
-
-    Args:
-        epsilon: budget per element for the whole stream.
-        horizon: maximal stream length T.
-        streams: shape of the batch of streams (e.g. ``(runs, arms)``).
-        lower, upper: declared bounds of each element.
-
-    Example:
-        >>> tree = TreeMechanism(1.0, horizon=8, streams=(2,), seed=0)
-        >>> tree.levels
-        4
-        >>> tree.add([1.0, 0.0], mask=[True, False]).shape
-        (2,)
-    """
-
-    def __init__(self, epsilon: float, horizon: int, streams: tuple[int, ...] | int = (),
-                 lower: float = 0.0, upper: float = 1.0, *, seed: Any = None,
-                 secure: bool = False):
-        super().__init__(epsilon, seed=seed, secure=secure)
-        self.horizon = check_int("horizon", horizon)
-        self.lower, self.upper = check_bounds(lower, upper)
-        self.streams = (streams,) if isinstance(streams, int) else tuple(streams)
-        for s in self.streams:
-            check_int("streams", s)
-        self.levels = self.horizon.bit_length()
-        self.sensitivity = self.upper - self.lower
-        self.node_sensitivity = self.levels * self.sensitivity
-        # a node's partial sum covers up to 2^(levels - 1) elements
-        self.magnitude = 2.0 ** (self.levels - 1) * max(abs(self.lower), abs(self.upper))
-        self.snaps = self.levels  # one element is in one node per level, each node snapped
-        self.scale = float(laplace_scale(self.node_sensitivity, self.epsilon, self.magnitude,
-                                         self.snaps))
-        self.grid = float(grid_step(self.node_sensitivity / self.epsilon, self.magnitude))
-        n = int(np.prod(self.streams, dtype=np.int64))
-        self._alpha = np.zeros((n, self.levels))   # exact partial sums of the open nodes
-        self._noisy = np.zeros((n, self.levels))   # released (noisy) node values
-        self.counts = np.zeros(self.streams, dtype=np.int64)
-        self.noisy_sums = np.zeros(self.streams)
-        self._bits = np.arange(self.levels)
-
-    def add(self, values: Any, mask: Any = None) -> np.ndarray:
-        """Append one element to every stream where ``mask`` is True; return all noisy prefix sums."""
-        values = np.broadcast_to(check_input(values, "values"), self.streams)
-        mask = np.ones(self.streams, bool) if mask is None else np.broadcast_to(
-            np.asarray(mask, bool), self.streams)
-        idx = np.flatnonzero(mask)
-        if idx.size == 0:
-            return self.noisy_sums
-        flat_counts = self.counts.reshape(-1)
-        if (flat_counts[idx] >= self.horizon).any():
-            raise ValueError(f"a stream is longer than horizon={self.horizon}")
-        x = np.clip(values.reshape(-1)[idx], self.lower, self.upper)
-        i = flat_counts[idx] + 1
-        low = (i & -i).astype(np.float64)
-        j = np.log2(low).astype(np.int64)               # the node that closes at element i
-        below = self._bits[None, :] < j[:, None]
-        alpha = self._alpha[idx]
-        closed = (alpha * below).sum(axis=1) + x
-        alpha[below] = 0.0
-        alpha[np.arange(idx.size), j] = closed
-        self._alpha[idx] = alpha
-        noisy_node = self._grid_laplace(closed, self.node_sensitivity)
-        noisy = self._noisy[idx]
-        noisy[np.arange(idx.size), j] = noisy_node
-        self._noisy[idx] = noisy
-        digits = ((i[:, None] >> self._bits[None, :]) & 1).astype(bool)
-        flat_counts[idx] = i
-        self.noisy_sums.reshape(-1)[idx] = (noisy * digits).sum(axis=1)
-        return self.noisy_sums
-
-    def preview(self, streams: Any, values: Any) -> np.ndarray:
-        """Noisy prefix sums (R, m) if ``values[r, :p+1]`` were appended to stream ``streams[r]``.
-
-        Vectorised form of m successive :meth:`add` calls, for agents that
-        run their per-round rule over a block of rounds and stop at a data-
-        dependent point: :meth:`commit` then keeps the first ``used[r]``
-        elements. Nodes that close after that point are discarded unseen and
-        redrawn if their elements ever occur, so the kept part has exactly the
-        law of sequential :meth:`add` calls (every node is still noised once).
-
-        Args:
-            streams: flat indices (R,) into the batch of streams (each at most once).
-            values: (R, m) the next m elements of each stream.
-        """
-        streams = np.asarray(streams, dtype=np.int64)
-        x = np.clip(check_input(values, "values"), self.lower, self.upper)
-        if x.ndim != 2 or x.shape[0] != streams.shape[0]:
-            raise ValueError("values must have shape (len(streams), m)")
-        r, m = x.shape
-        n0 = self.counts.reshape(-1)[streams]
-        pos = n0[:, None] + np.arange(1, m + 1)                  # element positions i
-        n_bits = max(self.levels, int(pos.max()).bit_length()) if r else self.levels
-        bits = np.arange(n_bits)
-        alpha = np.zeros((r, n_bits))
-        alpha[:, : self.levels] = self._alpha[streams]
-        noisy = np.zeros((r, n_bits))
-        noisy[:, : self.levels] = self._noisy[streams]
-        total = alpha.sum(axis=1)[:, None]                      # exact prefix sum at n0
-        above = np.cumsum(alpha[:, ::-1], axis=1)[:, ::-1] - alpha  # sum of closed nodes above j
-        cum = np.cumsum(x, axis=1)
-        low = pos & -pos
-        j = np.log2(low).astype(np.int64)                         # level of the node closing at i
-        k = pos - low                                             # the node covers (k, i]
-        inside = k > n0[:, None]
-        p_k = np.where(inside, total + np.take_along_axis(cum, np.clip(k - n0[:, None] - 1, 0, m - 1), 1),
-                       np.take_along_axis(above, j, 1))
-        node = total + cum - p_k
-        noisy_node = self._grid_laplace(node, self.node_sensitivity)
-        # noisy prefix sum: S~(i) = S~(k) + noisy node (k, i]; S~(k) for k <= n0 adds the
-        # released nodes of n0 above level j. Chains inside the block are at most
-        # log2(m) + 1 long, so as many passes settle every position.
-        held = noisy * ((n0[:, None] >> bits) & 1)
-        held_above = np.take_along_axis(np.cumsum(held[:, ::-1], axis=1)[:, ::-1] - held, j, 1)
-        at_k = np.clip(k - n0[:, None] - 1, 0, m - 1)
-        rows = np.arange(r)[:, None]
-        sums = noisy_node + np.where(inside, 0.0, held_above)
-        for _ in range(int(m).bit_length()):
-            sums = noisy_node + np.where(inside, sums[rows, at_k], held_above)
-        self._pending = (streams, n0, node, noisy_node, alpha, noisy, sums, bits)
-        return sums
-
-    def commit(self, used: Any) -> np.ndarray:
-        """Keep the first ``used[r]`` elements of the last :meth:`preview`; return all prefix sums."""
-        streams, n0, node, noisy_node, alpha, noisy, sums, bits = self._pending
-        used = np.asarray(used, dtype=np.int64)
-        m = node.shape[1]
-        if used.shape != n0.shape or (used < 0).any() or (used > m).any():
-            raise ValueError(f"used must be (R,) integers in [0, {m}]")
-        n1 = n0 + used
-        if (n1 > self.horizon).any():
-            raise ValueError(f"a stream is longer than horizon={self.horizon}")
-        rows = np.arange(len(streams))[:, None]
-        ends = (n1[:, None] >> bits) << bits
-        digit = ((n1[:, None] >> bits) & 1).astype(bool)
-        in_block = ends > n0[:, None]
-        at = np.clip(ends - n0[:, None] - 1, 0, m - 1)
-        new_alpha = np.where(digit, np.where(in_block, node[rows, at], alpha), 0.0)
-        new_noisy = np.where(digit & in_block, noisy_node[rows, at], noisy)
-        self._alpha[streams] = new_alpha[:, : self.levels]
-        self._noisy[streams] = new_noisy[:, : self.levels]
-        self.counts.reshape(-1)[streams] = n1
-        flat = self.noisy_sums.reshape(-1)
-        flat[streams] = np.where(used > 0, sums[rows[:, 0], np.maximum(used - 1, 0)], flat[streams])
-        self._pending = None
-        return self.noisy_sums
-
-    def released_nodes(self) -> np.ndarray:
-        """The noisy node values released so far, shape ``streams + (levels,)``."""
-        return self._noisy.reshape(self.streams + (self.levels,))
-
-
 # --------------------------------------------------------------------------- Gaussian
 
 
@@ -737,18 +367,6 @@ class GaussianMechanism(Mechanism):
         _record(type(self).__name__, x, self.snapped_sensitivity, self.sigma, self.epsilon,
                 self.delta)
         return x + gaussian_grid_noise(self.rng.standard_normal(x.shape), self.sigma, self.grid)
-
-
-@functools.lru_cache(maxsize=64)
-def _upper_indices(dim: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.triu_indices(dim)
-
-
-def clip_l2(x: np.ndarray, bound: float) -> np.ndarray:
-    """Scale every vector of x (..., d) down to l2 norm at most ``bound`` (the norm of every
-    l2 sensitivity in this library; never per coordinate)."""
-    sq = np.einsum("...i,...i->...", x, x)[..., None]
-    return x * np.minimum(1.0, bound / np.sqrt(np.maximum(sq, 1e-300)))
 
 
 #: The kinds of parts of a :class:`GaussianStatistics` message.
@@ -896,18 +514,6 @@ class GaussianStatistics(Mechanism):
         inp = released - noise.reshape(released.shape)
         _record(f"{type(self).__name__}.{name}", inp, part.sensitivity, part.sd, self.epsilon,
                 self.delta)
-
-
-def _grid_normals(rng: Any, count: int, *, sd: float, grid: float) -> np.ndarray:
-    return gaussian_grid_noise(rng.standard_normal(count), sd, grid)
-
-
-def _normals(rng: Any, count: int) -> np.ndarray:
-    return rng.standard_normal(count)
-
-
-def _uniforms(rng: Any, count: int) -> np.ndarray:
-    return rng.random(count)
 
 
 # --------------------------------------------------------------------------- l2 ball

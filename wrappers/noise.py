@@ -1,0 +1,245 @@
+"""Randomness and noise primitives of the mechanisms.
+
+* generators: :class:`SecureGenerator` (the OS CSPRNG), ``MECHANISM_KEY`` and
+  :func:`make_rng` (domain-separated streams from a user's seed);
+* :class:`NoiseStream` (noise drawn ahead in chunks) and its draw helpers
+  (``_grid_normals``, ``_normals``, ``_uniforms``);
+* float-safe noise on a grid: :func:`snap` and :func:`gaussian_grid_noise`;
+* :func:`clip_l2` (clipping in the l2 norm) and ``_upper_indices``;
+* tracing for the replay test of PRIVACY.md: :func:`recording` (with
+  ``_TRACE`` and ``_record``).
+
+The mechanisms live in :mod:`ldp_gym.wrappers.mechanisms`, which re-exports
+the public names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import numbers
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from ldp_gym.validation import check_bool
+
+__all__ = [
+    "MECHANISM_KEY",
+    "NoiseStream",
+    "SecureGenerator",
+    "clip_l2",
+    "gaussian_grid_noise",
+    "make_rng",
+    "recording",
+    "snap",
+]
+
+# --------------------------------------------------------------------------- randomness
+
+
+class SecureGenerator:
+    """Draws from the operating system's CSPRNG (``os.urandom``).
+
+    Implements the subset of :class:`numpy.random.Generator` the mechanisms use
+    (``random``, ``standard_normal``, ``geometric``, ``integers``). It has no
+    seed: it cannot be replayed, which is the point.
+    """
+
+    def _words(self, n: int) -> np.ndarray:
+        return np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
+
+    def random(self, size=None) -> np.ndarray:
+        """Uniform doubles in (0, 1): 53 random bits, offset by half a step (never 0 or 1)."""
+        n = int(np.prod(size)) if size is not None else 1
+        u = ((self._words(n) >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+        return u.reshape(size) if size is not None else u[0]
+
+    def standard_normal(self, size=None) -> np.ndarray:
+        """Standard normals by the Box-Muller transform."""
+        n = int(np.prod(size)) if size is not None else 1
+        u1, u2 = self.random(n), self.random(n)
+        z = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+        return z.reshape(size) if size is not None else z[0]
+
+    def geometric(self, p, size=None) -> np.ndarray:
+        """Geometric counts on {1, 2, ...} by inversion."""
+        shape = size if size is not None else np.shape(p)
+        u = self.random(shape)
+        return np.ceil(np.log(u) / np.log1p(-np.asarray(p, dtype=np.float64))).astype(np.int64)
+
+    def integers(self, low, high=None, size=None) -> np.ndarray:
+        """Integers in [low, high) (rejection-free for the small ranges used here)."""
+        if high is None:
+            low, high = 0, low
+        span = np.asarray(high) - np.asarray(low)
+        return (np.asarray(low) + np.floor(self.random(size) * span)).astype(np.int64)
+
+
+#: Spawn-key word under which a mechanism derives its stream from a user's seed, so that a
+#: mechanism and an env given the same integer never draw the same numbers (PRIVACY.md rule 5).
+MECHANISM_KEY = 0x4D454348  # "MECH"
+
+
+def make_rng(seed: Any = None, *, secure: bool = False):
+    """Return the generator a mechanism draws from.
+
+    An int or a :class:`numpy.random.SeedSequence` is domain-separated: the stream is
+    that of the sequence's child under the key ``MECHANISM_KEY``, never the stream an env
+    (``env.reset(seed=...)``) or any other component builds from the same seed. A
+    ``Generator`` is used as it is (the caller owns it). Seeded noise is for simulation:
+    whoever knows the seed knows every draw, and the same seed replays them; deploy with
+    ``secure=True``.
+
+    Args:
+        seed: ``None``, an int, a :class:`numpy.random.SeedSequence` (spawn one per
+            mechanism from the run's sequence) or an existing ``Generator``.
+        secure: draw from the OS CSPRNG instead; then ``seed`` must be ``None``.
+
+    Raises:
+        TypeError: secure mode with a seed, or a seed of the wrong type.
+    """
+    check_bool("secure", secure)
+    if secure:
+        if seed is not None:
+            raise TypeError("secure mode draws from the OS CSPRNG and refuses seeds; pass seed=None")
+        return SecureGenerator()
+    if isinstance(seed, (bool, np.bool_)):
+        raise TypeError("seed must be None, an int, a SeedSequence or a Generator, not bool")
+    if isinstance(seed, (np.random.Generator, SecureGenerator)):
+        return seed
+    if seed is None:
+        return np.random.default_rng()
+    if isinstance(seed, numbers.Integral):
+        if seed < 0:
+            raise ValueError(f"seed must be >= 0, got {int(seed)}")
+        seed = np.random.SeedSequence(int(seed))
+    if isinstance(seed, np.random.SeedSequence):
+        return np.random.default_rng(np.random.SeedSequence(
+            seed.entropy, spawn_key=tuple(seed.spawn_key) + (MECHANISM_KEY,),
+            pool_size=seed.pool_size))
+    raise TypeError(f"seed must be None, an int, a SeedSequence or a Generator, "
+                    f"got {type(seed).__name__}")
+
+
+# --------------------------------------------------------------------------- tracing
+
+_TRACE: contextvars.ContextVar[list | None] = contextvars.ContextVar("ldp_gym_trace", default=None)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[dict]]:
+    """Record every mechanism call made inside the block (for the replay test of PRIVACY.md).
+
+    Each record holds the mechanism name, the clipped input, the declared
+    sensitivity, the noise parameter and the budget charged.
+
+    Example:
+        >>> from ldp_gym.wrappers.mechanisms import LaplaceMechanism, recording
+        >>> m = LaplaceMechanism(1.0, 0.0, 1.0, seed=1)
+        >>> with recording() as trace:
+        ...     _ = m([0.5])
+        >>> trace[0]["mechanism"], trace[0]["epsilon"]
+        ('LaplaceMechanism', 1.0)
+    """
+    trace: list[dict] = []
+    token = _TRACE.set(trace)
+    try:
+        yield trace
+    finally:
+        _TRACE.reset(token)
+
+
+def _record(name: str, clipped: np.ndarray, sensitivity, noise, epsilon: float, delta: float):
+    trace = _TRACE.get()
+    if trace is not None:
+        trace.append({"mechanism": name, "input": np.array(clipped, copy=True),
+                      "shape": np.shape(clipped), "sensitivity": np.array(sensitivity, copy=True),
+                      "noise": np.array(noise, copy=True), "epsilon": epsilon, "delta": delta})
+
+
+# --------------------------------------------------------------------------- grid noise
+
+
+def snap(x: np.ndarray, grid) -> np.ndarray:
+    """``x`` rounded to the nearest multiple of the power-of-two ``grid`` (exact in float64)."""
+    return np.rint(x / grid) * grid
+
+
+def gaussian_grid_noise(z: np.ndarray, sigma, grid) -> np.ndarray:
+    """Gaussian noise on the grid: ``rint(sigma z / grid) grid`` for standard normals ``z``.
+
+    Added to an input snapped to the same grid it gives ``snap(x) + k g`` with ``k`` a
+    function of ``z`` only: the rounding to the grid of the Gaussian mechanism's output
+    ``snap(x) + sigma z``, i.e. post-processing of that mechanism.
+    """
+    return np.rint(z * (sigma / grid)) * grid
+
+
+# --------------------------------------------------------------------------- l2 clipping
+
+
+@functools.lru_cache(maxsize=64)
+def _upper_indices(dim: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(dim)
+
+
+def clip_l2(x: np.ndarray, bound: float) -> np.ndarray:
+    """Scale every vector of x (..., d) down to l2 norm at most ``bound`` (the norm of every
+    l2 sensitivity in this library; never per coordinate)."""
+    sq = np.einsum("...i,...i->...", x, x)[..., None]
+    return x * np.minimum(1.0, bound / np.sqrt(np.maximum(sq, 1e-300)))
+
+
+# --------------------------------------------------------------------------- noise streams
+
+
+class NoiseStream:
+    """A stream of noise values drawn ahead in chunks from one generator.
+
+    ``take(count)`` returns the next ``count`` values of the stream: bitwise the
+    values that drawing them one call at a time would give (numpy's generators
+    fill arrays sequentially), so a round drawn alone and a block of rounds
+    drawn at once see the same noise. Drawing ahead makes a single round cheap.
+
+    Args:
+        rng: the generator (a substream of one mechanism, or the OS CSPRNG).
+        draw: ``(rng, count) -> values`` (1-D float64).
+        chunk: values drawn per refill at least.
+    """
+
+    def __init__(self, rng: Any, draw: Any, chunk: int = 4096):
+        self.rng, self.draw, self.chunk = rng, draw, chunk
+        self._buf = np.empty(0)
+        self._pos = 0
+
+    def take(self, count: int) -> np.ndarray:
+        """The next ``count`` values (a read-only array)."""
+        end = self._pos + count
+        if end <= self._buf.shape[0]:
+            out = self._buf[self._pos:end]
+            self._pos = end
+            return out
+        left = self._buf[self._pos:]
+        need = count - left.shape[0]
+        fresh = self.draw(self.rng, max(need, self.chunk))
+        fresh.flags.writeable = False
+        self._buf, self._pos = fresh, need
+        out = np.concatenate([left, fresh[:need]]) if left.shape[0] else fresh[:need]
+        out.flags.writeable = False
+        return out
+
+
+def _grid_normals(rng: Any, count: int, *, sd: float, grid: float) -> np.ndarray:
+    return gaussian_grid_noise(rng.standard_normal(count), sd, grid)
+
+
+def _normals(rng: Any, count: int) -> np.ndarray:
+    return rng.standard_normal(count)
+
+
+def _uniforms(rng: Any, count: int) -> np.ndarray:
+    return rng.random(count)
