@@ -14,6 +14,11 @@ a wrapper below adds to it. ``oracle_info=True`` passes it through, for
 evaluation only: it breaks the guarantee for whoever reads ``info``. The runner
 needs no ``info``: it reads regret from the unwrapped env.
 
+They are releases of :class:`~ldp_gym.wrappers.feedback.FeedbackWrapper` /
+:class:`~ldp_gym.wrappers.feedback.VectorFeedbackWrapper` that noise the
+reward and pass the observation through, and share their policies (noise
+stream, ``info``, ``needs_round_by_round``, spec, ``privacy``).
+
 * :class:`LaplaceReward` / :class:`VectorLaplaceReward`: float-safe Laplace,
   epsilon-LDP per reward.
 * :class:`GaussianReward` / :class:`VectorGaussianReward`: float-safe Gaussian,
@@ -46,111 +51,49 @@ import numpy as np
 from gymnasium.utils import RecordConstructorArgs
 from gymnasium.vector import VectorRewardWrapper
 
-from .mechanisms import (
-    GaussianMechanism,
-    LaplaceMechanism,
-    Mechanism,
-    check_bool,
-    check_input,
-    make_rng,
-)
-from .privacy import Privacy
+from .feedback import NOISE_KEY, FeedbackWrapper, VectorFeedbackWrapper
+from .mechanisms import GaussianMechanism, LaplaceMechanism, check_input
 
 __all__ = ["GaussianReward", "LaplaceReward", "VectorGaussianReward", "VectorLaplaceReward"]
-
-#: Spawn key under which a wrapper derives its noise stream from the reset seed.
-NOISE_KEY = 0x4C4450  # "LDP"
+__all__ += ["NOISE_KEY"]  # re-exported from .feedback, where the noise stream lives
 
 
-class _NoiseStream:
-    """The wrapper's noise stream: from ``seed`` if given, else reseeded on every
-    ``reset(seed=...)``, always under the wrapper's own spawn key (``NOISE_KEY``) so that it
-    never replays the env's numbers; or the OS CSPRNG in secure mode (no seed accepted)."""
-
-    mechanism: Mechanism
-    secure: bool = False
-
-    def _init_noise(self, seed: Any, secure: Any) -> None:
-        make_rng(seed, secure=secure)  # validates seed and secure (secure refuses seeds)
-        self.secure = bool(secure)
-        self._fixed_seed = seed is not None or self.secure
-        self.mechanism = self._make(self._key(seed))
-
-    @staticmethod
-    def _key(seed: Any) -> Any:
-        if isinstance(seed, (int, np.integer)):
-            return np.random.SeedSequence(int(seed), spawn_key=(NOISE_KEY,))
-        return seed
-
-    def _reseed(self, seed: int | None) -> None:
-        if seed is not None and not self._fixed_seed:
-            self.mechanism = self._make(self._key(seed))
-
-    def _make(self, seed: Any) -> Mechanism:
-        raise NotImplementedError
-
-    @property
-    def privacy(self) -> Privacy:
-        """The guarantee: local DP per reward (epsilon, delta of the mechanism)."""
-        eps, delta = self.mechanism.privacy
-        return Privacy("local", eps, delta, "reward", secure=self.secure)
-
-
-class _Laplace(_NoiseStream):
-    def _setup(self, epsilon, lower, upper, seed, secure):
-        self._params = (epsilon, lower, upper)
-        self._init_noise(seed, secure)
-
-    def _make(self, seed):
+class _Laplace:
+    def make_mechanism(self, seed):
         return LaplaceMechanism(*self._params, seed=seed, secure=self.secure)
 
 
-class _Gaussian(_NoiseStream):
-    def _setup(self, epsilon, delta, lower, upper, calibration, seed, secure):
-        self._params = (epsilon, delta, lower, upper, calibration)
-        self._init_noise(seed, secure)
-
-    def _make(self, seed):
+class _Gaussian:
+    def make_mechanism(self, seed):
         eps, delta, lower, upper, calibration = self._params
         return GaussianMechanism(eps, delta, lower=lower, upper=upper, calibration=calibration,
                                  seed=seed, secure=self.secure)
 
 
-class _Release:
-    """``reset`` and ``step`` of every privacy wrapper: the noise stream is reseeded, and
-    ``info`` (computed from the private data) is kept out of the release unless ``oracle_info``
-    opts in."""
+class _SingleReward(FeedbackWrapper, gym.RewardWrapper):
+    """A release that noises the reward and passes the observation through."""
 
-    oracle_info: bool = False
-    needs_round_by_round = True  # the runner's block path would bypass step (ldp_gym.protocols)
+    def release(self, action: Any, observation: Any, reward: Any) -> tuple[Any, float]:
+        return observation, self.reward(reward)
 
-    def _set_oracle_info(self, oracle_info: Any) -> None:
-        self.oracle_info = check_bool("oracle_info", oracle_info)
-
-    def _release_info(self, info: dict) -> dict:
-        return info if self.oracle_info else {}
-
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
-        self._reseed(seed)
-        obs, info = super().reset(seed=seed, options=options)
-        return obs, self._release_info(info)
-
-    def step(self, action: Any):
-        obs, reward, terminated, truncated, info = super().step(action)
-        return obs, reward, terminated, truncated, self._release_info(info)
-
-
-class _SingleReward(_Release, gym.RewardWrapper, RecordConstructorArgs):
     def reward(self, reward: Any) -> float:
         return float(self.mechanism(check_input(reward, "reward")))
 
 
-class _VectorReward(_Release, VectorRewardWrapper, RecordConstructorArgs):
+class _VectorReward(VectorFeedbackWrapper, VectorRewardWrapper):
+    """A release that noises the rewards and passes the observations through."""
+
+    def release(self, actions: Any, observations: Any, rewards: Any) -> tuple[Any, np.ndarray]:
+        return observations, self.rewards(rewards)
+
     def rewards(self, rewards: Any) -> np.ndarray:
         return self.mechanism(check_input(rewards, "rewards"))
 
 
 _ARGS_DOC = """
+    Protected: the reward, clipped to ``[lower, upper]`` and then noised by the mechanism;
+    the observation is passed through as it is.
+
     Args:
         env: the env whose rewards are privatised.
         epsilon, delta: the guarantee per reward (delta for the Gaussian only).
@@ -167,20 +110,39 @@ _ARGS_DOC = """
 
 class LaplaceReward(_Laplace, _SingleReward):
     __doc__ = "Reward + float-safe Laplace noise: epsilon-LDP per reward in ``[lower, upper]``.\n" \
-        + _ARGS_DOC
+        + _ARGS_DOC + """
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> env = LaplaceReward(gym.make("LDPMAB-v0"), epsilon=0.5, seed=1)
+        >>> _ = env.reset(seed=0)
+        >>> print(env.privacy)
+        local DP, epsilon=0.5 per reward
+        >>> isinstance(env.step(0)[1], float)
+        True
+"""
 
     def __init__(self, env: gym.Env, epsilon: float, lower: float = 0.0, upper: float = 1.0,
                  seed: Any = None, *, secure: bool = False, oracle_info: bool = False):
         RecordConstructorArgs.__init__(self, epsilon=epsilon, lower=lower, upper=upper, seed=seed,
                                        secure=secure, oracle_info=oracle_info)
-        gym.RewardWrapper.__init__(self, env)
-        self._setup(epsilon, lower, upper, seed, secure)
-        self._set_oracle_info(oracle_info)
+        self._params = (epsilon, lower, upper)
+        FeedbackWrapper.__init__(self, env, seed=seed, secure=secure, oracle_info=oracle_info)
 
 
 class GaussianReward(_Gaussian, _SingleReward):
     __doc__ = "Reward + float-safe Gaussian noise: (epsilon, delta)-LDP per reward in " \
-        "``[lower, upper]``.\n" + _ARGS_DOC
+        "``[lower, upper]``.\n" + _ARGS_DOC + """
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> env = GaussianReward(gym.make("LDPMAB-v0"), epsilon=1.0, delta=1e-5)
+        >>> _ = env.reset(seed=0)
+        >>> print(env.privacy)
+        local DP, epsilon=1, delta=1e-05 per reward
+        >>> env.step(0)[4]  # no oracle info in the release
+        {}
+"""
 
     def __init__(self, env: gym.Env, epsilon: float, delta: float, lower: float = 0.0,
                  upper: float = 1.0, calibration: str = "analytic", seed: Any = None, *,
@@ -188,27 +150,45 @@ class GaussianReward(_Gaussian, _SingleReward):
         RecordConstructorArgs.__init__(self, epsilon=epsilon, delta=delta, lower=lower, upper=upper,
                                        calibration=calibration, seed=seed, secure=secure,
                                        oracle_info=oracle_info)
-        gym.RewardWrapper.__init__(self, env)
-        self._setup(epsilon, delta, lower, upper, calibration, seed, secure)
-        self._set_oracle_info(oracle_info)
+        self._params = (epsilon, delta, lower, upper, calibration)
+        FeedbackWrapper.__init__(self, env, seed=seed, secure=secure, oracle_info=oracle_info)
 
 
 class VectorLaplaceReward(_Laplace, _VectorReward):
     __doc__ = "Vector-env version of :class:`LaplaceReward` (one independent draw per run).\n" \
-        + _ARGS_DOC
+        + _ARGS_DOC + """
+    Example:
+        >>> import numpy as np
+        >>> import ldp_gym
+        >>> venv = VectorLaplaceReward(ldp_gym.make_vector_env("LDPMAB-v0", 4, 100), epsilon=1.0)
+        >>> _ = venv.reset(seed=0)
+        >>> venv.step(np.zeros(4, int))[1].shape
+        (4,)
+"""
 
     def __init__(self, env, epsilon: float, lower: float = 0.0, upper: float = 1.0,
                  seed: Any = None, *, secure: bool = False, oracle_info: bool = False):
         RecordConstructorArgs.__init__(self, epsilon=epsilon, lower=lower, upper=upper, seed=seed,
                                        secure=secure, oracle_info=oracle_info)
-        VectorRewardWrapper.__init__(self, env)
-        self._setup(epsilon, lower, upper, seed, secure)
-        self._set_oracle_info(oracle_info)
+        self._params = (epsilon, lower, upper)
+        VectorFeedbackWrapper.__init__(self, env, seed=seed, secure=secure,
+                                       oracle_info=oracle_info)
 
 
 class VectorGaussianReward(_Gaussian, _VectorReward):
     __doc__ = "Vector-env version of :class:`GaussianReward` (one independent draw per run).\n" \
-        + _ARGS_DOC
+        + _ARGS_DOC + """
+    Example:
+        >>> import numpy as np
+        >>> import ldp_gym
+        >>> venv = VectorGaussianReward(ldp_gym.make_vector_env("LDPMAB-v0", 4, 100),
+        ...                             epsilon=1.0, delta=1e-5)
+        >>> _ = venv.reset(seed=0)
+        >>> rewards = venv.step(np.zeros(4, int))[1]
+        >>> _ = venv.reset(seed=0)  # no seed given: the reset seed reseeds the noise
+        >>> bool((venv.step(np.zeros(4, int))[1] == rewards).all())
+        True
+"""
 
     def __init__(self, env, epsilon: float, delta: float, lower: float = 0.0, upper: float = 1.0,
                  calibration: str = "analytic", seed: Any = None, *, secure: bool = False,
@@ -216,6 +196,6 @@ class VectorGaussianReward(_Gaussian, _VectorReward):
         RecordConstructorArgs.__init__(self, epsilon=epsilon, delta=delta, lower=lower, upper=upper,
                                        calibration=calibration, seed=seed, secure=secure,
                                        oracle_info=oracle_info)
-        VectorRewardWrapper.__init__(self, env)
-        self._setup(epsilon, delta, lower, upper, calibration, seed, secure)
-        self._set_oracle_info(oracle_info)
+        self._params = (epsilon, delta, lower, upper, calibration)
+        VectorFeedbackWrapper.__init__(self, env, seed=seed, secure=secure,
+                                       oracle_info=oracle_info)
