@@ -42,6 +42,21 @@ class PredictAgent:
         predict: a callable, or an object whose ``method`` attribute is one.
         learn: optional ``(obs, actions, rewards, next_obs) -> None``.
         method: the attribute to call when ``predict`` is an object.
+
+    Example:
+        >>> import numpy as np
+        >>> from ldp_gym.agents.adapters import PredictAgent
+        >>> from ldp_gym.envs import MABVectorEnv
+        >>> envs = MABVectorEnv(num_envs=4, max_episode_steps=10)
+        >>> agent = PredictAgent(lambda obs: np.zeros(len(obs), dtype=np.int64))   # always arm 0
+        >>> obs, _ = envs.reset(seed=0)
+        >>> for _ in range(3):
+        ...     actions = agent.act(obs)
+        ...     next_obs, rewards, terminated, truncated, info = envs.step(actions)
+        ...     agent.observe(obs, actions, rewards, next_obs)
+        ...     obs = next_obs
+        >>> actions.tolist(), envs.last_regret.tolist()
+        ([0, 0, 0, 0], [0.0, 0.0, 0.0, 0.0])
     """
 
     privacy = None
@@ -71,6 +86,18 @@ class SB3Agent(PredictAgent):
     Args:
         model: a trained SB3 model (PPO, A2C, DQN, ...) for the env's spaces.
         deterministic: greedy actions (default) or samples from the policy.
+
+    Example:
+        >>> import numpy as np
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents.adapters import SB3Agent
+        >>> env = gym.make("LDPMAB-v0", max_episode_steps=64)
+        >>> from stable_baselines3 import PPO                                   # doctest: +SKIP
+        >>> model = PPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=0).learn(64)  # doctest: +SKIP
+        >>> agent = SB3Agent(model)                                             # doctest: +SKIP
+        >>> agent.act(np.zeros((3, 1), dtype=np.float32)).shape                 # doctest: +SKIP
+        (3,)
     """
 
     def __init__(self, model: Any, deterministic: bool = True):
@@ -96,6 +123,23 @@ class PerRunAgent:
     Args:
         factory: ``seed -> agent`` building one single-run agent.
         num_envs: number of runs N.
+
+    Example:
+        >>> import numpy as np
+        >>> from ldp_gym.agents import UCB1
+        >>> from ldp_gym.agents.adapters import PerRunAgent
+        >>> from ldp_gym.envs import MABVectorEnv
+        >>> envs = MABVectorEnv(num_envs=2, max_episode_steps=10)
+        >>> agent = PerRunAgent(lambda seed: UCB1(n_arms=5, seed=seed), num_envs=2)
+        >>> agent.reset(seed=0)
+        >>> obs, _ = envs.reset(seed=0)
+        >>> for _ in range(5):
+        ...     actions = agent.act(obs)
+        ...     next_obs, rewards, terminated, truncated, info = envs.step(actions)
+        ...     agent.observe(obs, actions, rewards, next_obs)
+        ...     obs = next_obs
+        >>> actions.shape, [a.counts.tolist() for a in agent.agents]
+        ((2,), [[[1, 1, 1, 1, 1]], [[1, 1, 1, 1, 1]]])
     """
 
     privacy = None

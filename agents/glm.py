@@ -104,7 +104,7 @@ class ContextualAgent(Agent):
 
     @classmethod
     def env_params(cls, env: Any, is_vec: bool) -> dict[str, Any]:
-        core = getattr(env.unwrapped, "core", None)
+        core: Any = getattr(env.unwrapped, "core", None)
         if not hasattr(core, "dim") or not hasattr(core, "multi_parameter"):
             raise ValueError(f"env: {cls.name} needs a contextual env (LDPLinearBandit-v0, "
                              f"LDPGLMBandit-v0 or their multi-parameter variants)")
@@ -188,6 +188,21 @@ class GreedyOLS(_Ridge):
 
     The non-private counterpart of LDP-OLS (Han et al. 2021, Alg 1 with eq. 3-4
     without noise). Privacy: none.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import GreedyOLS
+        >>> env = gym.make("LDPLinearBandit-v0", max_episode_steps=100)
+        >>> agent = GreedyOLS.from_env(env, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> for _ in range(10):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> agent.theta.shape, type(action)
+        ((1, 2), <class 'int'>)
     """
 
     name = "Greedy-OLS"
@@ -202,6 +217,21 @@ class LinUCB(_Ridge):
     ``beta_t = R sqrt(D log((1 + t/lambda)/alpha)) + sqrt(lambda) S`` with S = 1
     (``||theta*|| <= 1``), R = ``noise_scale`` (0.5: sub-Gaussian constant of
     rewards in an interval of length 1), alpha = 0.05. Privacy: none.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import LinUCB
+        >>> env = gym.make("LDPLinearBandit-v0", dim=3, n_arms=4, max_episode_steps=100)
+        >>> agent = LinUCB.from_env(env, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> for _ in range(10):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> agent.theta.shape, agent.inv.shape, int(agent.t[0])
+        ((1, 3), (1, 3, 3), 10)
     """
 
     name = "LinUCB"
@@ -217,7 +247,7 @@ class LinUCB(_Ridge):
         return _ucb_scores(self.features(obs), self.theta, self.inv, beta).argmax(axis=1)
 
 
-class _StepSize:
+class _StepSize(ContextualAgent):
     """The step constant of the SGD agents, ``eta_t = step / t``; default D (the inverse
     smallest eigenvalue of E[x x^T] for contexts uniform on the sphere)."""
 
@@ -236,6 +266,21 @@ class GreedySGD(_StepSize, ContextualAgent):
     The non-private counterpart of LDP-SGD (Han et al. 2021, eq. 5-6 without
     the l2-ball mechanism). Default ``step = D`` (the inverse smallest
     eigenvalue of E[x x^T] for contexts uniform on the sphere). Privacy: none.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import GreedySGD
+        >>> env = gym.make("LDPGLMBandit-v0", max_episode_steps=100)    # logistic link
+        >>> agent = GreedySGD.from_env(env, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> for _ in range(10):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> agent.link, agent.step_size, agent.theta.shape
+        ('logistic', 2.0, (1, 2))
     """
 
     name = "Greedy-SGD"
@@ -262,6 +307,22 @@ class GLOC(_Ridge):
     ``z = x^T theta^``, ridge regression of z on x gives ``theta~``; play
     ``argmax <theta~, x> + beta_t ||x||_{V^-1}`` with
     ``beta_t = beta_scale sqrt(D log(1 + t))``. Privacy: none.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> import numpy as np
+        >>> from ldp_gym.agents import GLOC
+        >>> env = gym.make("LDPGLMBandit-v0", max_episode_steps=100)
+        >>> agent = GLOC.from_env(env, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> for _ in range(10):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> agent.theta_hat.shape, bool(np.linalg.norm(agent.theta_hat) <= 1.0)  # projected on the ball
+        ((1, 2), True)
     """
 
     name = "GLOC"
@@ -316,6 +377,8 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
     plays_blocks = True
     #: the server state's arrays that users read (``public_state``)
     public_names: tuple[str, ...] = ()
+    #: the arrays reused by every per-round call (:attr:`_round_args`), built lazily
+    _round: Any
 
     def __init__(self, n_arms, *, epsilon: float, delta: float = 0.01, alpha: float = 0.05,
                  **kwargs):
@@ -500,7 +563,7 @@ def _ball_noise(mech: L2BallMechanism, rounds: int, n: int,
 class _NoisyRegression(_LDPContextual):
     """Server state ``V = sum (x x^T + W)``, ``u = sum (s x + xi)``; theta = (V + c_t I)^-1 u."""
 
-    public_names = ("theta", "inverse", "t")
+    public_names: tuple[str, ...] = ("theta", "inverse", "t")
 
     def _init_state(self, n):
         self.V = np.zeros((n, self.D, self.D))
@@ -551,6 +614,23 @@ class LDPOLS(_NoisyRegression):
     chosen arm and the reward; the message is accounted as one Gaussian
     mechanism with the exact profile (:class:`GaussianStatistics`), which
     confirms the paper's claim for the noise above.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import LDPOLS
+        >>> env = gym.make("LDPLinearBandit-v0", max_episode_steps=100)
+        >>> agent = LDPOLS.from_env(env, epsilon=1.0, delta=0.01, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> for _ in range(5):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> print(agent.privacy)
+        local DP, epsilon=1, delta=0.01 per user (context, action and reward)
+        >>> {k: v.shape for k, v in agent.last_report.items()}    # one user's message: x x^T + W, r x + xi
+        {'M': (1, 2, 2), 'u': (1, 2)}
     """
 
     name = "LDP-OLS"
@@ -583,10 +663,28 @@ class LDPLinUCB(_NoisyRegression):
 
     Privacy: (epsilon, delta)-LDP per user (context, chosen arm, reward);
     exact joint accounting as :class:`LDPOLS`.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import LDPLinUCB
+        >>> env = gym.make("LDPLinearBandit-v0", max_episode_steps=100)
+        >>> agent = LDPLinUCB.from_env(env, epsilon=1.0, delta=0.01, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> for _ in range(5):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> sorted(agent.public_state())     # what the server broadcasts
+        ['inverse', 't', 'theta']
+        >>> agent.public_state()["t"].tolist()
+        [5]
     """
 
     name = "LDP-LinUCB"
     needs_horizon = True
+    horizon: int  # always given (needs_horizon)
     n_releases = 2
 
     def _init_state(self, n):
@@ -625,6 +723,21 @@ class LDPGLOC(LDPLinUCB):
 
     Privacy: (epsilon, delta)-LDP per user (context, chosen arm, reward);
     exact joint accounting of the three parts.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import LDPGLOC
+        >>> env = gym.make("LDPGLMBandit-v0", max_episode_steps=100)
+        >>> agent = LDPGLOC.from_env(env, epsilon=1.0, delta=0.01, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> for _ in range(5):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> {k: v.shape for k, v in agent.last_report.items()}    # three releases per user
+        {'M': (1, 2, 2), 'zx': (1, 2), 'grad': (1, 2)}
     """
 
     name = "LDP-GLOC"
@@ -682,6 +795,25 @@ class LDPSGD(_StepSize, _LDPContextual):
     constants, the default step is D (tuned in the experiments like GLOC's).
 
     Privacy: epsilon-LDP (pure) per user (context, chosen arm, reward).
+
+    Example:
+        >>> import numpy as np
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import LDPSGD
+        >>> env = gym.make("LDPLinearBandit-v0", max_episode_steps=100)
+        >>> agent = LDPSGD.from_env(env, epsilon=1.0, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> for _ in range(5):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> print(agent.privacy)
+        local DP, epsilon=1 per user (context, action and reward)
+        >>> z = agent.last_report["gradient"]     # on the sphere of the l2-ball mechanism
+        >>> z.shape, bool(np.isclose(np.linalg.norm(z), agent.mechanism.output_radius))
+        ((1, 2), True)
     """
 
     name = "LDP-SGD"
@@ -757,6 +889,21 @@ class LDPMultiOLS(_HanMulti):
 
     Privacy: (epsilon, delta)-LDP per user (context, reward, and after the
     warm-up the chosen arm), exact joint accounting of the K slots.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import LDPMultiOLS
+        >>> env = gym.make("LDPMultiParamLinearBandit-v0", max_episode_steps=100)
+        >>> agent = LDPMultiOLS.from_env(env, epsilon=1.0, delta=0.01, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> for _ in range(5):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> {k: v.shape for k, v in agent.last_report.items()}    # one noised slot per arm
+        {'M': (1, 3, 2, 2), 'u': (1, 3, 2), 'arm': (1,)}
     """
 
     name = "LDP-OLS (multi)"
@@ -821,6 +968,21 @@ class LDPMultiSGD(_StepSize, _HanMulti):
     warm-ups (300 and 1000 rounds per arm) and no elimination did not change
     this at 2e4 rounds. The public code sized one l2-ball draw for d on the
     whole dK vector (much less noise, and not the privacy claimed).
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import LDPMultiSGD
+        >>> env = gym.make("LDPMultiParamGLMBandit-v0", max_episode_steps=100)
+        >>> agent = LDPMultiSGD.from_env(env, epsilon=1.0, warmup=2, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> for _ in range(3):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> agent.last_report["arm"].tolist(), agent.last_report["gradient"].shape   # warm-up: arm t mod K
+        ([2], (1, 3, 2))
     """
 
     name = "LDP-SGD (multi)"

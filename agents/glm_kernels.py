@@ -28,6 +28,7 @@ input (no data-dependent loop).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -48,7 +49,7 @@ __all__ = ["CHOOSE", "PLAY", "REPORT", "UPDATE", "gloc_rounds", "multi_ols_round
 CHOOSE, REPORT, UPDATE = 1, 2, 4
 PLAY = CHOOSE | REPORT | UPDATE
 
-_JIT = dict(cache=True, nogil=True, error_model="numpy")
+_JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
 
 
 # --------------------------------------------------------------------------- shared pieces

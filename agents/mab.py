@@ -151,6 +151,23 @@ class UCB1(_EmpiricalMeans):
     """UCB1 (Auer, Cesa-Bianchi and Fischer 2002): ``mean + sqrt(2 ln t / n)``; each arm once first.
 
     Privacy: none.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import UCB1
+        >>> env = gym.make("LDPMAB-v0", max_episode_steps=100)
+        >>> agent = UCB1.from_env(env, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> for _ in range(5):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> agent.counts.tolist()          # each arm once first
+        [[1, 1, 1, 1, 1]]
+        >>> type(agent.act(obs))
+        <class 'int'>
     """
 
     name = "UCB1"
@@ -167,6 +184,15 @@ class KLUCB(_EmpiricalMeans):
 
     Index ``max{q : kl(mean, q) <= (ln t + c ln ln t)/n}``; ``c = 0`` by
     default (the paper's experiments), 3 in its theorem. Privacy: none.
+
+    Example:
+        >>> from ldp_gym.agents import KLUCB
+        >>> agent = KLUCB(n_arms=3, c=0.0, seed=0)
+        >>> obs = [0.0]
+        >>> for arm, reward in [(0, 1.0), (1, 0.0), (2, 0.5)]:
+        ...     agent.observe(obs, arm, reward, obs)
+        >>> agent.index().shape, agent.act(obs)     # arm 0 has the best mean
+        ((1, 3), 0)
     """
 
     name = "KL-UCB"
@@ -194,6 +220,15 @@ class ThompsonSampling(MABAgent):
     Rewards in [0, 1] are binarised (a Bernoulli trial with success
     probability equal to the reward, Agrawal and Goyal's trick), so the Beta
     posterior stays conjugate for any bounded rewards. Privacy: none.
+
+    Example:
+        >>> from ldp_gym.agents import ThompsonSampling
+        >>> agent = ThompsonSampling(n_arms=2, seed=0)
+        >>> obs = [0.0]
+        >>> for _ in range(20):
+        ...     agent.observe(obs, 1, 1.0, obs)     # arm 1 always pays 1
+        >>> agent.successes.tolist(), type(agent.act(obs)).__name__
+        ([[0.0, 20.0]], 'int')
     """
 
     name = "Thompson"
@@ -213,7 +248,7 @@ class ThompsonSampling(MABAgent):
 
 
 def _sample_categorical(rng: np.random.Generator, p: np.ndarray) -> np.ndarray:
-    u = rng.random(p.shape[0])[:, None]
+    u = rng.random((p.shape[0], 1))
     return np.minimum((np.cumsum(p, axis=1) < u).sum(axis=1), p.shape[1] - 1)
 
 
@@ -243,6 +278,22 @@ class Exp3(_Adversarial):
 
     ``p ~ exp(-eta L)``, ``eta = sqrt(2 ln K / (T K))`` with a known horizon,
     else the anytime ``eta_t = sqrt(ln K / (t K))``. Privacy: none.
+
+    Example:
+        >>> import numpy as np
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import Exp3
+        >>> env = gym.make("LDPAdversarialMAB-v0", max_episode_steps=50)
+        >>> agent = Exp3.from_env(env, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> for _ in range(20):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> agent.probs.shape, bool(np.isclose(agent.probs.sum(), 1.0))
+        ((1, 5), True)
     """
 
     name = "Exp3"
@@ -269,6 +320,23 @@ class TsallisINF(_Adversarial):
     optimal in both the stochastic and the adversarial regime, the black box
     of Zheng et al. (2020, appendix B) for MAB. Privacy: none (run it on a
     reward-privatised env for LDP).
+
+    Example:
+        >>> import numpy as np
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import TsallisINF
+        >>> env = gym.make("LDPAdversarialMAB-v0", n_arms=3, max_episode_steps=50)
+        >>> agent = TsallisINF.from_env(env, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> for _ in range(20):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> p = agent.distribution()
+        >>> p.shape, bool(np.isclose(p.sum(), 1.0)), int(agent.t[0])
+        ((1, 3), True, 20)
     """
 
     name = "Tsallis-INF"
@@ -298,6 +366,23 @@ class LDPUCB(LocalDPAgent, MABAgent):
     (Chen et al. eq. for CUCB-LDP1 with K = 1), infinite for unpulled arms.
 
     Privacy: epsilon-LDP per user (one reward), pure.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import LDPUCB
+        >>> env = gym.make("LDPMAB-v0", max_episode_steps=100)
+        >>> agent = LDPUCB.from_env(env, epsilon=1.0, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> for _ in range(10):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> print(agent.privacy)
+        local DP, epsilon=1 per reward
+        >>> sorted(agent.last_report), agent.last_report["reward"].shape   # what the server received
+        (['arm', 'reward'], (1,))
     """
 
     name = "LDP-UCB"
@@ -363,6 +448,23 @@ class DPUCB(_GlobalMAB):
 
     Privacy: epsilon-global DP per reward: every reward enters one node per
     level, each node is noised once and reused, actions depend on noisy sums only.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import DPUCB
+        >>> env = gym.make("LDPMAB-v0", max_episode_steps=64)
+        >>> agent = DPUCB.from_env(env, epsilon=1.0, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> for _ in range(10):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> print(agent.privacy)
+        global DP, epsilon=1 per reward
+        >>> agent.tree.levels, int(agent.counts.sum())
+        (7, 10)
     """
 
     name = "DP-UCB"
@@ -451,6 +553,24 @@ class DPSE(_GlobalMAB):
 
     Privacy: epsilon-global DP per reward: each reward enters exactly one
     epoch release (disjoint epochs), actions depend on releases only.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import DPSE
+        >>> env = gym.make("LDPMAB-v0", max_episode_steps=1000)
+        >>> agent = DPSE.from_env(env, epsilon=1.0, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> action = agent.act(obs)
+        >>> action, int(agent.commitment()[0]) == int(agent.R[0])   # arm 0 for a whole epoch
+        (0, True)
+        >>> for _ in range(10):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> agent.counts.tolist(), bool(agent.active.all())    # no elimination before the epoch ends
+        ([[10, 0, 0, 0, 0]], True)
     """
 
     name = "DP-SE"
@@ -540,6 +660,23 @@ class AdaPUCB(_GlobalMAB):
 
     Privacy: epsilon-global DP per reward: each reward enters exactly one
     release (its episode's mean), actions are post-processing of releases.
+
+    Example:
+        >>> import numpy as np
+        >>> from ldp_gym.agents import AdaPUCB
+        >>> from ldp_gym.envs import MABVectorEnv
+        >>> envs = MABVectorEnv(num_envs=3, max_episode_steps=100)
+        >>> agent = AdaPUCB.from_env(envs, epsilon=1.0, seed=0)    # batch-first: 3 runs
+        >>> obs, _ = envs.reset(seed=0)
+        >>> for _ in range(20):
+        ...     actions = agent.act(obs)
+        ...     next_obs, rewards, terminated, truncated, info = envs.step(actions)
+        ...     agent.observe(obs, actions, rewards, next_obs)
+        ...     obs = next_obs
+        >>> actions.shape, agent.counts.sum(axis=1).tolist()
+        ((3,), [20, 20, 20])
+        >>> bool((agent.commitment() >= 1).all())      # it commits to whole episodes
+        True
     """
 
     name = "AdaP-UCB"
@@ -616,6 +753,21 @@ class AdaPKLUCB(AdaPUCB):
     section 5), Bernoulli kl, alpha = 3.1.
 
     Privacy: epsilon-global DP per reward (as AdaP-UCB).
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import AdaPKLUCB
+        >>> env = gym.make("LDPMAB-v0", max_episode_steps=200)
+        >>> agent = AdaPKLUCB.from_env(env, epsilon=1.0, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> for _ in range(50):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> int(agent.counts.sum()), agent.released.shape
+        (50, (1, 5))
     """
 
     name = "AdaP-KLUCB"

@@ -143,7 +143,7 @@ class Results:
     def save(self, path: str | Path) -> Path:
         """Save to ``.npz`` (arrays) with JSON metadata inside."""
         path = Path(path)
-        arrays = {f"regret/{k}": v for k, v in self.regret.items()}
+        arrays: dict[str, Any] = {f"regret/{k}": v for k, v in self.regret.items()}
         np.savez_compressed(path, checkpoints=self.checkpoints,
                             meta=np.array(json.dumps({"meta": self.meta, "timings": self.timings,
                                                       "agents": list(self.regret)})), **arrays)

@@ -111,10 +111,12 @@ def make_vector_env(env: str | Callable, n_runs: int, horizon: int, wrappers: An
 def _build_agent(spec: AgentSpec, venv, secure: bool = False) -> Any:
     # duck-typed: the runner does not import the agents package (DESIGN.md dependency direction)
     extra = {"secure": True} if secure else {}
-    if isinstance(spec, type) and hasattr(spec, "from_env"):
-        agent = spec.from_env(venv, **extra)
+    from_env = getattr(spec, "from_env", None) if isinstance(spec, type) else None
+    if from_env is not None:
+        agent = from_env(venv, **extra)
     elif isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], type):
-        agent = spec[0].from_env(venv, **{**spec[1], **extra})
+        cls, kwargs = spec
+        agent = cls.from_env(venv, **{**kwargs, **extra})
     elif hasattr(spec, "act") and hasattr(spec, "observe"):
         agent = spec
     elif callable(spec):
@@ -247,7 +249,9 @@ def _block_player(agent: Any, venv: Any, horizon: int) -> BlockPlayer | None:
     """The block path's player of ``agent`` on ``venv``, by what both declare; ``None``: the
     rounds are played one by one."""
     env = _block_env(venv)
-    core = getattr(env, "core", None)
+    if env is None:
+        return None
+    core = env.core
     if isinstance(core, DrawsStretches):
         bounds = core.bounded_rewards
         # an agent that clips rewards can use sums only where no reward needs clipping

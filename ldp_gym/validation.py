@@ -151,10 +151,10 @@ def check_action(space: spaces.Space, action: Any, name: str = "action") -> Any:
     """
     if isinstance(space, spaces.Discrete) and isinstance(action, numbers.Integral) \
             and not isinstance(action, (bool, np.bool_)):  # the common case, without numpy
-        lo = int(space.start)
-        if not lo <= action < lo + int(space.n):
-            raise ValueError(f"{name} must lie in {_describe(space)}, got {int(action)}")
-        return int(action)
+        lo, value = int(space.start), int(action)
+        if not lo <= value < lo + int(space.n):
+            raise ValueError(f"{name} must lie in {_describe(space)}, got {value}")
+        return value
     if not _is_array_space(space):
         return _check_contains(space, action, name)
     arr = _check_in_space(space, _as_array(action, name), (), name)
@@ -207,7 +207,7 @@ def _check_in_space(space: spaces.Space, arr: np.ndarray, batch: tuple[int, ...]
         want = ("integers" if arr.ndim else "an integer") if integral \
             else ("real numbers" if arr.ndim else "a real number")
         raise TypeError(f"{name} must be {want} for {space}, got dtype {arr.dtype}")
-    shape = batch + space.shape
+    shape = batch + tuple(space.shape or ())
     if arr.shape != shape:
         raise ValueError(f"{name} must have shape {shape} for {space}, got {arr.shape}")
     if kind == "f" and not np.isfinite(arr).all():
@@ -262,4 +262,6 @@ def _space_bounds(space: spaces.Space) -> tuple[Any, Any]:
         return 0, 1
     if isinstance(space, spaces.MultiDiscrete):
         return space.start, space.start + space.nvec - 1
+    if not isinstance(space, spaces.Box):
+        raise TypeError(f"not an array space: {space}")
     return space.low, space.high

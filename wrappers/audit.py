@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 __all__ = ["AuditResult", "audit", "audit_gaussian_epsilon", "clopper_pearson_epsilon", "off_lattice",
@@ -42,14 +43,14 @@ class AuditResult:
     n: int
 
 
-def clopper_pearson_epsilon(k0: np.ndarray, k1: np.ndarray, n: int, alpha: float,
+def clopper_pearson_epsilon(k0: ArrayLike, k1: ArrayLike, n: int, alpha: float,
                             delta: float = 0.0) -> np.ndarray:
     """``ln((p0_lo - delta) / p1_hi)`` with one-sided Clopper-Pearson bounds at ``alpha/4`` each."""
-    k0 = np.asarray(k0, dtype=np.float64)
-    k1 = np.asarray(k1, dtype=np.float64)
+    c0 = np.asarray(k0, dtype=np.float64)
+    c1 = np.asarray(k1, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        p0_lo = np.where(k0 > 0, stats.beta.ppf(alpha / 4, k0, n - k0 + 1), 0.0)
-        p1_hi = np.where(k1 < n, stats.beta.ppf(1 - alpha / 4, k1 + 1, n - k1), 1.0)
+        p0_lo = np.where(c0 > 0, stats.beta.ppf(alpha / 4, c0, n - c0 + 1), 0.0)
+        p1_hi = np.where(c1 < n, stats.beta.ppf(1 - alpha / 4, c1 + 1, n - c1), 1.0)
         eps = np.log(np.maximum(p0_lo - delta, 0.0) / p1_hi)
     return np.where(np.isfinite(eps), eps, -np.inf)
 
@@ -107,7 +108,7 @@ def audit(sample0: Sampler, sample1: Sampler, *, n: int = 1_000_000, delta: floa
         m = n_train or max(n // 4, 1000)
         stat = _fit_statistic(statistic, sample0(m), sample1(m))
     else:
-        stat = _fit_statistic(statistic, None, None)
+        stat = _fit_statistic(statistic, np.empty(0), np.empty(0))  # fits nothing
     # selection half
     s0, s1 = stat(sample0(n)), stat(sample1(n))
     qs = np.quantile(np.concatenate([s0, s1]), np.linspace(0.001, 0.999, n_thresholds))

@@ -16,13 +16,14 @@ Example:
     >>> from ldp_gym.wrappers.compiled import release_vector
     >>> out = np.empty(2)
     >>> release_vector(np.array([3.0, 4.0]), 1.0, np.zeros(2), 2.0**-40, out)
-    >>> out.tolist()
-    [0.6000000000000227, 0.8000000000000682]
+    >>> out.tolist()   # (0.6, 0.8) snapped to the grid 2**-40
+    [0.6000000000003638, 0.8000000000001819]
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -30,7 +31,7 @@ from numba import njit
 __all__ = ["clip_l2_into", "clip_scalar", "l2_ball", "l2_ball_rows", "release_outer",
            "release_outer_rows", "release_vector", "release_vector_rows", "snap_add"]
 
-_JIT = dict(cache=True, nogil=True, error_model="numpy")
+_JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
 
 
 @njit(**_JIT)

@@ -45,6 +45,9 @@ class TreeMechanism(Mechanism):
         (2,)
     """
 
+    #: the last :meth:`preview`'s arrays, until :meth:`commit` keeps part of it
+    _pending: tuple[Any, ...] | None = None
+
     def __init__(self, epsilon: float, horizon: int, streams: tuple[int, ...] | int = (),
                  lower: float = 0.0, upper: float = 1.0, *, seed: Any = None,
                  secure: bool = False):
@@ -153,6 +156,8 @@ class TreeMechanism(Mechanism):
 
     def commit(self, used: Any) -> np.ndarray:
         """Keep the first ``used[r]`` elements of the last :meth:`preview`; return all prefix sums."""
+        if self._pending is None:
+            raise RuntimeError("commit() needs a preview() first")
         streams, n0, node, noisy_node, alpha, noisy, sums, bits = self._pending
         used = np.asarray(used, dtype=np.int64)
         m = node.shape[1]

@@ -138,6 +138,7 @@ class _Release(_NoiseStream, RecordConstructorArgs):
     private data) is kept out of the release unless ``oracle_info`` opts in."""
 
     oracle_info: bool = False
+    env: Any  # the wrapped env (set by the other base, gym.Wrapper or VectorWrapper)
     needs_round_by_round = True  # the runner's block path would bypass step (ldp_gym.protocols)
 
     def _init_release(self, seed: Any, secure: Any, oracle_info: Any) -> None:

@@ -73,6 +73,8 @@ class _Gaussian:
 class _SingleReward(FeedbackWrapper, gym.RewardWrapper):
     """A release that noises the reward and passes the observation through."""
 
+    mechanism: LaplaceMechanism | GaussianMechanism
+
     def release(self, action: Any, observation: Any, reward: Any) -> tuple[Any, float]:
         return observation, self.reward(reward)
 
@@ -82,6 +84,8 @@ class _SingleReward(FeedbackWrapper, gym.RewardWrapper):
 
 class _VectorReward(VectorFeedbackWrapper, VectorRewardWrapper):
     """A release that noises the rewards and passes the observations through."""
+
+    mechanism: LaplaceMechanism | GaussianMechanism
 
     def release(self, actions: Any, observations: Any, rewards: Any) -> tuple[Any, np.ndarray]:
         return observations, self.rewards(rewards)

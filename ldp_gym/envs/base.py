@@ -26,6 +26,7 @@ Environment contract (DESIGN.md section 2):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -56,6 +57,13 @@ class BanditCore:
     #: guarantee). A declaration, not a guess: agents that clip rewards may learn from the sums
     #: of ``draw_sums`` only inside it, since a sum cannot be clipped reward by reward.
     bounded_rewards: tuple[float, float] | None = None
+    # Implemented only by the settings that declare :class:`~ldp_gym.protocols.DrawsBlocks`
+    # (draw_block) or :class:`~ldp_gym.protocols.DrawsStretches` (the others), as documented there;
+    # the vector env's block methods are called only for those.
+    draw_block: Callable[..., tuple[np.ndarray, ...]]
+    draw_stretch: Callable[..., np.ndarray]
+    draw_sums: Callable[..., np.ndarray]
+    stretch_regret: Callable[..., np.ndarray]
 
     def reset(self, rng: np.random.Generator, runs: np.ndarray, n_runs: int) -> None:
         """Draw fresh instances for the runs in ``runs`` (indices into a batch of ``n_runs``)."""
@@ -232,6 +240,11 @@ class BanditVectorEnv(VectorEnv):
 
 
 def make_vector_class(name: str, core: type[BanditCore], doc: str) -> type[BanditVectorEnv]:
-    """Build the vector env class of a setting from its core (one line per setting)."""
+    """Build the vector env class of a setting from its core (one line per setting).
+
+    ``doc`` becomes the class's docstring: a summary line and an ``Example:`` section
+    with a short runnable ``>>>`` session (the suite runs it as a doctest and
+    ``tests/test_docstrings.py`` checks that every env class has one).
+    """
     return type(name, (BanditVectorEnv,), {"core_class": core, "__doc__": doc,
                                            "__module__": core.__module__})

@@ -294,15 +294,58 @@ class MultiParamGLMCore(_GLMBase):
 
 
 class GLMEnv(BanditEnv):
-    __doc__ = GLMCore.__doc__
+    __doc__ = (GLMCore.__doc__ or "") + """
+    Example:
+        >>> from ldp_gym.envs import GLMEnv
+        >>> env = GLMEnv(dim=3, n_arms=4, link="logistic")
+        >>> obs, info = env.reset(seed=0)
+        >>> obs.shape, obs.dtype, env.action_space
+        ((12,), dtype('float32'), Discrete(4))
+        >>> obs, reward, terminated, truncated, info = env.step(0)
+        >>> reward in (0.0, 1.0), 0 <= info["optimal_action"] < 4
+        (True, True)
+    """
     core_class = GLMCore
 
 
 class MultiParamGLMEnv(BanditEnv):
-    __doc__ = MultiParamGLMCore.__doc__
+    __doc__ = (MultiParamGLMCore.__doc__ or "") + """
+    Example:
+        >>> from ldp_gym.envs import MultiParamGLMEnv
+        >>> env = MultiParamGLMEnv(dim=2, n_arms=3)
+        >>> obs, info = env.reset(seed=0)
+        >>> obs.shape, env.action_space       # one context per round, one parameter per arm
+        ((2,), Discrete(3))
+        >>> obs, reward, terminated, truncated, info = env.step(1)
+        >>> abs(reward) <= 1.1, info["regret"] >= 0.0
+        (True, True)
+    """
     core_class = MultiParamGLMCore
 
 
-GLMVectorEnv = make_vector_class("GLMVectorEnv", GLMCore, "N runs of :class:`GLMEnv` in numpy.")
-MultiParamGLMVectorEnv = make_vector_class("MultiParamGLMVectorEnv", MultiParamGLMCore,
-                                           "N runs of :class:`MultiParamGLMEnv` in numpy.")
+GLMVectorEnv = make_vector_class("GLMVectorEnv", GLMCore, """N runs of :class:`GLMEnv` in numpy.
+
+    Example:
+        >>> import numpy as np
+        >>> from ldp_gym.envs import GLMVectorEnv
+        >>> envs = GLMVectorEnv(num_envs=2, max_episode_steps=3, dim=2, n_arms=5)
+        >>> obs, info = envs.reset(seed=0)
+        >>> obs.shape
+        (2, 10)
+        >>> for _ in range(3):
+        ...     obs, rewards, terminated, truncated, info = envs.step(np.array([0, 4]))
+        >>> rewards.shape, truncated.tolist()
+        ((2,), [True, True])
+    """)
+MultiParamGLMVectorEnv = make_vector_class("MultiParamGLMVectorEnv", MultiParamGLMCore, """N runs of
+    :class:`MultiParamGLMEnv` in numpy.
+
+    Example:
+        >>> import numpy as np
+        >>> from ldp_gym.envs import MultiParamGLMVectorEnv
+        >>> envs = MultiParamGLMVectorEnv(num_envs=2, max_episode_steps=100, link="poisson")
+        >>> obs, info = envs.reset(seed=0)
+        >>> obs, rewards, regrets = envs.draw_block(4)   # 4 rounds of every arm, drawn ahead
+        >>> obs.shape, rewards.shape, regrets.shape
+        ((2, 5, 2), (2, 4, 3), (2, 4, 3))
+    """)

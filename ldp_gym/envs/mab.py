@@ -173,7 +173,7 @@ class AdversarialMABCore(BanditCore):
             tab = check_finite(reward_table, "reward_table")
             if tab.ndim != 2 or tab.shape[0] < 1 or tab.shape[1] < 1 or ((tab < 0) | (tab > 1)).any():
                 raise ValueError("reward_table must be a (T, K) array of finite values in [0, 1]")
-            self.table = tab.astype(np.float64)
+            self.table: np.ndarray | None = tab.astype(np.float64)
             self.n_arms = tab.shape[1]
             self.table_best = int(self.table.sum(axis=0).argmax())
         else:
@@ -232,19 +232,65 @@ class AdversarialMABCore(BanditCore):
 
 
 class MABEnv(BanditEnv):
-    __doc__ = MABCore.__doc__
+    __doc__ = (MABCore.__doc__ or "") + """
+    Example:
+        >>> from ldp_gym.envs import MABEnv
+        >>> env = MABEnv(means=[0.2, 0.5, 0.8])
+        >>> obs, info = env.reset(seed=0)
+        >>> obs, reward, terminated, truncated, info = env.step(2)
+        >>> obs.shape, env.action_space, reward in (0.0, 1.0)
+        ((1,), Discrete(3), True)
+        >>> info["optimal_action"], info["regret"]
+        (2, 0.0)
+    """
     core_class = MABCore
 
 
 class AdversarialMABEnv(BanditEnv):
-    __doc__ = AdversarialMABCore.__doc__
+    __doc__ = (AdversarialMABCore.__doc__ or "") + """
+    Example:
+        >>> import numpy as np
+        >>> from ldp_gym.envs import AdversarialMABEnv
+        >>> table = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])   # arm 0 wins 2 rounds of 3
+        >>> env = AdversarialMABEnv(reward_table=table)
+        >>> obs, info = env.reset(seed=0)
+        >>> obs, reward, terminated, truncated, info = env.step(1)
+        >>> reward, info["optimal_action"], info["regret"]        # against the best fixed arm
+        (0.0, 0, 1.0)
+        >>> [env.step(1)[1] for _ in range(2)]
+        [1.0, 0.0]
+    """
     core_class = AdversarialMABCore
 
 
-MABVectorEnv = make_vector_class("MABVectorEnv", MABCore,
-                                 "N runs of :class:`MABEnv` in numpy, with committed stretches.")
-AdversarialMABVectorEnv = make_vector_class("AdversarialMABVectorEnv", AdversarialMABCore,
-                                            "N runs of :class:`AdversarialMABEnv` in numpy.")
+MABVectorEnv = make_vector_class("MABVectorEnv", MABCore, """N runs of :class:`MABEnv` in numpy,
+    with committed stretches.
+
+    Example:
+        >>> import numpy as np
+        >>> from ldp_gym.envs import MABVectorEnv
+        >>> envs = MABVectorEnv(num_envs=4, max_episode_steps=10, means=[0.2, 0.8])
+        >>> obs, info = envs.reset(seed=0)
+        >>> obs, rewards, terminated, truncated, info = envs.step(np.array([0, 1, 1, 0]))
+        >>> obs.shape, rewards.shape, envs.last_regret.round(2).tolist()
+        ((4, 1), (4,), [0.6, 0.0, 0.0, 0.6])
+        >>> obs, sums, regrets = envs.step_committed(np.array([1, 1, 1, 1]), np.array([3, 3, 3, 3]))
+        >>> envs.t.tolist()
+        [4, 4, 4, 4]
+    """)
+AdversarialMABVectorEnv = make_vector_class("AdversarialMABVectorEnv", AdversarialMABCore, """N runs of
+    :class:`AdversarialMABEnv` in numpy.
+
+    Example:
+        >>> import numpy as np
+        >>> from ldp_gym.envs import AdversarialMABVectorEnv
+        >>> envs = AdversarialMABVectorEnv(num_envs=3, max_episode_steps=5, n_arms=4)
+        >>> obs, info = envs.reset(seed=0)
+        >>> for _ in range(5):
+        ...     obs, rewards, terminated, truncated, info = envs.step(np.zeros(3, dtype=np.int64))
+        >>> rewards.shape, truncated.tolist()
+        ((3,), [True, True, True])
+    """)
 
 
 # --------------------------------------------------------------------------- lower bounds

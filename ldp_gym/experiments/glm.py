@@ -12,11 +12,19 @@ regret is heavy-tailed.)
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ldp_gym.runner import run, sweep
 
 from .common import Experiment, Report, checkpoints, figure, merge_all
+
+if TYPE_CHECKING:  # the agents are imported where they run (the core does not import them)
+    from ldp_gym.agents.base import Agent
+
+#: label -> (agent class, its keyword arguments, tune its step?)
+Families = dict[str, tuple["type[Agent]", dict[str, Any], bool]]
 
 STEP_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 #: runs per step when tuning (on seeds disjoint from the reported runs)
@@ -38,7 +46,7 @@ def _tuned_step(env: str, cls: type, kwargs: dict, horizon: int, seed: int, n_jo
     return STEP_GRID[int(np.argmin(finals))]
 
 
-def _compare(title: str, env: str, families: dict[str, tuple[type, dict, bool]], delta: float,
+def _compare(title: str, env: str, families: Families, delta: float,
              quick: bool, seed: int, n_jobs: int, progress: bool | None,
              env_kwargs: dict | None = None) -> Report:
     """Every family at each epsilon on the same instances; ``families``: label -> (class,
@@ -68,7 +76,7 @@ def _compare(title: str, env: str, families: dict[str, tuple[type, dict, bool]],
     for eps in EPSILONS:
         final = {label: res.at(f"{label} eps={eps:g}", horizon).mean() for label in families}
         notes.append(f"eps={eps:g}, lowest first: " + " < ".join(
-            f"{a} ({final[a]:.0f})" for a in sorted(final, key=final.get)))
+            f"{a} ({final[a]:.0f})" for a in sorted(final, key=final.__getitem__)))
     lo, hi = min(EPSILONS), max(EPSILONS)
     worse = [label for label in families
              if res.at(f"{label} eps={lo:g}", horizon).mean() > res.at(f"{label} eps={hi:g}", horizon).mean()]
@@ -81,7 +89,7 @@ def han2021_single(quick, seed, n_jobs, progress) -> Report:
     """Han et al. (2021) Fig. 2, single parameter: d = 2, K = 10, delta = 0.01."""
     from ldp_gym.agents import LDPGLOC, LDPOLS, LDPSGD, LDPLinUCB
 
-    families = {"LDP-UCB": (LDPLinUCB, {}, False), "LDP-GLOC": (LDPGLOC, {}, True),
+    families: Families = {"LDP-UCB": (LDPLinUCB, {}, False), "LDP-GLOC": (LDPGLOC, {}, True),
                 "LDP-OLS": (LDPOLS, {}, False), "LDP-SGD": (LDPSGD, {}, True)}
     return _compare("Han et al. 2021, single-parameter linear bandit", "LDPLinearBandit-v0",
                     families, 0.01, quick, seed, n_jobs, progress)
@@ -92,7 +100,7 @@ def han2021_multi(quick, seed, n_jobs, progress) -> Report:
     LDP-GLOC on block contexts)."""
     from ldp_gym.agents import LDPGLOC, LDPLinUCB, LDPMultiOLS, LDPMultiSGD
 
-    families = {"LDP-UCB": (LDPLinUCB, {}, False), "LDP-GLOC": (LDPGLOC, {}, True),
+    families: Families = {"LDP-UCB": (LDPLinUCB, {}, False), "LDP-GLOC": (LDPGLOC, {}, True),
                 "LDP-OLS": (LDPMultiOLS, {}, False), "LDP-SGD": (LDPMultiSGD, {}, True)}
     return _compare("Han et al. 2021, multi-parameter linear bandit",
                     "LDPMultiParamLinearBandit-v0", families, 0.1, quick, seed, n_jobs, progress)
@@ -102,7 +110,7 @@ def han2021_logistic(quick, seed, n_jobs, progress) -> Report:
     """Han et al. (2021): LDP-GLOC against LDP-SGD with a logistic link (d = 2, K = 10)."""
     from ldp_gym.agents import LDPGLOC, LDPSGD
 
-    families = {"LDP-GLOC": (LDPGLOC, {}, True), "LDP-SGD": (LDPSGD, {}, True)}
+    families: Families = {"LDP-GLOC": (LDPGLOC, {}, True), "LDP-SGD": (LDPSGD, {}, True)}
     return _compare("Han et al. 2021, logistic bandit", "LDPGLMBandit-v0", families, 0.01,
                     quick, seed, n_jobs, progress)
 
@@ -111,7 +119,7 @@ def han2021_poisson(quick, seed, n_jobs, progress) -> Report:
     """Han et al. (2021): LDP-GLOC against LDP-SGD with a Poisson link (rewards clipped to 5)."""
     from ldp_gym.agents import LDPGLOC, LDPSGD
 
-    families = {"LDP-GLOC": (LDPGLOC, {}, True), "LDP-SGD": (LDPSGD, {}, True)}
+    families: Families = {"LDP-GLOC": (LDPGLOC, {}, True), "LDP-SGD": (LDPSGD, {}, True)}
     return _compare("Han et al. 2021, Poisson bandit", "LDPGLMBandit-v0", families, 0.01,
                     quick, seed, n_jobs, progress, env_kwargs={"link": "poisson"})
 

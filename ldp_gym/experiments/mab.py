@@ -68,7 +68,7 @@ def azize2022_fig2(quick: bool, seed: int, n_jobs: int, progress: bool | None) -
              reference={"lower bound (Table 2, problem-dependent)": lower},
              title=f"Bernoulli {DEFAULT_MEANS}, eps={eps}, {n_runs} runs")
     final = {a: res.at(a, horizon).mean() for a in res.agents}
-    order = sorted(final, key=final.get)
+    order = sorted(final, key=final.__getitem__)
     best = final[order[0]]
     notes = ["ordering at T={:g} (lowest first): {}".format(horizon, " < ".join(order)),
              "ratios to the lowest: " + ", ".join(f"{a} {final[a] / best:.2f}x" for a in order),
