@@ -431,8 +431,11 @@ class _GlobalMAB(GlobalDPAgent, MABAgent):
         self._set_privacy("global", epsilon, 0.0, "reward", lower, upper)
         super().__init__(n_arms, **kwargs)
 
+    #: the mechanism whose releases the agent acts on (its bounds clip every reward)
+    mechanism: PrivateEpisodeMean | TreeMechanism
+
     def _observe(self, obs, actions, rewards, next_obs):
-        super()._observe(obs, actions, np.clip(rewards, self.lower, self.upper), next_obs)
+        super()._observe(obs, actions, self.mechanism.clip(rewards), next_obs)
 
 
 class DPUCB(_GlobalMAB):
@@ -482,8 +485,9 @@ class DPUCB(_GlobalMAB):
 
     def _init_state(self, n):
         super()._init_state(n)
-        self.tree = TreeMechanism(self.epsilon, self.horizon, (n, self.n_arms), self.lower,
-                                  self.upper, **self.noise_source())
+        self.tree = self.mechanism = TreeMechanism(
+            self.epsilon, self.horizon, (n, self.n_arms), self.lower, self.upper,
+            **self.noise_source())
         lg = math.log(2.0 / self.gamma)
         self._c1 = 2.0 * lg
         self._c2 = math.sqrt(8.0) * math.log(self.horizon) ** 1.5 * lg / self.epsilon
@@ -529,7 +533,7 @@ class DPUCB(_GlobalMAB):
         stop = index <= others.max(axis=1)[:, None]
         used = np.minimum(np.where(stop.any(axis=1), stop.argmax(axis=1) + 1, limit), limit)
         self.tree.commit(used)
-        x = np.clip(rewards, self.lower, self.upper)
+        x = self.tree.clip(rewards)
         taken = np.arange(rewards.shape[1])[None, :] < used[:, None]
         self._update(actions, used, (x * taken).sum(axis=1))
         go = used > 0

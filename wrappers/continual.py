@@ -73,6 +73,10 @@ class TreeMechanism(Mechanism):
         self.noisy_sums = np.zeros(self.streams)
         self._bits = np.arange(self.levels)
 
+    def clip(self, values: Any) -> np.ndarray:
+        """Elements clipped to ``[lower, upper]`` (what :meth:`add` and :meth:`preview` do)."""
+        return np.clip(check_input(values, "values"), self.lower, self.upper)
+
     def add(self, values: Any, mask: Any = None) -> np.ndarray:
         """Append one element to every stream where ``mask`` is True; return all noisy prefix sums."""
         values = np.broadcast_to(check_input(values, "values"), self.streams)

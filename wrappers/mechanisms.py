@@ -269,6 +269,11 @@ class PrivateEpisodeMean(Mechanism):
         self.lower, self.upper = check_bounds(lower, upper)
         self.magnitude = max(abs(self.lower), abs(self.upper))
 
+    def clip(self, rewards: Any) -> np.ndarray:
+        """Single rewards clipped to ``[lower, upper]``: what a caller does to every reward
+        before it enters a sum (a sum cannot be clipped reward by reward)."""
+        return np.clip(check_input(rewards, "rewards"), self.lower, self.upper)
+
     def scale(self, counts) -> np.ndarray:
         """Noise scale of a release over ``counts`` rewards."""
         return laplace_scale((self.upper - self.lower) / np.asarray(counts, np.float64),
