@@ -151,10 +151,17 @@ def _solve(V, u, shift, inv, theta):
 
 @njit(**_JIT)
 def _add(target, msg):
-    """Server: ``target += msg`` (a matrix or vector part)."""
-    flat_t, flat_m = target.reshape(-1), msg.reshape(-1)
-    for i in range(flat_t.shape[0]):
-        flat_t[i] += flat_m[i]
+    """Server: ``target += msg`` (a vector part)."""
+    for i in range(target.shape[0]):
+        target[i] += msg[i]
+
+
+@njit(**_JIT)
+def _add_matrix(target, msg):
+    """Server: ``target += msg`` (a matrix part)."""
+    for i in range(target.shape[0]):
+        for j in range(target.shape[1]):
+            target[i, j] += msg[i, j]
 
 
 @njit(**_JIT)
@@ -168,11 +175,10 @@ def _user_data(feats, arm, rewards_row, context_bound, reward_bound, x):
 
 
 @njit(**_JIT)
-def _regression_report(x, r, bound_m, noise_m, grid_m, bound_u, noise_u, grid_u, msg_m, msg_u):
+def _regression_report(x, r, bound_m, noise_m, grid_m, bound_u, noise_u, grid_u, msg_m, msg_u, v):
     """User: ``(x x^T + W, r x + xi)`` (Han et al. eq. 3-4; Zheng et al. Alg 5), each part
-    released within the mechanism's declared bound."""
+    released within the mechanism's declared bound (``v``: scratch)."""
     release_outer(x, bound_m, noise_m, grid_m, msg_m)
-    v = np.empty(x.shape[0])
     for j in range(x.shape[0]):
         v[j] = r * x[j]
     release_vector(v, bound_u, noise_u, grid_u, msg_u)
@@ -189,7 +195,7 @@ def regression_rounds(mode, obs, rewards, forced, k_arms, beta_kind, beta_params
     n_runs, length = actions.shape
     d = theta.shape[1]
     for n in range(n_runs):
-        feats, x = np.empty((k_arms, d)), np.empty(d)
+        feats, x, v = np.empty((k_arms, d)), np.empty(d), np.empty(d)
         for s in range(length):
             arm = forced[n, s]
             if mode & (CHOOSE | REPORT):
@@ -201,9 +207,9 @@ def regression_rounds(mode, obs, rewards, forced, k_arms, beta_kind, beta_params
             if mode & REPORT:
                 r = _user_data(feats, arm, rewards[n, s], context_bound, reward_bound, x)
                 _regression_report(x, r, bound_m, noise_m[s, n], grid_m, bound_u, noise_u[s, n],
-                                   grid_u, msg_m[s, n], msg_u[s, n])
+                                   grid_u, msg_m[s, n], msg_u[s, n], v)
             if mode & UPDATE:
-                _add(V[n], msg_m[s, n])
+                _add_matrix(V[n], msg_m[s, n])
                 _add(u[n], msg_u[s, n])
                 t[n] += 1
                 _solve(V[n], u[n], _shift(shift_coef, t[n]), inv[n], theta[n])
@@ -244,7 +250,7 @@ def gloc_rounds(mode, obs, rewards, forced, k_arms, beta_params, shift_coef, zet
                     v[j] = resid * x[j]
                 release_vector(v, bound_g, noise_g[s, n], grid_g, msg_g[s, n])
             if mode & UPDATE:
-                _add(V[n], msg_m[s, n])
+                _add_matrix(V[n], msg_m[s, n])
                 _add(u[n], msg_zx[s, n])
                 for j in range(d):
                     v[j] = theta_hat[n, j] - zeta * msg_g[s, n, j]
@@ -371,7 +377,7 @@ def multi_ols_rounds(mode, obs, rewards, forced, warmup_rounds, gap, c_tilde, co
                 _han_server_slots(msg_arm[s, n] >= 0, msg_arm[s, n], k_arms, used)
                 for k in range(k_arms):
                     if used[k]:
-                        _add(V[n, k], msg_m[s, n, k])
+                        _add_matrix(V[n, k], msg_m[s, n, k])
                         _add(u[n, k], msg_u[s, n, k])
                         pulls[n, k] += 1
                         _solve(V[n, k], u[n, k], c_tilde * math.sqrt(max(pulls[n, k], 1)), inv,

@@ -35,12 +35,18 @@ _JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
 
 
 @njit(**_JIT)
-def clip_l2_into(x, bound, out):
-    """``out = x min(1, bound / ||x||)``: the l2 clipping of every l2 sensitivity here."""
+def _l2_factor(x, bound):
+    """``min(1, bound / ||x||)``: the factor of the l2 clipping of every l2 sensitivity here."""
     sq = 0.0
     for j in range(x.shape[0]):
         sq += x[j] * x[j]
-    f = min(1.0, bound / math.sqrt(max(sq, 1e-300)))
+    return min(1.0, bound / math.sqrt(max(sq, 1e-300)))
+
+
+@njit(**_JIT)
+def clip_l2_into(x, bound, out):
+    """``out = x min(1, bound / ||x||)``: the l2 clipping of every l2 sensitivity here."""
+    f = _l2_factor(x, bound)
     for j in range(x.shape[0]):
         out[j] = x[j] * f
 
@@ -71,15 +77,20 @@ def release_outer(x, bound, noise, grid, out):
     """``out = x x^T + W`` for x clipped to the l2 ball ``bound``: the upper triangle (row-major,
     ``noise`` has its d(d+1)/2 entries) snapped to ``grid`` plus noise, mirrored."""
     d = x.shape[0]
-    xc = np.empty(d)
-    clip_l2_into(x, bound, xc)
+    f = _l2_factor(x, bound)  # x clipped to the l2 ball, coordinate by coordinate (no copy)
     idx = 0
     for i in range(d):
         for j in range(i, d):
-            val = snap_add(xc[i] * xc[j], noise[idx], grid)
+            val = snap_add((x[i] * f) * (x[j] * f), noise[idx], grid)
             out[i, j] = val
             out[j, i] = val
             idx += 1
+
+
+@njit(**_JIT)
+def _l2_ball_target(xc, norm, direction, j):
+    """Coordinate j of the direction the l2-ball mechanism keeps: x's, or a uniform one for 0."""
+    return xc[j] / max(norm, 1e-300) if norm > 0 else direction[j]
 
 
 @njit(**_JIT)
@@ -96,12 +107,10 @@ def l2_ball(x, radius, output_radius, p_keep_side, direction, u_sign, u_side, sp
     for j in range(d):
         norm += xc[j] * xc[j]
     norm = math.sqrt(norm)
-    target = np.empty(d)
-    for j in range(d):
-        target[j] = xc[j] / max(norm, 1e-300) if norm > 0 else direction[j]
     dnorm = 0.0
     for j in range(d):
-        dnorm += target[j] * target[j]
+        tj = _l2_ball_target(xc, norm, direction, j)
+        dnorm += tj * tj
     dnorm = math.sqrt(dnorm)
     p_plus = min(max(0.5 + norm / (2.0 * radius), 0.0), 1.0)
     sign = 1.0 if u_sign < p_plus else -1.0
@@ -112,9 +121,8 @@ def l2_ball(x, radius, output_radius, p_keep_side, direction, u_sign, u_side, sp
     znorm = math.sqrt(znorm)
     proj = 0.0
     for j in range(d):
-        target[j] = target[j] / dnorm * (sign * side)
         out[j] = sphere[j] / znorm
-        proj += out[j] * target[j]
+        proj += out[j] * (_l2_ball_target(xc, norm, direction, j) / dnorm * (sign * side))
     flip = -1.0 if proj < 0 else 1.0
     for j in range(d):
         out[j] = output_radius * (flip * out[j])
