@@ -28,11 +28,11 @@ from ldp_gym.wrappers.audit import audit, audit_gaussian_epsilon, off_lattice, t
 from ldp_gym.wrappers.reward import GaussianReward, VectorGaussianReward
 
 #: samples per side per half of the value audits of agent messages
-N_MESSAGE = 60_000
+N_MESSAGE = 40_000
 #: samples per side per half of the fingerprint audits of mechanisms (the mutants certify 4 to 7
-#: there) and of agent messages (3 to 4.5)
+#: there) and of agent messages (2.5 to 4)
 N_FINGERPRINT = 50_000
-N_MESSAGE_FINGERPRINT = 30_000
+N_MESSAGE_FINGERPRINT = 20_000
 K, D = 3, 2
 DELTA_AUDIT = 0.01
 #: the fingerprint audits' delta: a continuous release exposes about 1 % of outputs with
@@ -134,7 +134,7 @@ def _wrappers(mutant):
 @pytest.mark.audit
 @pytest.mark.parametrize("name", ["GaussianReward", "VectorGaussianReward"])
 def test_gaussian_reward_wrappers_fingerprint_audit_and_mutant(name):
-    n = 10_000 if name == "GaussianReward" else N_FINGERPRINT  # one Python call per reward
+    n = 5_000 if name == "GaussianReward" else N_FINGERPRINT  # one Python call per reward
     wrapper, draw = _wrappers(False)[name]
     m = wrapper.mechanism
     assert on_grid(draw(1000, 0.0), m.grid) and on_grid(draw(1000, 1.0), m.grid)
