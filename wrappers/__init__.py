@@ -1,7 +1,10 @@
-"""Privacy: mechanisms (``ldp_gym.wrappers.mechanisms``), Gymnasium wrappers and the audit."""
+"""Privacy: mechanisms (``ldp_gym.wrappers.mechanisms``), Gymnasium wrappers
+(``reward``, ``feedback``), the guarantee type (``privacy``) and the audit (``audit``)."""
 
+from .feedback import FeedbackWrapper, VectorFeedbackWrapper
 from .mechanisms import (
     GaussianMechanism,
+    GaussianStatistics,
     L2BallMechanism,
     LaplaceMechanism,
     PrivateEpisodeMean,
@@ -9,6 +12,10 @@ from .mechanisms import (
     TreeMechanism,
     recording,
 )
+from .privacy import Privacy
+from .reward import GaussianReward, LaplaceReward, VectorGaussianReward, VectorLaplaceReward
 
-__all__ = ["GaussianMechanism", "L2BallMechanism", "LaplaceMechanism", "PrivateEpisodeMean",
-           "RandomizedResponse", "TreeMechanism", "recording"]
+__all__ = ["FeedbackWrapper", "GaussianMechanism", "GaussianReward", "GaussianStatistics",
+           "L2BallMechanism", "LaplaceMechanism", "LaplaceReward", "Privacy", "PrivateEpisodeMean",
+           "RandomizedResponse", "TreeMechanism", "VectorFeedbackWrapper", "VectorGaussianReward",
+           "VectorLaplaceReward", "recording"]
