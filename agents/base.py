@@ -1,4 +1,4 @@
-"""The agent contract (DESIGN.md section 3): batch-first agents with one ``act``/``observe`` API.
+"""The agent contract: batch-first agents with one ``act``/``observe`` API.
 
 Every algorithm is written once on arrays with a leading run dimension. An
 agent built with ``num_envs=N`` takes and returns batches of N; one built

@@ -6,8 +6,8 @@ Non-private: :class:`UCB1`, :class:`KLUCB`, :class:`ThompsonSampling`,
 
 Rewards are taken in ``[lower, upper]`` (default [0, 1]); private agents clip
 every reward to these declared bounds before it enters any statistic.
-Ties between equal indices are broken uniformly at random (ALGORITHMS.md
-section 5: many KL-UCB indices equal 1 early on).
+Ties between equal indices are broken uniformly at random (many KL-UCB indices
+equal 1 early on; the first index would favour arm 0).
 
 Example:
     >>> import gymnasium as gym
@@ -444,10 +444,10 @@ class DPUCB(_GlobalMAB):
     Each arm's reward stream goes through a binary tree mechanism
     (:class:`~ldp_gym.wrappers.mechanisms.TreeMechanism`, Laplace of scale
     ``levels/epsilon`` per node, ``levels = floor(log2 T) + 1``). Index
-    (ALGORITHMS.md section 5):
+    (as Azize and Basu run it):
     ``S~/n + sqrt(2 log(2/gamma)/n) + sqrt(8) log(T)^1.5 log(2/gamma)/(epsilon n)``
-    where ``S~`` is the tree's noisy sum (ALGORITHMS.md writes it as
-    ``mu^ + Y/N``, the raw mean plus the tree noise over n), gamma = 0.1.
+    where ``S~`` is the tree's noisy sum (``mu^ + Y/N`` in the paper's notation: the
+    raw mean plus the tree noise over n), gamma = 0.1.
 
     Privacy: epsilon-global DP per reward: every reward enters one node per
     level, each node is noised once and reused, actions depend on noisy sums only.
@@ -659,7 +659,7 @@ class AdaPUCB(_GlobalMAB):
     episode (``n_a = N_a/2`` of them), released once as
     ``mu~_a = mean + Lap(1/(epsilon n_a))`` (float-safe):
     ``I_a = mu~_a + sqrt(alpha log t_l / (2 n_a)) + alpha log t_l / (epsilon n_a)``
-    (privacy term outside the root, ALGORITHMS.md section 5), alpha = 3.1.
+    (privacy term outside the root; the ablation experiment runs the other reading), alpha = 3.1.
     Commits to whole episodes, so T = 1e7 costs O(K log T) decisions.
 
     Privacy: epsilon-global DP per reward: each reward enters exactly one
@@ -753,8 +753,8 @@ class AdaPKLUCB(AdaPUCB):
     """AdaP-KLUCB (Azize and Basu 2022, Alg 1 with the index of eq. 8).
 
     As :class:`AdaPUCB`, with index ``max{q in [0, 1] : kl(mu', q) <= alpha log t_l / n_a}``
-    where ``mu' = clip(mu~ + alpha log t_l / (epsilon n_a), 0, 1)`` (ALGORITHMS.md
-    section 5), Bernoulli kl, alpha = 3.1.
+    where ``mu' = clip(mu~ + alpha log t_l / (epsilon n_a), 0, 1)`` (the
+    epsilon-shift reading of eq. 8), Bernoulli kl, alpha = 3.1.
 
     Privacy: epsilon-global DP per reward (as AdaP-UCB).
 

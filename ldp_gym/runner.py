@@ -1,4 +1,4 @@
-"""The experiment runner (DESIGN.md section 6): every agent on the same N instances, vectorised.
+"""The experiment runner: every agent on the same N instances, vectorised.
 
 ``run`` builds one native vector env of N runs per agent, reset with the same
 seed, so every agent faces the same N bandit instances (and, where the
@@ -109,7 +109,7 @@ def make_vector_env(env: str | Callable, n_runs: int, horizon: int, wrappers: An
 
 
 def _build_agent(spec: AgentSpec, venv, secure: bool = False) -> Any:
-    # duck-typed: the runner does not import the agents package (DESIGN.md dependency direction)
+    # duck-typed: the runner does not import the agents package (envs and runner never depend on agents)
     extra = {"secure": True} if secure else {}
     from_env = getattr(spec, "from_env", None) if isinstance(spec, type) else None
     if from_env is not None:

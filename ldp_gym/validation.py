@@ -1,4 +1,4 @@
-"""Validation of parameters and inputs, in one module used by every path (DESIGN.md section 9).
+"""Validation of parameters and inputs, in one module used by every path.
 
 Envs (single and vector, through their cores), agents, mechanisms, wrappers
 and the runner call these functions, so the same bad value gets the same

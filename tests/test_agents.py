@@ -430,7 +430,7 @@ def test_ldp_ucb_last_report_and_message_schema():
 
 
 def test_ldp_ucb_replay_neighbours():
-    """Replay test (PRIVACY.md): same seed, neighbouring rewards -> identical call traces,
+    """Replay test: same seed, neighbouring rewards -> identical call traces,
     input distance within the declared sensitivity, budget within the claim."""
     rng = np.random.default_rng(0)
     pairs = [(rng.uniform(-5, 6), rng.uniform(-5, 6)) for _ in range(1000)] + [(0.0, 1.0), (0.0, 1e6)]

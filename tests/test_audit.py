@@ -1,4 +1,4 @@
-"""Statistical privacy audits (PRIVACY.md R2) with a mutant each audit flags (R3).
+"""Statistical privacy audits with a mutant each audit flags.
 
 Each audit certifies a lower bound on epsilon at alpha = 1e-6 (the false-alarm
 rate of one audit), with fixed seeds, so the suite is deterministic. A

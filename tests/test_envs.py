@@ -1,4 +1,4 @@
-"""Environment contract (DESIGN.md section 2) for every registered id."""
+"""Environment contract for every registered id."""
 
 import gymnasium as gym
 import numpy as np

@@ -1,4 +1,4 @@
-"""Float safety of every Gaussian release (PRIVACY.md rules 3 and 11, targets R2, R3, R5).
+"""Float safety of every Gaussian release.
 
 Every Gaussian release of the library (the mechanism, both reward wrappers,
 and the messages of LDP-OLS, LDP-LinUCB, LDP-GLOC and multi-parameter LDP-OLS

@@ -1,5 +1,5 @@
 """Third-party learners: a stable-baselines3 model trained on a (privatised) env runs through the
-runner beside the papers' agents (DESIGN.md section 3, adapters)."""
+runner beside the papers' agents (adapters)."""
 
 import gymnasium as gym
 import numpy as np

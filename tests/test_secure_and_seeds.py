@@ -1,4 +1,4 @@
-"""Randomness of the private streams (PRIVACY.md rule 5, R6/R7) and input checks on every path.
+"""Randomness of the private streams and input checks on every path.
 
 * Streams built from a user's seed are domain-separated: a mechanism, an agent's
   mechanisms and a privacy wrapper never draw the env's numbers, even when given

@@ -1,4 +1,4 @@
-"""Statistical privacy audit: split-sample, Clopper-Pearson lower bound on epsilon (PRIVACY.md).
+"""Statistical privacy audit: split-sample, Clopper-Pearson lower bound on epsilon.
 
 An audit draws outputs of a mechanism (or of an agent's user-side report)
 on two neighbouring inputs, maps each output to a scalar statistic, picks the

@@ -1,4 +1,4 @@
-"""Grid and calibration arithmetic of the float-safe mechanisms (PRIVACY.md rule 3).
+"""Grid and calibration arithmetic of the float-safe mechanisms (Mironov 2012).
 
 * the power-of-two grid of the releases: ``GRID_BITS``, ``MAGNITUDE_BITS``,
   ``MIN_GRID`` and :func:`grid_step`;
@@ -31,7 +31,7 @@ __all__ = [
     "laplace_scale",
 ]
 
-#: The grid of a release is 2^ceil(log2 b) * 2^-GRID_BITS for a noise scale b (PRIVACY.md rule 3).
+#: The grid of a release is 2^ceil(log2 b) * 2^-GRID_BITS for a noise scale b (Mironov 2012).
 GRID_BITS = 40
 #: ... and never finer than 2^ceil(log2 m) * 2^-MAGNITUDE_BITS for inputs of magnitude up to m,
 #: so that ``snapped input + k g`` is exact in float64 (53 bits) for every input and noise draw.
@@ -41,7 +41,7 @@ MIN_GRID = 2.0**-1000
 
 
 def grid_step(scale, magnitude=0.0) -> np.ndarray:
-    """Grid of the float-safe releases: ``2^ceil(log2 scale) * 2^-40`` (PRIVACY.md rule 3), for
+    """Grid of the float-safe releases: ``2^ceil(log2 scale) * 2^-40`` (Mironov 2012), for
     noise of scale (Laplace b, Gaussian sigma) ``scale``.
 
     With ``magnitude`` (the largest absolute value the snapped input can take), the grid is

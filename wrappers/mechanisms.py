@@ -1,6 +1,6 @@
 """Differential-privacy mechanisms: the primitives every private agent and wrapper uses.
 
-Every mechanism here follows ``PRIVACY.md``:
+Every mechanism here follows the rules of the README's privacy section:
 
 * bounds are declared in the constructor, the sensitivity is computed from
   them, and every input is clipped to them in the norm the sensitivity uses;
@@ -307,7 +307,7 @@ class GaussianMechanism(Mechanism):
     for any epsilon; ``'classic'`` (the papers' ``sqrt(2 ln(1.25/delta))``) is
     refused for epsilon >= 1.
 
-    Float safety (PRIVACY.md rule 3): ``x + sigma z`` in floats leaks the input
+    Float safety: ``x + sigma z`` in floats leaks the input
     through the output's low bits (for x = 1 it lies on the 2^-53 lattice, for
     x = 0 it is the raw noise). Here the clipped input is snapped to a
     power-of-two grid ``g`` (``2^ceil(log2 sigma) 2^-40``, see :func:`grid_step`)

@@ -6,7 +6,7 @@
   (``_grid_normals``, ``_normals``, ``_uniforms``);
 * float-safe noise on a grid: :func:`snap` and :func:`gaussian_grid_noise`;
 * :func:`clip_l2` (clipping in the l2 norm) and ``_upper_indices``;
-* tracing for the replay test of PRIVACY.md: :func:`recording` (with
+* tracing for the replay test: :func:`recording` (with
   ``_TRACE`` and ``_record``).
 
 The mechanisms live in :mod:`ldp_gym.wrappers.mechanisms`, which re-exports
@@ -80,7 +80,7 @@ class SecureGenerator:
 
 
 #: Spawn-key word under which a mechanism derives its stream from a user's seed, so that a
-#: mechanism and an env given the same integer never draw the same numbers (PRIVACY.md rule 5).
+#: mechanism and an env given the same integer never draw the same numbers.
 MECHANISM_KEY = 0x4D454348  # "MECH"
 
 
@@ -132,7 +132,7 @@ _TRACE: contextvars.ContextVar[list | None] = contextvars.ContextVar("ldp_gym_tr
 
 @contextlib.contextmanager
 def recording() -> Iterator[list[dict]]:
-    """Record every mechanism call made inside the block (for the replay test of PRIVACY.md).
+    """Record every mechanism call made inside the block (for the replay test).
 
     Each record holds the mechanism name, the clipped input, the declared
     sensitivity, the noise parameter and the budget charged.

@@ -1,4 +1,4 @@
-"""Bandit environments, one module per setting (DESIGN.md section 1)."""
+"""Bandit environments, one module per setting."""
 
 from .base import BanditCore, BanditEnv, BanditVectorEnv
 from .glm import GLMEnv, GLMVectorEnv, MultiParamGLMEnv, MultiParamGLMVectorEnv

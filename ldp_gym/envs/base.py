@@ -6,7 +6,7 @@ with one run for Gymnasium users, stable-baselines3 and teaching;
 :class:`BanditVectorEnv` drives it with N runs in numpy for the runner. No
 second implementation.
 
-Environment contract (DESIGN.md section 2):
+Environment contract:
 
 * one episode is one bandit run; ``terminated`` is always False and
   ``truncated`` becomes True at the horizon (``max_episode_steps``);

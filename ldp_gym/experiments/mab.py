@@ -106,7 +106,7 @@ def azize2022_fig3(quick: bool, seed: int, n_jobs: int, progress: bool | None) -
     lines += [f"| {e:g} | {m:.1f} ± {s:.1f} | {nm:.1f} ± {ns:.1f} | {lb:.1f} |"
               for e, m, s, nm, ns, lb in zip(epsilons, mean, sd, ns_mean, ns_sd, lower)]
     fig, ax = figure()
-    ax.errorbar(epsilons, mean, yerr=sd, marker="o", label="AdaP-KLUCB (ALGORITHMS.md eq. 8)")
+    ax.errorbar(epsilons, mean, yerr=sd, marker="o", label="AdaP-KLUCB (eq. 8 with the epsilon shift)")
     ax.errorbar(epsilons, ns_mean, yerr=ns_sd, marker="s", ls=":",
                 label="diagnostic: no epsilon shift in eq. 8")
     ax.plot(epsilons, lower, "k--", lw=1, label="lower bound (Table 2)")
