@@ -295,7 +295,8 @@ class LocalDPAgent(_PrivateMixin, Agent):
       (:func:`readonly`).
 
     ``observe`` is written once here: ``report = local_report(...)``, then
-    ``update(report)``. ``last_report`` keeps the last (batched) message so a
+    ``update(report)`` (a compiled agent may run both steps in one call of the
+    same code, as the LDP contextual agents do). ``last_report`` keeps the last (batched) message so a
     lab can show what the server received.
     """
 

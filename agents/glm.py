@@ -38,15 +38,8 @@ import numpy as np
 from scipy import special
 
 from ldp_gym.envs.glm import LINKS
-from ldp_gym.wrappers.mechanisms import (
-    GaussianStatistics,
-    L2BallMechanism,
-    check_delta,
-    check_finite,
-    check_int,
-    check_real,
-    clip_l2,
-)
+from ldp_gym.validation import check_actions, check_delta, check_finite, check_int, check_real
+from ldp_gym.wrappers.mechanisms import GaussianStatistics, L2BallMechanism, clip_l2
 
 from . import glm_kernels
 from .base import Agent, LocalDPAgent, readonly
@@ -482,11 +475,8 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         """User side: the privatised messages of a batch of users (one round), given the public
         state they read. ``next_obs`` (the round's feedback) is not needed here."""
         obs = self._check_obs(check_finite(obs, "obs"), None)[:, None]
-        rewards = check_finite(rewards, "rewards").astype(np.float64).reshape(self._n, 1, 1)
-        forced = np.asarray(actions)
-        if forced.shape != (self._n,) or forced.dtype.kind not in "iu" \
-                or ((forced < 0) | (forced >= self.n_arms)).any():
-            raise ValueError(f"actions must be {self._n} integers in [0, {self.n_arms})")
+        rewards = self._rewards(rewards, (self._n,)).reshape(self._n, 1, 1)
+        forced = check_actions(self.action_space, actions, self._n)
         state = {**self._state(), **{k: np.require(v, requirements=["C", "W"])
                                      for k, v in public_state.items()}}
         msgs, noise = self._buffers(1), self._noise(1)

@@ -184,15 +184,20 @@ class _Release(_NoiseStream, RecordConstructorArgs):
         return obs, reward, terminated, truncated, self._release_info(info)
 
 
-_ARGS_DOC = """
-    Args:
-        env: the env whose feedback is released.
+#: The Args entries every privacy wrapper shares (the noise stream and the info policy).
+STREAM_ARGS_DOC = """\
         seed: the noise stream's seed (else derived from each ``reset(seed=...)``), always
             under the wrapper's own spawn key. Seeded noise is for simulation: whoever knows
             the seed knows the noise, and the same seed replays it.
         secure: draw the noise from the OS CSPRNG (deployment); refuses ``seed``.
         oracle_info: pass the env's ``info`` through (evaluation only: it is computed from
             the private data and breaks the guarantee for whoever reads it); default ``{}``.
+"""
+
+_ARGS_DOC = """
+    Args:
+        env: the env whose feedback is released.
+""" + STREAM_ARGS_DOC + """\
         {space}
 
     Raises:

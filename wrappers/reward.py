@@ -51,7 +51,7 @@ import numpy as np
 from gymnasium.utils import RecordConstructorArgs
 from gymnasium.vector import VectorRewardWrapper
 
-from .feedback import NOISE_KEY, FeedbackWrapper, VectorFeedbackWrapper
+from .feedback import NOISE_KEY, STREAM_ARGS_DOC, FeedbackWrapper, VectorFeedbackWrapper
 from .mechanisms import GaussianMechanism, LaplaceMechanism, check_input
 
 __all__ = ["GaussianReward", "LaplaceReward", "VectorGaussianReward", "VectorLaplaceReward"]
@@ -103,13 +103,7 @@ _ARGS_DOC = """
         epsilon, delta: the guarantee per reward (delta for the Gaussian only).
         lower, upper: declared reward bounds; rewards are clipped to them first.
         calibration: ``'analytic'`` (any epsilon) or ``'classic'`` (epsilon < 1; Gaussian only).
-        seed: the noise stream's seed (else derived from each ``reset(seed=...)``), always
-            under the wrapper's own spawn key. Seeded noise is for simulation: whoever knows
-            the seed knows the noise, and the same seed replays it.
-        secure: draw the noise from the OS CSPRNG (deployment); refuses ``seed``.
-        oracle_info: pass the env's ``info`` through (evaluation only: it is computed from
-            the private data and breaks the guarantee for whoever reads it); default ``{}``.
-"""
+""" + STREAM_ARGS_DOC
 
 
 class LaplaceReward(_Laplace, _SingleReward):
