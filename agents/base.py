@@ -22,6 +22,7 @@ only drives the agent's public decisions, such as tie-breaking).
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -209,7 +210,8 @@ class Agent:
         """
         obs, next_obs = self._observations(obs, next_obs)
         if self.num_envs is None:
-            actions = np.asarray(check_action(self.action_space, action))[None]
+            actions = np.array([check_action(self.action_space, action)]) if self._discrete \
+                else np.asarray(check_action(self.action_space, action))[None]
             rewards = self._rewards(reward, ())[None]
         else:
             actions = check_actions(self.action_space, action, self._n)
@@ -238,6 +240,10 @@ class Agent:
     @staticmethod
     def _rewards(reward: Any, shape: tuple[int, ...]) -> np.ndarray:
         """``reward`` as a finite float64 array of ``shape``."""
+        if type(reward) is float and not shape:  # a Gymnasium env's reward, without numpy
+            if not math.isfinite(reward):
+                raise ValueError("reward must be finite (NaN or inf found)")
+            return np.array(reward)
         name = "rewards" if shape else "reward"
         r = check_input(reward, name)
         if r.shape != shape:

@@ -464,10 +464,10 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         validated by :meth:`observe`."""
         r = self._round_args
         msgs, noise = r["msgs"], self._noise(1)
+        # observe() hands float64 rewards and int64 actions (the Discrete space's dtype)
         self._kernel(glm_kernels.REPORT | glm_kernels.UPDATE, self._check_obs(obs, None)[:, None],
-                     rewards.astype(np.float64, copy=False).reshape(self._n, 1, 1),
-                     actions.astype(np.int64, copy=False).reshape(self._n, 1), r["state"], noise,
-                     msgs, r["actions"])
+                     rewards.reshape(self._n, 1, 1), actions.reshape(self._n, 1), r["state"],
+                     noise, msgs, r["actions"])
         self._record(msgs, noise)
         self._last_msgs = msgs
 

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
+from numba import njit
 
 __all__ = ["MIN_DELTA", "check_action", "check_actions", "check_bool", "check_bounds",
            "check_delta", "check_epsilon", "check_finite", "check_input", "check_int",
@@ -114,17 +115,37 @@ def check_bounds(lower: Any, upper: Any) -> tuple[float, float]:
     return lo, hi
 
 
+@njit(cache=True, nogil=True)
+def _all_finite(flat: np.ndarray) -> bool:  # pragma: no cover - compiled
+    for v in flat:
+        if not math.isfinite(v):
+            return False
+    return True
+
+
+def all_finite(arr: np.ndarray) -> bool:
+    """Whether a float array holds no NaN or inf: compiled for contiguous float32 and float64
+    arrays (no temporary array; what makes a per-round check cheap), numpy otherwise."""
+    if arr.flags.c_contiguous and arr.dtype in _COMPILED_FLOATS:
+        return bool(_all_finite(arr.reshape(-1)))
+    return bool(np.isfinite(arr).all())
+
+
+_COMPILED_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
+
+
 def check_finite(x: Any, name: str = "x") -> np.ndarray:
     """Return ``x`` as a real numeric array (any float or integer dtype, not converted); refuse
     bools, non-numbers, NaN and inf without echoing values."""
-    arr = np.asarray(x)
+    arr = x if type(x) is np.ndarray else np.asarray(x)
     kind = arr.dtype.kind
     if kind != "f":  # the common case skips the dtype checks
         if kind == "b":
             raise TypeError(f"{name} must be numeric, not bool")
         if kind not in "iu":
             raise TypeError(f"{name} must be a real numeric array")
-    if not np.isfinite(arr).all():
+        return arr  # integers are finite
+    if not all_finite(arr):
         raise ValueError(f"{name} must be finite (NaN or inf found)")
     return arr
 
@@ -210,7 +231,7 @@ def _check_in_space(space: spaces.Space, arr: np.ndarray, batch: tuple[int, ...]
     shape = batch + tuple(space.shape or ())
     if arr.shape != shape:
         raise ValueError(f"{name} must have shape {shape} for {space}, got {arr.shape}")
-    if kind == "f" and not np.isfinite(arr).all():
+    if kind == "f" and not all_finite(arr):
         raise ValueError(f"{name} must be finite (NaN or inf found)")
     if not _inside(space, arr):
         lo, hi = _space_bounds(space)

@@ -100,10 +100,11 @@ class BanditEnv(gym.Env):
         return self.core.observe()[0], {}
 
     def step(self, action):
-        acts = np.asarray(check_action(self.action_space, action))[None]
+        checked = check_action(self.action_space, action)
+        acts = np.array([checked]) if type(checked) is int else np.asarray(checked)[None]
         reward, info = self.core.step(self.np_random, acts)
-        single = {k: v[0].item() for k, v in info.items()}
-        return self.core.observe()[0], float(reward[0]), False, False, single
+        single = {k: v.item(0) for k, v in info.items()}
+        return self.core.observe()[0], reward.item(0), False, False, single
 
 
 class BanditVectorEnv(VectorEnv):
