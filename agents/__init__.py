@@ -7,6 +7,8 @@ test suite read it, so a new agent gets both by being listed here.
 from ldp_gym.wrappers.privacy import Privacy
 
 from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random
+from .bco import AGENTS as _BCO_AGENTS
+from .bco import FKM, BCOAgent, HazanLevy, SahaTewari, TwoPointGD
 from .glm import AGENTS as _GLM_AGENTS
 from .glm import (
     GLOC,
@@ -34,9 +36,10 @@ from .mab import (
     TsallisINF,
 )
 
-AGENTS: dict[str, type[Agent]] = {**_MAB_AGENTS, **_GLM_AGENTS}
+AGENTS: dict[str, type[Agent]] = {**_MAB_AGENTS, **_GLM_AGENTS, **_BCO_AGENTS}
 
-__all__ = ["AGENTS", "DPSE", "DPUCB", "GLOC", "KLUCB", "LDPGLOC", "LDPOLS", "LDPSGD", "LDPUCB", "UCB1",
-           "AdaPKLUCB", "AdaPUCB", "Agent", "Exp3", "GlobalDPAgent", "GreedyOLS", "GreedySGD",
-           "LDPLinUCB", "LDPMultiOLS", "LDPMultiSGD", "LinUCB", "LocalDPAgent", "Privacy",
-           "ThompsonSampling", "TsallisINF", "argmax_random"]
+__all__ = ["AGENTS", "DPSE", "DPUCB", "FKM", "GLOC", "KLUCB", "LDPGLOC", "LDPOLS", "LDPSGD", "LDPUCB",
+           "UCB1", "AdaPKLUCB", "AdaPUCB", "Agent", "BCOAgent", "Exp3", "GlobalDPAgent", "GreedyOLS",
+           "GreedySGD", "HazanLevy", "LDPLinUCB", "LDPMultiOLS", "LDPMultiSGD", "LinUCB",
+           "LocalDPAgent", "Privacy", "SahaTewari", "ThompsonSampling", "TsallisINF", "TwoPointGD",
+           "argmax_random"]

@@ -11,6 +11,7 @@ import gymnasium as gym
 
 _MAB = "ldp_gym.envs.mab:"
 _GLM = "ldp_gym.envs.glm:"
+_BCO = "ldp_gym.envs.bco:"
 
 #: id -> (single env entry point, vector env entry point, max_episode_steps, default kwargs)
 ENV_SPECS: dict[str, tuple[str, str, int, dict]] = {
@@ -24,6 +25,9 @@ ENV_SPECS: dict[str, tuple[str, str, int, dict]] = {
                                      100_000, {"link": "identity"}),
     "LDPMultiParamGLMBandit-v0": (_GLM + "MultiParamGLMEnv", _GLM + "MultiParamGLMVectorEnv",
                                   100_000, {"link": "logistic"}),
+    "LDPBCO-v0": (_BCO + "BCOEnv", _BCO + "BCOVectorEnv", 100_000, {}),
+    "LDPMultiPointBCO-v0": (_BCO + "MultiPointBCOEnv", _BCO + "MultiPointBCOVectorEnv", 100_000,
+                            {}),
 }
 
 

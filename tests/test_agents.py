@@ -168,11 +168,17 @@ def test_valid_actions_single_and_batched(cls, params, env_id):
     before = global_numpy_state()
     env, agent = single(cls, params, env_id)
     actions = play(env, agent)
-    assert all(type(agent.act(obs)) is int for obs, *_ in rounds(env.observation_space, None, 2))
-    assert all(env.action_space.contains(int(a)) for a in actions)
+    space = env.action_space
+    if isinstance(space, spaces.Discrete):
+        assert all(type(agent.act(obs)) is int for obs, *_ in rounds(env.observation_space, None, 2))
+        assert all(space.contains(int(a)) for a in actions)
+    else:  # an array of the space's dtype and shape
+        singles = [agent.act(obs) for obs, *_ in rounds(env.observation_space, None, 2)]
+        assert all(type(a) is np.ndarray and a.dtype == space.dtype for a in singles)
+        assert all(space.contains(a) for a in list(actions) + singles)
     venv, batched = vector(cls, params, env_id, 7)
     actions = play(venv, batched)
-    assert actions.shape == (T, 7) and all(venv.action_space.contains(a) for a in actions)
+    assert actions.shape == (T, 7) + space.shape and all(venv.action_space.contains(a) for a in actions)
     assert isinstance(agent, Agent) and agent.name in AGENTS
     assert same_global_state(before, global_numpy_state())
 
@@ -196,7 +202,7 @@ def test_batch_of_one_is_the_single_agent(cls, params, env_id):
     for obs, r, nxt in rounds(env.observation_space, None, T):
         a = one.act(obs)
         b = batched.act(obs[None])
-        assert b.shape == (1,) and a == b[0]
+        assert b.shape == (1,) + one.action_space.shape and np.array_equal(a, b[0])
         one.observe(obs, a, r, nxt)
         batched.observe(obs[None], b, np.array([r]), nxt[None])
     mine, theirs = arrays(one), arrays(batched)
@@ -221,13 +227,13 @@ def test_no_aliasing(cls, params, env_id):
     dict and the inputs after the call changes nothing: the agent continues as its twin."""
     venv, a = vector(cls, params, env_id, 3, seed=2)
     _, b = vector(cls, params, env_id, 3, seed=2)
-    k = venv.single_action_space.n
+    space = venv.single_action_space
     for obs, r, nxt in rounds(venv.single_observation_space, 3, T, seed=3):
         obs_a, r_a, nxt_a = obs.copy(), r.copy(), nxt.copy()
         act_a, act_b = a.act(obs_a), b.act(obs)
         assert np.array_equal(act_a, act_b)
         sent = act_a.copy()
-        act_a[...] = (act_a + 1) % k
+        act_a[...] = (act_a + 1) % space.n if isinstance(space, spaces.Discrete) else 0
         a.observe(obs_a, sent, r_a, nxt_a)
         b.observe(obs, act_b, r, nxt)
         for x in (sent, obs_a, r_a, nxt_a):
@@ -285,6 +291,8 @@ def test_unsupported_action_spaces_are_refused(cls, space):
 
 def _bad_feedback(agent, obs):
     """(kwargs of observe, error, argument named) for one round, single or batched."""
+    if isinstance(agent.action_space, spaces.Box):
+        return _bad_box_feedback(agent, obs)
     k = agent.n_arms
     if agent.num_envs is None:
         good = {"obs": obs, "action": 0, "reward": 0.5, "next_obs": obs}
@@ -306,6 +314,27 @@ def _bad_feedback(agent, obs):
                ("reward", np.full(n, np.nan), ValueError), ("reward", np.full(n - 1, 0.5), ValueError),
                ("obs", np.full_like(obs, np.nan), ValueError), ("obs", obs[:-1], ValueError),
                ("next_obs", np.full_like(obs, np.inf), ValueError)]
+    return [({**good, arg: value}, error, arg) for arg, value, error in bad]
+
+
+def _bad_box_feedback(agent, obs):
+    """(kwargs of observe, error, argument named) for one round of a Box agent."""
+    space = agent.action_space
+    batch = () if agent.num_envs is None else (agent.num_envs,)
+    zero = np.zeros(batch + space.shape, space.dtype)
+    outside = np.full_like(zero, 2.0 * float(np.max(np.abs(space.high))))
+    good = {"obs": obs, "action": zero,
+            "reward": 0.5 if not batch else np.full(batch, 0.5), "next_obs": obs}
+    bad = [("action", outside, ValueError), ("action", np.full_like(zero, np.nan), ValueError),
+           ("action", np.full_like(zero, np.inf), ValueError),
+           ("action", zero.astype(bool), TypeError), ("action", zero[..., :-1], ValueError),
+           ("action", zero.astype(str), TypeError),
+           ("reward", float("nan") if not batch else np.full(batch, np.nan), ValueError),
+           ("reward", np.array([0.5]) if not batch else np.full(batch[0] - 1, 0.5), ValueError),
+           ("obs", np.full_like(obs, np.nan), ValueError),
+           ("next_obs", np.full_like(obs, np.inf), ValueError)]
+    if batch:
+        bad.append(("action", zero[:-1], ValueError))
     return [({**good, arg: value}, error, arg) for arg, value, error in bad]
 
 

@@ -151,7 +151,8 @@ def test_every_experiment_takes_one_of_two_paths(monkeypatch):
         taken.clear()
         ldp_gym.run(env, {name: (cls, dict(cls.test_params))}, horizon=40, n_runs=n_runs, seed=0,
                     progress=False, wrappers=wrappers)
-        blocks = not wrappers and env != "LDPAdversarialMAB-v0" and (
+        draws_blocks = isinstance(gym.make(env).unwrapped.core, DrawsBlocks)
+        blocks = not wrappers and draws_blocks and (
             n_runs <= runner.BLOCK_MAX_RUNS or cls.commits or cls.speculates
             or getattr(cls, "plays_blocks", False))
         assert taken == ["_by_blocks" if blocks else "_round_by_round"], (env, name, n_runs)
@@ -379,8 +380,13 @@ def test_every_mab_agent_runs_on_the_adversarial_env(spec):
 
 
 def _fits(cls, env_id):
+    from ldp_gym.agents.bco import BCOAgent
     from ldp_gym.agents.glm import ContextualAgent
 
+    if issubclass(cls, BCOAgent):  # their setting, with their number of points per round
+        return "BCO" in env_id and (cls.points_per_round > 1) == ("MultiPoint" in env_id)
+    if "BCO" in env_id:
+        return False  # Box actions: the Discrete agents refuse them
     contextual = "Bandit" in env_id
     if issubclass(cls, ContextualAgent):
         return contextual and ("MultiParam" in env_id or cls.blocks)
@@ -398,5 +404,5 @@ def test_every_agent_runs_or_refuses_clearly_on_every_env(env_id):
             res = ldp_gym.run(env_id, {name: spec}, horizon=60, n_runs=2, seed=0, progress=False)
             assert np.isfinite(res.regret[name]).all(), name
         else:
-            with pytest.raises(ValueError, match="env|multi_parameter"):
+            with pytest.raises(ValueError, match="env|multi_parameter|action spaces|points"):
                 ldp_gym.run(env_id, {name: spec}, horizon=60, n_runs=2, seed=0, progress=False)

@@ -1,6 +1,7 @@
 """Privacy: mechanisms (``ldp_gym.wrappers.mechanisms``), Gymnasium wrappers
-(``reward``, ``feedback``), the guarantee type (``privacy``) and the audit (``audit``)."""
+(``reward``, ``feedback``, ``bco``), the guarantee type (``privacy``) and the audit (``audit``)."""
 
+from .bco import TwoPointGaussian, VectorTwoPointGaussian, one_point
 from .feedback import FeedbackWrapper, VectorFeedbackWrapper
 from .mechanisms import (
     GaussianMechanism,
@@ -17,5 +18,6 @@ from .reward import GaussianReward, LaplaceReward, VectorGaussianReward, VectorL
 
 __all__ = ["FeedbackWrapper", "GaussianMechanism", "GaussianReward", "GaussianStatistics",
            "L2BallMechanism", "LaplaceMechanism", "LaplaceReward", "Privacy", "PrivateEpisodeMean",
-           "RandomizedResponse", "TreeMechanism", "VectorFeedbackWrapper", "VectorGaussianReward",
-           "VectorLaplaceReward", "recording"]
+           "RandomizedResponse", "TreeMechanism", "TwoPointGaussian", "VectorFeedbackWrapper",
+           "VectorGaussianReward", "VectorLaplaceReward", "VectorTwoPointGaussian", "one_point",
+           "recording"]

@@ -25,6 +25,7 @@ __all__ = ["MODELS", "UNITS", "Privacy"]
 UNITS: dict[str, str] = {
     "reward": "reward",
     "user": "user (context, action and reward)",
+    "loss": "loss function (the losses of one round)",
 }
 #: Local DP: every user's message is private, the server never sees raw data. Global DP: the
 #: learner sees raw rewards, its released statistics (and so its actions) are private.
@@ -39,8 +40,9 @@ class Privacy:
         model: ``"local"`` or ``"global"`` (:data:`MODELS`).
         epsilon: the budget per unit, in (0, inf).
         delta: 0 for pure DP, else in (0, 1).
-        unit: a key of :data:`UNITS`: ``"reward"`` (one reward) or ``"user"`` (one user's
-            context, chosen action and reward).
+        unit: a key of :data:`UNITS`: ``"reward"`` (one reward), ``"user"`` (one user's
+            context, chosen action and reward) or ``"loss"`` (one round's loss function, all
+            the points it is queried at: two-point bandit convex optimisation).
         secure: the noise is drawn from the OS CSPRNG (deployment) rather than seeded.
     """
 

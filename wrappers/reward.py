@@ -26,7 +26,10 @@ stream, ``info``, ``needs_round_by_round``, spec, ``privacy``).
   al.'s ``sigma = 2B sqrt(2 ln(1.25/delta))/epsilon`` for ``|f| <= B``
   (refused for epsilon >= 1), ``'analytic'`` (default) holds for any epsilon.
 
-Rewards are clipped to the declared ``[lower, upper]`` first. Noise comes from
+Rewards are clipped to the declared ``[lower, upper]`` first. Settings whose
+observation is itself private feedback (``private_observation``: the losses
+of multi-point bandit convex optimisation) are refused: a reward wrapper would
+pass it through. Noise comes from
 the wrapper's own stream: from ``seed`` if given, else from the reset seed, in
 both cases under a spawn key of its own (never the env's stream, even for the
 same integer); or, with ``secure=True``, from the OS CSPRNG (no seed accepted).
@@ -68,6 +71,14 @@ class _Gaussian:
         eps, delta, lower, upper, calibration = self._params
         return GaussianMechanism(eps, delta, lower=lower, upper=upper, calibration=calibration,
                                  seed=seed, secure=self.secure)
+
+
+def _refuse_private_observations(env: Any) -> None:
+    core = getattr(getattr(env, "unwrapped", env), "core", None)
+    if getattr(core, "private_observation", False):
+        raise ValueError("env's observation carries the private feedback (the losses of the "
+                         "last round), which a reward wrapper would pass through: use the "
+                         "setting's own release (TwoPointGaussian for two-point BCO)")
 
 
 class _SingleReward(FeedbackWrapper, gym.RewardWrapper):
@@ -125,6 +136,7 @@ class LaplaceReward(_Laplace, _SingleReward):
         RecordConstructorArgs.__init__(self, epsilon=epsilon, lower=lower, upper=upper, seed=seed,
                                        secure=secure, oracle_info=oracle_info)
         self._params = (epsilon, lower, upper)
+        _refuse_private_observations(env)
         FeedbackWrapper.__init__(self, env, seed=seed, secure=secure, oracle_info=oracle_info)
 
 
@@ -149,6 +161,7 @@ class GaussianReward(_Gaussian, _SingleReward):
                                        calibration=calibration, seed=seed, secure=secure,
                                        oracle_info=oracle_info)
         self._params = (epsilon, delta, lower, upper, calibration)
+        _refuse_private_observations(env)
         FeedbackWrapper.__init__(self, env, seed=seed, secure=secure, oracle_info=oracle_info)
 
 
@@ -169,6 +182,7 @@ class VectorLaplaceReward(_Laplace, _VectorReward):
         RecordConstructorArgs.__init__(self, epsilon=epsilon, lower=lower, upper=upper, seed=seed,
                                        secure=secure, oracle_info=oracle_info)
         self._params = (epsilon, lower, upper)
+        _refuse_private_observations(env)
         VectorFeedbackWrapper.__init__(self, env, seed=seed, secure=secure,
                                        oracle_info=oracle_info)
 
@@ -195,5 +209,6 @@ class VectorGaussianReward(_Gaussian, _VectorReward):
                                        calibration=calibration, seed=seed, secure=secure,
                                        oracle_info=oracle_info)
         self._params = (epsilon, delta, lower, upper, calibration)
+        _refuse_private_observations(env)
         VectorFeedbackWrapper.__init__(self, env, seed=seed, secure=secure,
                                        oracle_info=oracle_info)

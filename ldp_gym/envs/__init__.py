@@ -1,9 +1,10 @@
 """Bandit environments, one module per setting."""
 
 from .base import BanditCore, BanditEnv, BanditVectorEnv
+from .bco import BCOEnv, BCOVectorEnv, MultiPointBCOEnv, MultiPointBCOVectorEnv
 from .glm import GLMEnv, GLMVectorEnv, MultiParamGLMEnv, MultiParamGLMVectorEnv
 from .mab import AdversarialMABEnv, AdversarialMABVectorEnv, MABEnv, MABVectorEnv
 
-__all__ = ["AdversarialMABEnv", "AdversarialMABVectorEnv", "BanditCore", "BanditEnv",
-           "BanditVectorEnv", "GLMEnv", "GLMVectorEnv", "MABEnv", "MABVectorEnv", "MultiParamGLMEnv",
-           "MultiParamGLMVectorEnv"]
+__all__ = ["AdversarialMABEnv", "AdversarialMABVectorEnv", "BCOEnv", "BCOVectorEnv", "BanditCore",
+           "BanditEnv", "BanditVectorEnv", "GLMEnv", "GLMVectorEnv", "MABEnv", "MABVectorEnv",
+           "MultiParamGLMEnv", "MultiParamGLMVectorEnv", "MultiPointBCOEnv", "MultiPointBCOVectorEnv"]

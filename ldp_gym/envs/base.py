@@ -12,13 +12,15 @@ Environment contract:
   ``truncated`` becomes True at the horizon (``max_episode_steps``);
 * the instance is drawn in ``reset(seed=...)`` from ``self.np_random`` (or
   fixed by constructor arguments);
-* observations are float32 arrays inside their space, rewards Python floats;
+* observations are float32 arrays inside their space (float64 where float32 would
+  lose what a learner needs: the losses of multi-point BCO), rewards Python floats;
 * actions are checked against the action space before the core sees them
   (:func:`~ldp_gym.validation.check_action` in :meth:`BanditEnv.step`,
   :func:`~ldp_gym.validation.check_actions` in the vector env): -1, K, 1.5,
   NaN, bools and wrong shapes are refused with one clear error;
 * ``info`` carries evaluation data only (``expected_reward``,
-  ``optimal_reward``, ``regret``, ``optimal_action``), a fresh dict per call.
+  ``optimal_reward``, ``regret``, and ``optimal_action`` in the arm settings
+  or ``projected`` in bandit convex optimisation), a fresh dict per call.
   It is computed from the private data, so the privacy wrappers
   (:mod:`ldp_gym.wrappers.reward`) drop it; the runner reads the regret from
   the native vector env (:attr:`BanditVectorEnv.last_regret`) instead.
@@ -57,6 +59,10 @@ class BanditCore:
     #: guarantee). A declaration, not a guess: agents that clip rewards may learn from the sums
     #: of ``draw_sums`` only inside it, since a sum cannot be clipped reward by reward.
     bounded_rewards: tuple[float, float] | None = None
+    #: Whether the observation carries the private feedback of the last round (the k losses of
+    #: multi-point bandit convex optimisation): privacy wrappers that noise the reward only
+    #: refuse such settings, since they pass the observation through.
+    private_observation: bool = False
     # Implemented only by the settings that declare :class:`~ldp_gym.protocols.DrawsBlocks`
     # (draw_block) or :class:`~ldp_gym.protocols.DrawsStretches` (the others), as documented there;
     # the vector env's block methods are called only for those.

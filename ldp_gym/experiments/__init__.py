@@ -10,9 +10,10 @@ Example:
     True
 """
 
-from . import glm, mab
+from . import bco, glm, mab
 from .common import Experiment, Report
 
-EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (*mab.EXPERIMENTS, *glm.EXPERIMENTS)}
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (*mab.EXPERIMENTS, *glm.EXPERIMENTS,
+                                                        *bco.EXPERIMENTS)}
 
 __all__ = ["EXPERIMENTS", "Experiment", "Report"]

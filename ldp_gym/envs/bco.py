@@ -1,0 +1,629 @@
+"""Bandit convex optimisation: one point (``LDPBCO-v0``) and k points (``LDPMultiPointBCO-v0``) per round.
+
+Bandit convex optimisation (Flaxman, Kalai and McMahan 2005): every round the
+learner plays a point x_t of the decision set X, the ball of radius R in R^d
+(``radius``, default 1; ``dim``, default 5), and observes only the loss
+``f_t(x_t)`` of an unknown convex function. With multi-point feedback
+(Agarwal, Dekel and Xiao 2010) it plays k points ``x_{t,1..k}`` of the same
+function f_t (``points``, default 2) and observes the k losses. These are
+the settings of Zheng et al. (2020), section 3, whose LDP releases (their
+Alg 1 and Alg 2) clip to the loss bound B and the Lipschitz constant G
+declared here.
+
+Reward = -loss, so any Gymnasium learner maximises it: ``-f_t(x_t)`` (the
+observed, noisy loss) for one point, minus the mean of the k observed losses
+for k points.
+
+**Loss families** (``loss``). Every instance is drawn at reset from the env's
+``np_random``: a centre c uniform in the ball of radius R/2 (so the minimiser
+is interior), or a unit direction u uniform on the sphere and an offset r
+uniform in [-R/2, R/2]. Each family has its minimum 0 in X and declares, for
+every instance of the family and every x in X (core attributes, tested on
+random points):
+
+=========  =========================  ==================  ===============  ==========  =======
+``loss``   f(x)                       B (``loss_bound``)  G (lipschitz)    mu          beta
+=========  =========================  ==================  ===============  ==========  =======
+quadratic  (mu/2) ||x - c||^2         9 mu R^2/8 + noise  3 mu R / 2       mu          mu
+absolute   ||x - c||_1 / sqrt(d)      3 R / 2 + noise     1                0           inf
+logistic   psi(2 (<u, x> - r) / R)    psi(3) + noise      (2/R) tanh(3/2)  0 (d >= 2)  2 / R^2
+=========  =========================  ==================  ===============  ==========  =======
+
+with ``psi(z) = log(1 + e^z) + log(1 + e^-z) - 2 log 2 = 2 log cosh(z/2)``,
+the logistic loss of a feature seen once with each label (minimum 0 on the
+hyperplane ``<u, x> = r``, which crosses X; ``psi(3) = 2 log cosh(3/2)``,
+about 1.705). B bounds ``|f_t(x)|`` noise included, G is the Lipschitz
+constant of the noise-free loss on X, mu its strong convexity
+(``strong_convexity``; 0.0: only convex) and beta its smoothness
+(``smoothness``; ``math.inf``: not smooth). Each constant is attained by
+some instance and point (quadratic and absolute at ``c = -(R/2) v``,
+``x = R v``, ``v = (1, ..., 1)/sqrt(d)``; logistic at ``r = -R/2``, ``x = R u``),
+so none can be lowered. In d = 1 the logistic loss is strongly convex on X,
+with ``mu = 2 sech^2(3/2) / R^2``, which is then declared.
+
+**Regimes** (``regime``).
+
+* ``stochastic``: one f drawn at reset, observed with bounded zero-mean noise,
+  ``f_t(x) = f(x) + z_t``, ``z_t`` uniform on ``[-noise, noise]`` (default
+  0.1), one ``z_t`` per round shared by the k points (the same function is
+  queried at k points). The regret is the pseudo-regret ``f(x_t) - f(x*)``,
+  noise-free, ``f(x*) = 0``.
+* ``adversarial``: an oblivious adversary. Two instances a and b (two
+  centres, or one direction with two offsets) are drawn at reset and f_t
+  alternates between them over phases of doubling length (round t = 0, 1,
+  2, ... belongs to phase ``floor(log2(t + 1))``: a in even phases, b in odd
+  ones), so the sequence is fixed before the learner acts and the best fixed
+  point in hindsight keeps moving (the majority instance changes within
+  every phase). The same noise z_t is added to the observed losses; being
+  constant in x it cancels from the regret. The regret is the exact
+  ``sum_t f_t(x_t) - min_{x in X} sum_t f_t(x)`` at every round: the
+  instantaneous regret of round t is ``f_t(x_t) - (M_t - M_{t-1})``,
+  ``M_t = min_x sum_{s<=t} f_s(x)`` (noise-free), so its cumulative sum at any
+  checkpoint is the regret against the best fixed point of the rounds so far
+  (instantaneous values may be negative). M_t has a closed form for every
+  family, with ``n_a + n_b = t`` rounds of each instance: quadratic,
+  ``(mu/2) n_a n_b ||a - b||^2 / t`` (the minimiser is the running mean of the
+  centres, inside X), summed by Welford's update without cancellation;
+  absolute, ``min(n_a, n_b) ||a - b||_1 / sqrt(d)`` (the majority centre: the
+  triangle inequality); logistic, the loss depends on x through
+  ``z = 2 <u, x> / R`` only and the first-order condition
+  ``n_a tanh((z - z_a)/2) + n_b tanh((z - z_b)/2) = 0`` is a quadratic equation
+  in ``e^z`` (its root lies between the two hyperplanes, inside X).
+
+``info`` (evaluation only; scalars per run): ``expected_reward`` (minus the
+noise-free loss, averaged over the k points), ``optimal_reward`` (``-f(x*) = 0``
+in the stochastic regime, ``-(M_t - M_{t-1})``, the comparator's share of the
+round, in the adversarial one), ``regret`` (their difference: the
+instantaneous regret averaged over the k points, as in Agarwal, Dekel and
+Xiao 2010) and ``projected`` (whether a point of the action was projected).
+The core's ``comparator`` holds the best fixed point of each run (of the
+rounds played so far in the adversarial regime).
+
+**Actions and projection.** The action space is ``Box(-R, R, (k*d,), float64)``
+(point i is ``action[i*d:(i+1)*d]``), the bounding box of X^k, so that
+stable-baselines3 and any Gymnasium learner run unchanged. An action must be
+a finite real array of that shape (float32, float64 or integers; the shared
+checks of :mod:`ldp_gym.validation` refuse NaN, inf, bools, strings and wrong
+shapes with one clear error naming the action). Any finite point is then
+accepted: a point outside X (inside the box or not) is projected radially,
+``x -> R x / ||x||``, which is the Euclidean projection onto the ball; points
+outside the box are projected before the box check, so a learner whose point
+leaves the box by rounding or exploration is not refused.
+``info["projected"]`` is True when some point of the action lay outside X by
+more than rounding (relative 1e-12 on the squared norm).
+
+**Observations.** One point: a constant ``[0.0]`` (float32), as for every
+context-free bandit here: one-point feedback reveals the reward only, and the
+observation carries nothing private, so the Gaussian reward wrapper alone
+makes the feedback private. k points: the k observed losses of the last round
+(float64, zeros after reset), in ``Box(-B, B, (k,))``: two-point methods take
+the difference of two nearly equal losses (points ``2 rho`` apart, ``rho = log T / T``),
+which float32 would round to a visible fraction of it at T = 1e6. This
+observation is the private feedback itself: the reward-only privacy wrappers
+refuse these envs (``private_observation``), whose release is
+:class:`~ldp_gym.wrappers.bco.TwoPointGaussian`.
+
+Example:
+    >>> import gymnasium as gym
+    >>> import numpy as np
+    >>> import ldp_gym
+    >>> env = gym.make("LDPBCO-v0")
+    >>> obs, info = env.reset(seed=0)
+    >>> obs, reward, terminated, truncated, info = env.step(np.zeros(5))
+    >>> env.action_space.shape, sorted(info)
+    ((5,), ['expected_reward', 'optimal_reward', 'projected', 'regret'])
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from numba import njit
+
+from ldp_gym.validation import check_int, check_real
+
+from .base import BanditCore, BanditEnv, BanditVectorEnv
+
+__all__ = ["LOSSES", "REGIMES", "BCOCore", "BCOEnv", "BCOVectorEnv", "MultiPointBCOCore",
+           "MultiPointBCOEnv", "MultiPointBCOVectorEnv", "psi"]
+
+#: the loss families, by code (their position)
+LOSSES = ("quadratic", "absolute", "logistic")
+REGIMES = ("stochastic", "adversarial")
+#: A point is reported as projected when its squared norm exceeds R^2 by more than this factor
+#: (points outside X by rounding only, e.g. ``y + rho u`` with ``||y|| = R - rho`` computed in
+#: floating point, are still brought onto X, silently).
+PROJECTION_TOLERANCE = 1e-12
+_OBS_SPACE = spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float32)
+_NONE = np.empty(0)
+
+
+@njit(cache=True, nogil=True)
+def _psi(z):
+    """``log(1 + e^z) + log(1 + e^-z) - 2 log 2 = 2 log cosh(z/2)``, as ``2 log1p(2 sinh(z/4)^2)``
+    (accurate near its minimum 0 at z = 0)."""
+    s = math.sinh(0.25 * z)
+    return 2.0 * math.log1p(2.0 * s * s)
+
+
+def psi(z: Any) -> np.ndarray:
+    """:func:`_psi` on arrays: ``log(1 + e^z) + log(1 + e^-z) - 2 log 2``, elementwise."""
+    s = np.sinh(np.multiply(z, 0.25))
+    return 2.0 * np.log1p(2.0 * s * s)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _side(t):
+    """Instance of round t (0-based) of the adversarial sequence: 0 (a) in even phases, 1 (b)
+    in odd ones; round t is in phase floor(log2(t + 1)) (phases of doubling length)."""
+    m, phase = t + 1, 0
+    while m > 1:
+        m >>= 1
+        phase += 1
+    return phase & 1
+
+
+@njit(cache=True, nogil=True)
+def _logistic_best(n_a, n_b, ea, eb, za, zb):
+    """Adversarial logistic: the minimiser z* and minimum of ``n_a psi(z - za) + n_b psi(z - zb)``
+    (n_a + n_b >= 1; ea = e^za, eb = e^zb). With w = e^z the first-order condition
+    ``n_a tanh((z - za)/2) + n_b tanh((z - zb)/2) = 0`` is ``w^2 + m (eb - ea) w - ea eb = 0``,
+    ``m = (n_a - n_b)/(n_a + n_b)``; its positive root, computed without cancellation."""
+    p = (n_a - n_b) / (n_a + n_b) * (eb - ea)
+    prod = ea * eb
+    q = math.sqrt(p * p + 4.0 * prod)
+    w = 0.5 * (q - p) if p <= 0.0 else 2.0 * prod / (q + p)
+    z = math.log(w)
+    return z, n_a * _psi(z - za) + n_b * _psi(z - zb)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _shrink(x, i, start, dim, radius):
+    """Factor projecting ``x[i, start:start + dim]`` radially onto the ball, and its squared
+    norm."""
+    sq = 0.0
+    for q in range(dim):
+        sq += x[i, start + q] * x[i, start + q]
+    return (radius / math.sqrt(sq) if sq > radius * radius else 1.0), sq
+
+
+@njit(cache=True, nogil=True)
+def _evaluate(x, dim, radius, loss, mu, scale, centres, direction, offsets, sides, losses,
+              flags):
+    """Noise-free losses (N, k) of instance ``sides[i]`` of each run at the points x (N, k*d),
+    projected radially onto the ball; ``flags[i]`` set where a point of run i lay outside it by
+    more than rounding. One loop per family (a branch inside the loop would slow them all)."""
+    flag_r2 = radius * radius * (1.0 + PROJECTION_TOLERANCE)
+    n, k = losses.shape
+    if loss == 0:
+        for i in range(n):
+            for j in range(k):
+                shrink, sq = _shrink(x, i, j * dim, dim, radius)
+                flags[i] |= sq > flag_r2
+                acc = 0.0
+                for q in range(dim):
+                    diff = x[i, j * dim + q] * shrink - centres[i, sides[i], q]
+                    acc += diff * diff
+                losses[i, j] = 0.5 * mu * acc
+    elif loss == 1:
+        inv = 1.0 / math.sqrt(dim)
+        for i in range(n):
+            for j in range(k):
+                shrink, sq = _shrink(x, i, j * dim, dim, radius)
+                flags[i] |= sq > flag_r2
+                acc = 0.0
+                for q in range(dim):
+                    acc += abs(x[i, j * dim + q] * shrink - centres[i, sides[i], q])
+                losses[i, j] = acc * inv
+    else:
+        for i in range(n):
+            for j in range(k):
+                shrink, sq = _shrink(x, i, j * dim, dim, radius)
+                flags[i] |= sq > flag_r2
+                acc = 0.0
+                for q in range(dim):
+                    acc += x[i, j * dim + q] * direction[i, q]
+                losses[i, j] = _psi(scale * (acc * shrink - offsets[i, sides[i]]))
+
+
+@njit(cache=True, nogil=True)
+def _play(x, uniforms, fpar, ipar, centres, direction, offsets, counts, adv, forced, losses,
+          out, projected):
+    """One round of N runs, in place: the points x (N, k*d) projected radially onto the ball,
+    their observed losses (N, k) (noise ``noise (2 u - 1)`` from the uniforms (N,), shared by
+    the k points; none if ``uniforms`` is empty), ``out`` (4, N): rewards, expected and
+    optimal rewards, regrets; ``projected`` (N,): the flags forced by :meth:`BCOCore.admit`
+    or a point outside X; the adversary's counts moved on.
+
+    ``fpar``: radius, mu, logistic scale, noise; ``ipar``: points, dim, loss code,
+    adversarial; ``counts`` (2, N): rounds played, rounds of instance b; ``adv`` (N, 4): the
+    adversary's gap (quadratic, absolute), M_t, e^{z_a}, e^{z_b} (logistic).
+    """
+    radius, mu, scale, noise = fpar[0], fpar[1], fpar[2], fpar[3]
+    points, dim, loss, adversarial = ipar[0], ipar[1], ipar[2], ipar[3]
+    n = x.shape[0]
+    sides = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        if adversarial:
+            sides[i] = _side(counts[0, i])
+        projected[i] = forced[i]
+        forced[i] = False
+    _evaluate(x, dim, radius, loss, mu, scale, centres, direction, offsets, sides, losses,
+              projected)
+    for i in range(n):
+        ti, nb, side = counts[0, i], counts[1, i], sides[i]
+        total = 0.0
+        for j in range(points):
+            total += losses[i, j]
+        clean = total / points
+        inc = 0.0  # M_t - M_{t-1}; f(x*) = 0 in the stochastic regime
+        if adversarial:
+            if loss == 2:
+                m = _logistic_best(ti + 1 - nb - side, nb + side, adv[i, 2], adv[i, 3],
+                                   scale * offsets[i, 0], scale * offsets[i, 1])[1]
+                inc = m - adv[i, 1]
+                adv[i, 1] = m
+            else:
+                own = nb if side == 1 else ti - nb
+                other = ti - own
+                if loss == 0:    # Welford: (mu/2) ||a - b||^2 other^2 / (t (t + 1))
+                    inc = adv[i, 0] * (other * other) / max(ti * (ti + 1.0), 1.0)
+                elif own < other:  # the minority count min(n_a, n_b) grows by one
+                    inc = adv[i, 0]
+            counts[1, i] = nb + side
+        counts[0, i] = ti + 1
+        z = noise * (2.0 * uniforms[i] - 1.0) if uniforms.shape[0] else 0.0
+        total = 0.0
+        for j in range(points):
+            losses[i, j] += z
+            total += losses[i, j]
+        out[0, i] = 0.0 - total / points
+        out[1, i] = 0.0 - clean
+        out[2, i] = 0.0 - inc
+        out[3, i] = clean - inc
+
+
+@njit(cache=True, nogil=True)
+def _sides(t, out):
+    for i in range(t.shape[0]):
+        out[i] = _side(t[i])
+
+
+@njit(cache=True, nogil=True)
+def _logistic_comparators(t, n_b, exp_offsets, offsets, scale, out):
+    """Adversarial logistic: z* of each run's rounds so far (of round 1 before it)."""
+    for i in range(t.shape[0]):
+        n_a = float(t[i] - n_b[i]) if t[i] > 0 else 1.0
+        out[i] = _logistic_best(n_a, float(n_b[i]), exp_offsets[i, 0], exp_offsets[i, 1],
+                                scale * offsets[i, 0], scale * offsets[i, 1])[0]
+
+
+@njit(cache=True, nogil=True)
+def _outside_box(x, radius):
+    """Whether the finite values of x (flat) leave [-radius, radius] (False if any is NaN or
+    infinite: the shared validation refuses those)."""
+    out = False
+    for v in x:
+        if not math.isfinite(v):
+            return False
+        if v > radius or v < -radius:
+            out = True
+    return out
+
+
+_ARGS_DOC = """
+    Args:
+        dim: d (default 5).
+        radius: R > 0, radius of the decision set X (default 1).
+        loss: ``"quadratic"`` (default), ``"absolute"`` or ``"logistic"``.
+        regime: ``"stochastic"`` (default) or ``"adversarial"`` (oblivious).
+        noise: half-width of the uniform zero-mean noise on every observed loss (>= 0,
+            default 0.1).
+        mu: curvature of the quadratic loss (> 0 for it; >= 0 and unused by the others).
+        {points}
+
+    Attributes (of the core, ``env.unwrapped.core``):
+        loss_bound: B, ``|f_t(x)| <= B`` on X, noise included; ``bounded_rewards = (-B, B)``.
+        lipschitz: G, Lipschitz constant of the noise-free loss on X.
+        strong_convexity: mu of the family (0.0: convex only).
+        smoothness: beta of the family (``math.inf``: not smooth).
+        comparator: (N, d) best fixed point of each run (evaluation only).
+        last_losses: (N, k) observed losses of the last round, float64 (zeros after reset).
+"""
+
+
+def _project(pts: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """Points (..., d) projected radially onto the ball, inside the box ``[-radius, radius]^d``
+    despite rounding, and whether each lay outside by more than rounding. Norms come from
+    max-abs-scaled points, so that no finite point overflows."""
+    top = np.abs(pts).max(axis=-1, keepdims=True)
+    unit = pts / np.where(top > 0.0, top, 1.0)
+    unit_norm = np.linalg.norm(unit, axis=-1, keepdims=True)
+    with np.errstate(over="ignore"):
+        norms = top * unit_norm               # inf beyond 1.8e308: still outside
+    outside = norms > radius
+    out = np.where(outside, unit * (radius / np.where(outside, unit_norm, 1.0)), pts)
+    np.clip(out, -radius, radius, out=out)
+    return out, norms[..., 0] > radius * math.sqrt(1.0 + PROJECTION_TOLERANCE)
+
+
+def _ball(rng: np.random.Generator, shape: tuple[int, ...], radius: float) -> np.ndarray:
+    """Points uniform in the ball of ``radius`` (last axis the coordinates)."""
+    g = rng.standard_normal(shape)
+    g /= np.linalg.norm(g, axis=-1, keepdims=True)
+    g *= radius * rng.random(shape[:-1] + (1,)) ** (1.0 / shape[-1])
+    return g
+
+
+def _sphere(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    g = rng.standard_normal(shape)
+    g /= np.linalg.norm(g, axis=-1, keepdims=True)
+    return g
+
+
+class BCOCore(BanditCore):
+    __doc__ = """Bandit convex optimisation on the ball of radius R in R^d, on a batch of runs.
+""" + _ARGS_DOC.format(points="points: k, points per round (default 1; >= 2 for multi-point "
+                       "feedback).")
+
+    min_points: ClassVar[int] = 1
+
+    def __init__(self, *, dim: int = 5, radius: float = 1.0, loss: str = "quadratic",
+                 regime: str = "stochastic", noise: float = 0.1, mu: float = 1.0,
+                 points: int = 1):
+        self.dim = check_int("dim", dim)
+        self.radius = check_real("radius", radius, low=0.0)
+        if not isinstance(loss, str) or loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+        if not isinstance(regime, str) or regime not in REGIMES:
+            raise ValueError(f"regime must be one of {REGIMES}, got {regime!r}")
+        self.loss, self.regime = loss, regime
+        self.noise = check_real("noise", noise, low=0.0, low_open=False)
+        self.mu = check_real("mu", mu, low=0.0, low_open=False)
+        if loss == "quadratic" and self.mu == 0.0:
+            raise ValueError("mu must be > 0 for the quadratic loss (its curvature), got 0.0")
+        self.points = check_int("points", points, low=self.min_points)
+        d, R = self.dim, self.radius
+        if loss == "quadratic":
+            bound, g, sc, beta = 9.0 * self.mu * R * R / 8.0, 1.5 * self.mu * R, self.mu, self.mu
+        elif loss == "absolute":
+            bound, g, sc, beta = 1.5 * R, 1.0, 0.0, math.inf
+        else:
+            bound, g, beta = float(psi(3.0)), 2.0 / R * math.tanh(1.5), 2.0 / (R * R)
+            sc = 0.0 if d > 1 else 2.0 / (R * R * math.cosh(1.5) ** 2)
+        self.loss_bound = bound + self.noise
+        self.lipschitz, self.strong_convexity, self.smoothness = g, sc, beta
+        self.reward_range = (-self.loss_bound, self.loss_bound)
+        self.bounded_rewards = (-self.loss_bound, self.loss_bound)
+        self.action_space = spaces.Box(-R, R, shape=(self.points * d,), dtype=np.float64)
+        self.observation_space = _OBS_SPACE if self.points == 1 else spaces.Box(
+            -self.loss_bound, self.loss_bound, shape=(self.points,), dtype=np.float64)
+        self.private_observation = self.points > 1  # the losses: reward wrappers refuse it
+        self._code = LOSSES.index(loss)
+        self._adversarial = regime == "adversarial"
+        self._scale = 2.0 / R                     # logistic: z = scale (<u, x> - r)
+        self._fpar = np.array([R, self.mu, self._scale, self.noise])
+        self._ipar = np.array([self.points, d, self._code, self._adversarial], dtype=np.int64)
+        self._alloc(0)
+
+    # ------------------------------------------------------------------ state
+    def _alloc(self, n: int) -> None:
+        j, d = (2 if self._adversarial else 1), self.dim
+        logistic = self.loss == "logistic"
+        # the instances: c of each (quadratic, absolute), or u and r of each (logistic)
+        self.centres = np.zeros((n, j, d) if not logistic else (n, j, 0))
+        self.direction = np.zeros((n, d) if logistic else (n, 0))
+        self.offsets = np.zeros((n, j) if logistic else (n, 0))
+        self.last_losses = np.zeros((n, self.points))
+        self._counts = np.zeros((2, n), dtype=np.int64)
+        self.t = self._counts[0]                  # rounds played in the episode
+        self.n_b = self._counts[1]                # adversarial: rounds of instance b so far
+        # adversarial: gap mu/2 ||a-b||^2 or ||a-b||_1/sqrt d; logistic: M_t, e^{z_a}, e^{z_b}
+        self._adv = np.zeros((n, 4))
+        self._forced = np.zeros(n, dtype=bool)    # runs whose action admit() projected
+
+    def reset(self, rng, runs, n_runs):
+        if self.t.shape[0] != n_runs:
+            self._alloc(n_runs)
+        m, j, d, half = len(runs), self.centres.shape[1], self.dim, self.radius / 2.0
+        if self.loss == "logistic":
+            self.direction[runs] = _sphere(rng, (m, d))
+            self.offsets[runs] = half * (2.0 * rng.random((m, j)) - 1.0)
+        else:
+            self.centres[runs] = _ball(rng, (m, j, d), half)
+        self.t[runs] = 0
+        self.n_b[runs] = 0
+        self._adv[runs, 1] = 0.0
+        self.last_losses[runs] = 0.0
+        self._forced[runs] = False
+        if self._adversarial:
+            self._instances_changed(runs)
+
+    def _instances_changed(self, runs: Any) -> None:
+        """Recompute the adversary's constants of ``runs`` from their instances."""
+        if self.loss == "logistic":
+            self._adv[runs, 2:] = np.exp(self._scale * self.offsets[runs])
+            return
+        diff = self.centres[runs, 0] - self.centres[runs, 1]
+        self._adv[runs, 0] = 0.5 * self.mu * np.einsum("nd,nd->n", diff, diff) \
+            if self.loss == "quadratic" else np.abs(diff).sum(axis=1) / math.sqrt(self.dim)
+
+    def observe(self):
+        if self.points == 1:
+            return np.zeros((self.t.shape[0], 1), dtype=np.float32)
+        return self.last_losses.copy()
+
+    # ------------------------------------------------------------------ actions
+    def admit(self, actions: Any, num_envs: int | None = None) -> Any:
+        """Project the points of an action (batch) that leave the box onto X, so that the box
+        check of the shared validation passes them; anything else is returned unchanged.
+
+        ``num_envs`` is None for one run's action (shape ``(k*d,)``), else the batch size
+        (shape ``(num_envs, k*d)``). Inputs that are not a finite real array of that shape are
+        returned as they are, for :func:`~ldp_gym.validation.check_action` (or
+        ``check_actions``) to refuse with its usual error. The runs projected here are
+        remembered and reported as ``projected`` by the next :meth:`step`.
+        """
+        try:
+            arr = np.asarray(actions)
+        except (ValueError, TypeError):   # ragged: the shared validation says so
+            return actions
+        width = self.points * self.dim
+        shape = (width,) if num_envs is None else (num_envs, width)
+        if arr.shape != shape or self._forced.shape[0] != (num_envs or 1):
+            return actions
+        R = self.radius
+        if arr.dtype == np.float64:
+            if not _outside_box(arr.reshape(-1), R):
+                return actions
+        elif arr.dtype.kind not in "iuf" or not np.isfinite(arr).all() \
+                or not (arr.max() > R or arr.min() < -R):
+            return actions
+        pts, flagged = _project(arr.astype(np.float64).reshape(-1, self.points, self.dim), R)
+        self._forced |= flagged.any(axis=1)
+        return pts.reshape(shape)
+
+    # ------------------------------------------------------------------ losses
+    def losses(self, points: Any, side: Any = None) -> np.ndarray:
+        """Noise-free losses (N, m) at points (N, m, d) (projected onto X like actions), of the
+        instance each run plays in its next round (``side`` None), or of instance a (``side``
+        0) or b (1), an int or (N,) array (the stochastic regime has instance a only). For
+        evaluation and tests; nothing is played."""
+        x = np.ascontiguousarray(_project(np.asarray(points, dtype=np.float64), self.radius)[0])
+        n, m = x.shape[0], x.shape[1]
+        if side is None:
+            sides = np.zeros(n, dtype=np.int64)
+            if self._adversarial:
+                _sides(self.t, sides)
+        else:
+            sides = np.broadcast_to(np.asarray(side, dtype=np.int64), (n,)).copy()
+        out = np.empty((n, m))
+        _evaluate(x.reshape(n, -1), self.dim, self.radius, self._code, self.mu, self._scale,
+                  self.centres, self.direction, self.offsets, sides, out, np.zeros(n, bool))
+        return out
+
+    @property
+    def comparator(self) -> np.ndarray:
+        """(N, d) best fixed point of each run: the minimiser of f (stochastic), or of the sum of
+        the losses of the rounds played so far (adversarial; before the first round, of f_1)."""
+        if self.loss == "logistic":
+            if not self._adversarial:
+                return self.offsets[:, :1] * self.direction
+            z = np.empty(self.t.shape[0])
+            _logistic_comparators(self.t, self.n_b, self._adv[:, 2:], self.offsets, self._scale, z)
+            return (z / self._scale)[:, None] * self.direction
+        if not self._adversarial:
+            return self.centres[:, 0].copy()
+        n_b = self.n_b.astype(np.float64)
+        n_a = np.where(self.t == 0, 1.0, self.t - n_b)   # before round 1: f_1's minimiser, a
+        a, b = self.centres[:, 0], self.centres[:, 1]
+        if self.loss == "absolute":
+            return np.where((n_b > n_a)[:, None], b, a)
+        return (n_a[:, None] * a + n_b[:, None] * b) / (n_a + n_b)[:, None]
+
+    # ------------------------------------------------------------------ one round
+    def step(self, rng, actions):
+        n, k = self.t.shape[0], self.points
+        x = np.ascontiguousarray(actions, dtype=np.float64).reshape(n, k * self.dim)
+        uniforms = rng.random(n) if self.noise > 0.0 else _NONE
+        losses, out, projected = np.empty((n, k)), np.empty((4, n)), np.empty(n, dtype=bool)
+        _play(x, uniforms, self._fpar, self._ipar, self.centres, self.direction, self.offsets,
+              self._counts, self._adv, self._forced, losses, out, projected)
+        self.last_losses = losses
+        return out[0], {"expected_reward": out[1], "optimal_reward": out[2], "regret": out[3],
+                        "projected": projected}
+
+
+class MultiPointBCOCore(BCOCore):
+    """Bandit convex optimisation with k >= 2 points per round (``points``, default 2); other
+    arguments as :class:`BCOCore`."""
+
+    min_points = 2
+
+    def __init__(self, *, points: int = 2, **kwargs: Any):
+        super().__init__(points=points, **kwargs)
+
+
+class BCOEnv(BanditEnv):
+    __doc__ = """One-point bandit convex optimisation on the ball of radius R in R^d (one run).
+""" + _ARGS_DOC.format(points="points: k, points per round (default 1).") + """
+    Example:
+        >>> import numpy as np
+        >>> from ldp_gym.envs import BCOEnv
+        >>> env = BCOEnv(dim=3, loss="absolute", noise=0.0)
+        >>> obs, info = env.reset(seed=0)
+        >>> c = env.unwrapped.core.comparator[0]          # the best point (evaluation only)
+        >>> obs, reward, terminated, truncated, info = env.step(c)
+        >>> obs, reward, info["regret"]
+        (array([0.], dtype=float32), 0.0, 0.0)
+        >>> info = env.step(np.array([3.0, 0.0, 4.0]))[4]   # outside X: projected onto it
+        >>> info["projected"], env.unwrapped.core.loss_bound
+        (True, 1.5)
+    """
+    core_class = BCOCore
+    core: BCOCore
+
+    def step(self, action):
+        # points outside the box are projected onto X before the shared action check
+        return super().step(self.core.admit(action))
+
+
+class MultiPointBCOEnv(BCOEnv):
+    __doc__ = """Multi-point bandit convex optimisation (one run): k points of the same loss per round.
+""" + _ARGS_DOC.format(points="points: k >= 2, points per round (default 2).") + """
+    Example:
+        >>> import numpy as np
+        >>> from ldp_gym.envs import MultiPointBCOEnv
+        >>> env = MultiPointBCOEnv(dim=2, points=2, regime="adversarial")
+        >>> obs, info = env.reset(seed=0)
+        >>> obs, env.action_space.shape                   # the k losses of the last round
+        (array([0., 0.]), (4,))
+        >>> x = np.array([0.1, 0.2, 0.1, -0.2])           # points (0.1, 0.2) and (0.1, -0.2)
+        >>> obs, reward, terminated, truncated, info = env.step(x)
+        >>> bool(np.isclose(reward, -obs.mean())), obs.shape
+        (True, (2,))
+    """
+    core_class = MultiPointBCOCore
+
+
+class BCOVectorEnv(BanditVectorEnv):
+    """N runs of :class:`BCOEnv` in numpy (native vector env); actions (N, k*d), projected onto X
+    like :class:`BCOEnv`'s.
+
+    Example:
+        >>> import numpy as np
+        >>> from ldp_gym.envs import BCOVectorEnv
+        >>> envs = BCOVectorEnv(num_envs=4, max_episode_steps=100, loss="logistic")
+        >>> obs, info = envs.reset(seed=0)
+        >>> obs, rewards, terminated, truncated, info = envs.step(np.zeros((4, 5)))
+        >>> obs.shape, rewards.shape, bool((envs.last_regret >= 0).all())
+        ((4, 1), (4,), True)
+        >>> envs.core.comparator.shape
+        (4, 5)
+    """
+
+    core_class = BCOCore
+    core: BCOCore
+
+    def step(self, actions):
+        # points outside the box are projected onto X before the shared action check
+        return super().step(self.core.admit(actions, self.num_envs))
+
+
+class MultiPointBCOVectorEnv(BCOVectorEnv):
+    """N runs of :class:`MultiPointBCOEnv` in numpy (native vector env).
+
+    Example:
+        >>> import numpy as np
+        >>> from ldp_gym.envs import MultiPointBCOVectorEnv
+        >>> envs = MultiPointBCOVectorEnv(num_envs=3, max_episode_steps=10, dim=2, points=3)
+        >>> obs, info = envs.reset(seed=0)
+        >>> obs, rewards, terminated, truncated, info = envs.step(np.zeros((3, 6)))
+        >>> obs.shape, info["projected"].tolist()
+        ((3, 3), [False, False, False])
+    """
+
+    core_class = MultiPointBCOCore

@@ -1,0 +1,143 @@
+"""The releases of bandit convex optimisation (Zheng et al. 2020, Alg 1 and Alg 2): what leaves
+the user, calibration, and the audits of the two-point release with their mutants.
+
+Audits certify a lower bound on epsilon at alpha = 1e-6 (one audit's false-alarm rate), with
+fixed seeds (deterministic)."""
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import ldp_gym
+from ldp_gym.wrappers import TwoPointGaussian, VectorTwoPointGaussian, one_point
+from ldp_gym.wrappers.audit import audit, audit_gaussian_epsilon, off_lattice
+
+D = 5
+
+
+def two_point(eps=1.0, delta=1e-5, **kw):
+    return TwoPointGaussian(gym.make("LDPMultiPointBCO-v0", dim=D), epsilon=eps, delta=delta,
+                            seed=3, **kw)
+
+
+def pair(gap):
+    """An action whose two points lie ``gap`` apart inside the unit ball."""
+    x = np.zeros(2 * D)
+    x[0], x[D] = gap / 2, -gap / 2
+    return x
+
+
+def sampler(wrapper, action, diff):
+    """k releases of one user's round: the two points of ``action``, losses differing by diff."""
+    def draw(k):
+        losses = np.zeros((k, 2))
+        losses[:, 0] = diff
+        return wrapper._released(np.broadcast_to(action, (k, 2 * D)), losses)
+    return draw
+
+
+def test_one_point_is_zhengs_alg1_calibration():
+    env = gym.make("LDPBCO-v0")
+    b = env.unwrapped.core.loss_bound
+    w = one_point(env, epsilon=0.5, delta=1e-5, seed=0)
+    assert w.mechanism.lower == -b and w.mechanism.upper == b
+    assert math.isclose(w.mechanism.sigma, 2 * b * math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.5)
+    assert one_point(env, epsilon=2.0, delta=1e-5).mechanism.calibration == "analytic"
+    obs, _ = w.reset(seed=0)
+    obs, reward, *_ , info = w.step(np.zeros(D))
+    assert info == {} and obs.tolist() == [0.0]  # the observation carries nothing private
+    with pytest.raises(ValueError, match="one-point"):
+        one_point(gym.make("LDPMultiPointBCO-v0"), epsilon=1.0, delta=1e-5)
+    with pytest.raises(ValueError, match="bandit convex"):
+        one_point(gym.make("LDPMAB-v0"), epsilon=1.0, delta=1e-5)
+
+
+def test_two_point_releases_only_the_noisy_difference():
+    w = two_point(eps=0.5)
+    core = w.unwrapped.core
+    g = core.lipschitz
+    assert math.isclose(w.mechanism.sigma, 2 * g * math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.5)
+    w.reset(seed=0)
+    obs, reward, terminated, truncated, info = w.step(pair(0.5))
+    assert reward == 0.0 and info == {} and obs[0] == -obs[1]
+    assert w.observation_space.contains(obs)
+    assert w.privacy.unit == "loss"
+    # D = gap * M(diff / gap): on the mechanism's grid scaled by the public gap
+    rel = sampler(w, pair(0.5), 0.1)(1000) / 0.5
+    assert off_lattice(rel[:, None], bits=40).max() == 0 or np.all(
+        np.abs(rel / w.mechanism.grid - np.rint(rel / w.mechanism.grid)) < 1e-6)
+
+
+def test_two_point_noise_law():
+    """n^T (x1 - x2) with n ~ N(0, sigma^2 I): D - diff has sd sigma ||x1 - x2|| (z-test on the
+    variance: 5 standard errors, false alarm < 1e-6)."""
+    w = two_point(eps=2.0)
+    for gap in (0.2, 1.0):
+        d = sampler(w, pair(gap), 0.05)(200_000) - 0.05
+        sd = w.mechanism.sigma * gap
+        assert abs(d.mean()) < 5 * sd / math.sqrt(d.size)
+        assert abs(d.var() / sd**2 - 1) < 5 * math.sqrt(2 / d.size)
+
+
+def test_two_point_wrapper_refuses_other_envs():
+    with pytest.raises(ValueError, match="2 points"):
+        TwoPointGaussian(gym.make("LDPMultiPointBCO-v0", points=3), epsilon=1.0, delta=1e-5)
+    with pytest.raises(ValueError, match="bandit convex"):
+        TwoPointGaussian(gym.make("LDPMAB-v0"), epsilon=1.0, delta=1e-5)
+    with pytest.raises(ValueError, match="epsilon"):
+        TwoPointGaussian(gym.make("LDPMultiPointBCO-v0"), epsilon=0.0, delta=1e-5)
+
+
+def test_vector_two_point_matches_and_autoresets_release_nothing():
+    venv = VectorTwoPointGaussian(ldp_gym.make_vector_env("LDPMultiPointBCO-v0", 4, 2),
+                                  epsilon=1.0, delta=1e-5, seed=0)
+    obs, _ = venv.reset(seed=0)
+    acts = np.tile(pair(0.5), (4, 1))
+    for _ in range(2):
+        obs, rewards, _, truncated, info = venv.step(acts)
+        assert info == {} and (rewards == 0).all() and (obs[:, 0] == -obs[:, 1]).all()
+    assert truncated.all()
+    obs, *_ = venv.step(acts)  # every run autoresets: nothing released
+    assert (obs == 0).all()
+
+
+# ----------------------------------------------------------------------------- audits
+
+def _audit(wrapper, gap, d0, d1):
+    return audit(sampler(wrapper, pair(gap), d0), sampler(wrapper, pair(gap), d1), n=400_000,
+                 delta=0.01)
+
+
+@pytest.mark.audit
+@pytest.mark.parametrize("gap,neighbours", [(0.5, "lipschitz"), (1.0, "out_of_bound"),
+                                             (0.05, "non_lipschitz")])
+def test_two_point_audit(gap, neighbours):
+    w = two_point(eps=1.0)
+    g = w.unwrapped.core.lipschitz
+    d0, d1 = {"lipschitz": (g * gap, -g * gap), "out_of_bound": (1e6, -1e6),
+              "non_lipschitz": (50 * g * gap, -50 * g * gap)}[neighbours]
+    claim = audit_gaussian_epsilon(w.mechanism.sensitivity, w.mechanism.sigma, 0.01)
+    assert _audit(w, gap, d0, d1).epsilon_lower <= claim
+
+
+@pytest.mark.audit
+def test_two_point_mutants_flagged():
+    w = two_point(eps=1.0)
+    g = w.unwrapped.core.lipschitz
+    claim = audit_gaussian_epsilon(w.mechanism.sensitivity, w.mechanism.sigma, 0.01)
+
+    class Unclipped(TwoPointGaussian):  # the difference is not clipped to G ||x1 - x2||
+        def make_mechanism(self, seed):
+            m = super().make_mechanism(seed)
+            m.lower, m.upper = -1e9, 1e9
+            m.sensitivity = 2e9
+            return m
+    bad = Unclipped(gym.make("LDPMultiPointBCO-v0", dim=D), epsilon=1.0, delta=1e-5, seed=4)
+    bad.mechanism.sigma = w.mechanism.sigma
+    assert _audit(bad, 0.5, 2 * g, -2 * g).epsilon_lower > claim
+
+    bad = two_point(eps=1.0)  # noise 10% short
+    bad.mechanism.sigma *= 0.9
+    assert _audit(bad, 0.25, g * 0.25, -g * 0.25).epsilon_lower > claim
