@@ -123,6 +123,21 @@ def _all_finite(flat: np.ndarray) -> bool:  # pragma: no cover - compiled
     return True
 
 
+@njit(cache=True, nogil=True)
+def _box_status(flat: np.ndarray, low: np.ndarray, high: np.ndarray) -> int:  # pragma: no cover
+    """0: every value finite and inside its bounds (``flat`` is runs x ``low.size`` values);
+    1: a NaN or inf; 2: a finite value outside the bounds."""
+    m = low.shape[0]
+    status = 0
+    for i in range(flat.shape[0]):
+        v = flat[i]
+        if not math.isfinite(v):
+            return 1
+        if v < low[i % m] or v > high[i % m]:
+            status = 2
+    return status
+
+
 def all_finite(arr: np.ndarray) -> bool:
     """Whether a float array holds no NaN or inf: compiled for contiguous float32 and float64
     arrays (no temporary array; what makes a per-round check cheap), numpy otherwise."""
@@ -231,6 +246,14 @@ def _check_in_space(space: spaces.Space, arr: np.ndarray, batch: tuple[int, ...]
     shape = batch + tuple(space.shape or ())
     if arr.shape != shape:
         raise ValueError(f"{name} must have shape {shape} for {space}, got {arr.shape}")
+    if kind == "f" and isinstance(space, spaces.Box) and arr.flags.c_contiguous \
+            and arr.dtype in _COMPILED_FLOATS and space.low.dtype in _COMPILED_FLOATS:
+        # a Box's continuous actions in one compiled pass: finite, then inside the bounds
+        status = _box_status(arr.reshape(-1), space.low.reshape(-1), space.high.reshape(-1))
+        if status == 1:
+            raise ValueError(f"{name} must be finite (NaN or inf found)")
+        if status == 0:
+            return arr.astype(space.dtype, copy=False)
     if kind == "f" and not all_finite(arr):
         raise ValueError(f"{name} must be finite (NaN or inf found)")
     if not _inside(space, arr):

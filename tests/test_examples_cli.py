@@ -117,7 +117,8 @@ def test_readme_example_runs(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.parametrize("name,expected", [
     ("lab_local_vs_global", ("server received", "released means", "AdaP-KLUCB (global)")),
-    ("lab_glm_ldp", ("server received M", "angle to theta*", "LDP-SGD eps=0.5", "(-1: hidden)"))])
+    ("lab_glm_ldp", ("server received M", "angle to theta*", "LDP-SGD eps=0.5", "(-1: hidden)")),
+    ("lab_bco_two_point", ("server received D", "reward 0.0, info {}", "eps=0.5"))])
 def test_teaching_notebooks_run(capsys, name, expected):
     """Execute a lab notebook's code cells in order (no Jupyter needed)."""
     import json

@@ -46,3 +46,18 @@ def test_ppo_glm_example_runs():
     mod = runpy.run_path(str(Path(__file__).resolve().parents[1] / "examples" / "sb3_ppo_glm.py"))
     res = mod["main"](train_steps=256, horizon=50, n_runs=2)
     assert len(res.agents) == 3 and np.isfinite(res.regret["PPO on Laplace rewards (eps=1)"]).all()
+
+
+@pytest.mark.filterwarnings("ignore:Your action space has dtype float64")
+def test_sac_trains_on_bco_and_runs_in_runner():
+    """SAC learns on the one-point BCO env (Box actions, reward -loss) under Zheng's Alg 1
+    release, then plays through the runner."""
+    from ldp_gym.wrappers import one_point
+
+    env = one_point(gym.make("LDPBCO-v0", max_episode_steps=500), epsilon=1.0, delta=1e-5)
+    model = sb3.SAC("MlpPolicy", env, learning_starts=100, batch_size=32, seed=0, device="cpu",
+                    policy_kwargs={"net_arch": [32, 32]})
+    model.learn(total_timesteps=400)
+    res = ldp_gym.run("LDPBCO-v0", {"SAC": lambda venv: SB3Agent(model)}, horizon=50, n_runs=2,
+                      seed=0, progress=False)
+    assert np.isfinite(res.regret["SAC"]).all() and (res.regret["SAC"][:, -1] >= 0).all()

@@ -166,15 +166,18 @@ class BanditVectorEnv(VectorEnv):
             rewards[runs] = 0.0
             for v in info.values():
                 v[runs] = 0
+            self.t[~done] += 1
+        else:  # the common step: no run starts afresh
+            self.t += 1
         self.last_regret = np.array(info["regret"], dtype=np.float64)
-        self.t[~done] += 1
         truncated = np.zeros(self.num_envs, bool) if self.horizon is None else self.t >= self.horizon
         self._needs_reset = truncated.copy()
         mask = ~done
-        full = {k: v for k, v in info.items()}
-        full.update({f"_{k}": mask.copy() for k in info})
-        return (self.core.observe(), rewards.astype(np.float64), np.zeros(self.num_envs, bool),
-                truncated, full)
+        full = dict(info)
+        for k in info:
+            full["_" + k] = mask.copy()
+        return (self.core.observe(), rewards.astype(np.float64),
+                np.zeros(self.num_envs, bool), truncated, full)
 
     def step_committed(self, actions: np.ndarray, counts: np.ndarray):
         """Play ``actions[i]`` for ``counts[i]`` rounds in run i (0 allowed); no autoreset:
