@@ -158,19 +158,27 @@ def _cmd_run(args: argparse.Namespace) -> None:
     if args.secure and not private and args.wrapper == "none":
         raise UserError("--secure: no agent or wrapper draws privacy noise (name a private "
                         "agent or pass --wrapper)")
+    probe = ldp_gym.make_vector_env(args.env, 1, args.horizon)
+    # rewards are clipped to the bounds the setting declares (BCO: [-B, B]), else [0, 1]
+    lower, upper = probe.unwrapped.core.bounded_rewards or (0.0, 1.0)
     for eps in args.epsilon:
         agents = {f"{_label(c)} eps={eps:g}": (c, {"epsilon": eps}) for c in private.values()}
         if agents:
             tasks.append(dict(common, agents=agents))
         if plain and args.wrapper != "none":
-            wrapper = (VectorLaplaceReward, {"epsilon": eps}) if args.wrapper == "laplace" \
-                else (VectorGaussianReward, {"epsilon": eps, "delta": args.delta})
+            bounds = {"lower": lower, "upper": upper}
+            wrapper = (VectorLaplaceReward, {"epsilon": eps, **bounds}) \
+                if args.wrapper == "laplace" \
+                else (VectorGaussianReward, {"epsilon": eps, "delta": args.delta, **bounds})
+            try:
+                wrapper[0](probe, **wrapper[1])
+            except (ValueError, TypeError) as exc:
+                raise UserError(f"--wrapper {args.wrapper}: {exc}") from None
             tasks.append(dict(common, wrappers=[wrapper], agents={
                 f"{_label(c)} + {args.wrapper} eps={eps:g}": c for c in plain.values()}))
     if plain and args.wrapper == "none":
         tasks.append(dict(common, agents={_label(c): c for c in plain.values()}))
     # validate every agent's parameters before any work (errors name the parameter)
-    probe = ldp_gym.make_vector_env(args.env, 1, args.horizon)
     for task in tasks:
         for spec in task["agents"].values():
             cls, kw = spec if isinstance(spec, tuple) else (spec, {})

@@ -141,3 +141,91 @@ def test_two_point_mutants_flagged():
     bad = two_point(eps=1.0)  # noise 10% short
     bad.mechanism.sigma *= 0.9
     assert _audit(bad, 0.25, g * 0.25, -g * 0.25).epsilon_lower > claim
+
+
+# ----------------------------------------------------------------------------- findings of the
+# external black-box audit of these releases (each test fails on the code before its fix)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_reward_wrappers_refuse_private_observations_through_gymnasium_vector_envs(mode):
+    from ldp_gym.wrappers import VectorLaplaceReward
+
+    venv = gym.make_vec("LDPMultiPointBCO-v0", num_envs=2, vectorization_mode=mode)
+    with pytest.raises(ValueError, match="observation carries the private feedback"):
+        VectorLaplaceReward(venv, epsilon=1.0)
+    venv.close()
+
+
+def test_gaussian_releases_never_return_negative_zero():
+    """The sign of a zero output must not depend on the input: a snapped input in (-g/2, 0)
+    plus a zero draw used to give -0.0, a positive one +0.0."""
+    from ldp_gym.wrappers.mechanisms import GaussianMechanism, GaussianStatistics
+
+    class Zero(np.random.Generator):
+        def __init__(self):
+            super().__init__(np.random.PCG64(0))
+
+        def standard_normal(self, size=None, *args, **kwargs):
+            return np.full(size, -1e-300)
+
+    m = GaussianMechanism(1.0, 1e-5, lower=-1.0, upper=1.0, seed=Zero())
+    out = m(np.array([-m.grid / 4, m.grid / 4, 0.0]))
+    assert (out == 0).all() and not np.signbit(out).any()
+    s = GaussianStatistics(1.0, 0.01, {"u": ("vector", 1.0, 8.0)}, dim=2, seed=0)
+    s.streams["u"]._buf, s.streams["u"]._pos = np.full(16, -0.0), 0
+    out = s.release("u", np.array([[-s.parts["u"].grid / 4, 0.0]]))  # the compiled transform
+    assert (out == 0).all() and not np.signbit(out).any()
+
+
+@pytest.mark.parametrize("eps,delta,secure", [(1.0, 1e-20, True), (40.0, 1e-5, True),
+                                              (100.0, 1e-5, False)])
+def test_gaussian_refuses_what_the_sampler_tail_cannot_deliver(eps, delta, secure):
+    from ldp_gym.wrappers.mechanisms import GaussianMechanism
+
+    with pytest.raises(ValueError, match="sampler's tail"):
+        GaussianMechanism(eps, delta, secure=secure)
+    with pytest.raises(ValueError, match="sampler's tail"):
+        TwoPointGaussian(gym.make("LDPMultiPointBCO-v0"), epsilon=eps, delta=delta, secure=secure)
+
+
+def test_two_point_release_uses_the_points_the_env_plays():
+    """A huge coordinate used to overflow the wrapper's own norm (gap taken as 0 or wrong)."""
+    w = two_point(eps=2.0)
+    far = np.zeros(2 * D)
+    far[0], far[D] = 1e200, -0.5          # played: (1, 0, ...) and (-0.5, 0, ...)
+    near = np.zeros(2 * D)
+    near[0], near[D] = 1.0, -0.5
+    d_far = sampler(w, far, -0.3)(20_000)
+    d_near = sampler(w, near, -0.3)(20_000)
+    assert abs(d_far.mean() - d_near.mean()) < 5 * w.mechanism.sigma * 1.5 / math.sqrt(20_000)
+
+
+def test_partial_reset_resets_the_masked_runs_only():
+    venv = ldp_gym.make_vector_env("LDPMultiPointBCO-v0", 3, 10)
+    venv.reset(seed=0)
+    venv.step(np.tile(pair(0.5), (3, 1)))
+    before = venv.unwrapped.core.comparator.copy()
+    venv.reset(options={"reset_mask": np.array([True, False, False])})
+    assert venv.unwrapped.t.tolist() == [0, 1, 1]
+    after = venv.unwrapped.core.comparator
+    assert not np.array_equal(before[0], after[0]) and np.array_equal(before[1:], after[1:])
+    with pytest.raises(ValueError, match="reset_mask"):
+        venv.reset(options={"reset_mask": [1, 0, 0]})
+
+
+def test_cli_wrapper_on_bco_clips_to_the_declared_bounds(tmp_path, capsys):
+    from ldp_gym.cli import main
+
+    assert main(["run", "LDPBCO-v0", "--agents", "FKM", "--wrapper", "gaussian", "--horizon",
+                 "50", "--runs", "2", "--quiet", "--out", str(tmp_path / "a")]) == 0
+    from ldp_gym.results import Results
+
+    b = gym.make("LDPBCO-v0").unwrapped.core.loss_bound
+    assert f"'lower': {-b}, 'upper': {b}" in Results.load(tmp_path / "a" / "results.npz").meta[
+        "wrappers"][0]
+    capsys.readouterr()
+    assert main(["run", "LDPMultiPointBCO-v0", "--agents", "ADX", "--wrapper", "laplace",
+                 "--out", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--wrapper laplace" in err and not (tmp_path / "b").exists()

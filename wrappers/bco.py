@@ -25,6 +25,11 @@ every float output a multiple of one grid, and the scaling by the public
 ``||x_1 - x_2||`` is post-processing. The points are the ones the env plays
 (the action projected radially on X, as the env does); the action is public.
 
+The unit protected is one round's loss function, as in Zheng et al.'s model,
+where every round is a new user. A user whose loss function is queried over
+several rounds (the envs here keep one f for a whole episode) is protected by
+the composition of those releases.
+
 What the learner sees of a two-point round is the centred pair
 ``(D/2, -D/2)`` as the observation (so ``obs[0] - obs[1] = D``, the one
 quantity a two-point method uses) and a reward of ``0.0``: the level of the
@@ -135,9 +140,10 @@ class _TwoPoint:
 
     def _released(self, actions: Any, losses: Any) -> np.ndarray:
         """``D`` (N,) for actions (N, 2d) and the env's losses (N, 2)."""
-        points = np.asarray(actions, dtype=np.float64).reshape(-1, 2, self.dim)
-        norms = np.linalg.norm(points, axis=2, keepdims=True)
-        points = points * np.minimum(1.0, self.radius / np.maximum(norms, 1e-300))  # as the env
+        from ldp_gym.envs.bco import project_points
+
+        points = project_points(np.asarray(actions, dtype=np.float64).reshape(-1, 2, self.dim),
+                                self.radius)[0]  # the points the env plays
         gap = np.linalg.norm(points[:, 0] - points[:, 1], axis=1)
         losses = check_input(losses, "losses").reshape(-1, 2)
         ratio = np.divide(losses[:, 0] - losses[:, 1], gap, out=np.zeros_like(gap),

@@ -118,3 +118,32 @@ def l2_ball_radius(epsilon: float, radius: float, dim: int) -> float:
     log_gamma_ratio = special.gammaln((dim + 1) / 2.0) - special.gammaln(dim / 2.0 + 1.0)
     coth = 1.0 / math.tanh(epsilon / 2.0)  # (e^eps + 1) / (e^eps - 1)
     return radius * (math.sqrt(math.pi) / 2.0) * coth * dim * math.exp(log_gamma_ratio)
+
+
+#: The largest |z| the standard normal samplers can return: Box-Muller on uniforms of 2^-54 and
+#: more (secure mode: sqrt(2 * 54 ln 2) = 8.65) and numpy's ziggurat on 53-bit doubles (seeded;
+#: 12.0 is a conservative lower value of its reach, about 12.2).
+SAMPLER_Z_MAX = {True: 8.65, False: 12.0}
+
+
+def check_sampler_tail(epsilon: float, delta: float, secure: bool) -> float:
+    """Refuse an (epsilon, delta) that the Gaussian samplers' finite tails cannot deliver.
+
+    A sampler that never draws beyond ``z_max`` is within total variation
+    ``eta = P(|Z| > z_max)`` of the exact Gaussian, so a Gaussian mechanism built on it is
+    ``(epsilon, delta + (1 + e^epsilon) eta)``-DP. The extra term is required to stay below
+    delta / 100; it only binds at very large epsilon or tiny delta (secure mode, delta = 1e-5:
+    epsilon up to about 23). Returns the extra term.
+
+    Raises:
+        ValueError: the extra term exceeds delta / 100.
+    """
+    eta = math.erfc(SAMPLER_Z_MAX[bool(secure)] / math.sqrt(2.0))
+    extra = (1.0 + math.exp(min(epsilon, 700.0))) * eta
+    if extra > delta / 100.0:
+        mode = "secure" if secure else "seeded"
+        raise ValueError(f"epsilon={epsilon:g} with delta={delta:g} is beyond what the {mode} "
+                         f"Gaussian sampler's tail (|z| <= {SAMPLER_Z_MAX[bool(secure)]}) can "
+                         f"deliver: lower epsilon or raise delta")
+    return extra
+

@@ -61,7 +61,7 @@ def clip_scalar(x, bound):
 def snap_add(value, noise, grid):
     """One float-safe Gaussian coordinate: ``value`` snapped to the power-of-two ``grid`` plus
     ``noise`` already on that grid (exact in float64)."""
-    return np.rint(value / grid) * grid + noise
+    return np.rint(value / grid) * grid + noise + 0.0  # + 0.0: no -0.0 (the input's sign)
 
 
 @njit(**_JIT)

@@ -188,7 +188,9 @@ class _Release(_NoiseStream, RecordConstructorArgs):
 STREAM_ARGS_DOC = """\
         seed: the noise stream's seed (else derived from each ``reset(seed=...)``), always
             under the wrapper's own spawn key. Seeded noise is for simulation: whoever knows
-            the seed knows the noise, and the same seed replays it.
+            the seed knows the noise, and the same seed replays it (so whoever chooses the
+            reset seeds can replay the same noise on other actions and cancel it: never let
+            an untrusted party choose them; deploy with ``secure=True``).
         secure: draw the noise from the OS CSPRNG (deployment); refuses ``seed``.
         oracle_info: pass the env's ``info`` through (evaluation only: it is computed from
             the private data and breaks the guarantee for whoever reads it); default ``{}``.

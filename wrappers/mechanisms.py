@@ -75,7 +75,9 @@ from .calibration import (  # noqa: F401  (re-exported: the calibration arithmet
     GRID_BITS,
     MAGNITUDE_BITS,
     MIN_GRID,
+    SAMPLER_Z_MAX,
     analytic_gaussian_sigma,
+    check_sampler_tail,
     classic_gaussian_sigma,
     gaussian_delta,
     grid_step,
@@ -358,6 +360,7 @@ class GaussianMechanism(Mechanism):
                                     self.magnitude))
         self.snapped_sensitivity = self.sensitivity + math.sqrt(self.dim or 1) * self.grid
         self.sigma = calibrate(self.snapped_sensitivity, self.epsilon, self.delta)
+        check_sampler_tail(self.epsilon, self.delta, isinstance(self.rng, SecureGenerator))
 
     def clip(self, x: np.ndarray) -> np.ndarray:
         """Clip in the sensitivity's norm (l2 for vectors, the interval for scalars)."""
@@ -478,6 +481,7 @@ class GaussianStatistics(Mechanism):
         if self.exact_delta > self.delta:
             raise ValueError(f"the declared noise gives delta={self.exact_delta:.3g} > "
                              f"delta={self.delta:g} at epsilon={self.epsilon:g}; raise the noise")
+        check_sampler_tail(self.epsilon, self.delta, isinstance(self.rng, SecureGenerator))
         self.streams = {name: NoiseStream(sub, functools.partial(_grid_normals, sd=p.sd,
                                                                  grid=p.grid))
                         for (name, sub), p in zip(self._substreams(self.parts).items(),

@@ -176,7 +176,8 @@ def gaussian_grid_noise(z: np.ndarray, sigma, grid) -> np.ndarray:
     function of ``z`` only: the rounding to the grid of the Gaussian mechanism's output
     ``snap(x) + sigma z``, i.e. post-processing of that mechanism.
     """
-    return np.rint(z * (sigma / grid)) * grid
+    return np.rint(z * (sigma / grid)) * grid + 0.0  # + 0.0: never -0.0, whose sign
+    # snap(x) + (-0.0) would pass on from a snapped x in (-g/2, 0)
 
 
 # --------------------------------------------------------------------------- l2 clipping

@@ -73,9 +73,23 @@ class _Gaussian:
                                  seed=seed, secure=self.secure)
 
 
-def _refuse_private_observations(env: Any) -> None:
+def _private_observation(env: Any) -> bool:
+    """Whether ``env`` (single, native vector, or Gymnasium's sync/async vector env of a
+    setting) observes private feedback; an unresolved setting of a multi-point id counts as
+    private (fail closed)."""
     core = getattr(getattr(env, "unwrapped", env), "core", None)
-    if getattr(core, "private_observation", False):
+    if core is not None:
+        return bool(getattr(core, "private_observation", False))
+    if hasattr(env, "get_attr"):  # Gymnasium's vector envs of single envs
+        try:
+            return any(getattr(c, "private_observation", False) for c in env.get_attr("core"))
+        except AttributeError:
+            pass
+    return "MultiPoint" in str(getattr(getattr(env, "spec", None), "id", ""))
+
+
+def _refuse_private_observations(env: Any) -> None:
+    if _private_observation(env):
         raise ValueError("env's observation carries the private feedback (the losses of the "
                          "last round), which a reward wrapper would pass through: use the "
                          "setting's own release (TwoPointGaussian for two-point BCO)")

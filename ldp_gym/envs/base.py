@@ -148,11 +148,27 @@ class BanditVectorEnv(VectorEnv):
         self.last_regret = np.zeros(self.num_envs)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
-        self.core.reset(self.np_random, self._all, self.num_envs)
-        self.t[:] = 0
-        self._needs_reset[:] = False
-        self.last_regret = np.zeros(self.num_envs)
+        """Start every run afresh, or with ``options={"reset_mask": mask}`` (Gymnasium's
+        partial reset) the runs where ``mask`` (N,) is True only, the others untouched."""
+        mask = (options or {}).get("reset_mask")
+        if mask is None:
+            super().reset(seed=seed)
+            runs = self._all
+        else:
+            mask = np.asarray(mask)
+            if mask.dtype != bool or mask.shape != (self.num_envs,):
+                raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},)")
+            if seed is not None:
+                super().reset(seed=seed)
+            runs = np.flatnonzero(mask)
+        self.core.reset(self.np_random, runs, self.num_envs)
+        self.t[runs] = 0
+        self._needs_reset[runs] = False
+        if mask is None:
+            self.last_regret = np.zeros(self.num_envs)
+        else:
+            self.last_regret = self.last_regret.copy()
+            self.last_regret[runs] = 0.0
         return self.core.observe(), {}
 
     def step(self, actions):

@@ -128,7 +128,7 @@ from ldp_gym.validation import check_int, check_real
 from .base import BanditCore, BanditEnv, BanditVectorEnv
 
 __all__ = ["LOSSES", "REGIMES", "BCOCore", "BCOEnv", "BCOVectorEnv", "MultiPointBCOCore",
-           "MultiPointBCOEnv", "MultiPointBCOVectorEnv", "psi"]
+           "MultiPointBCOEnv", "MultiPointBCOVectorEnv", "project_points", "psi"]
 
 #: the loss families, by code (their position)
 LOSSES = ("quadratic", "absolute", "logistic")
@@ -335,7 +335,7 @@ _ARGS_DOC = """
 """
 
 
-def _project(pts: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
+def project_points(pts: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
     """Points (..., d) projected radially onto the ball, inside the box ``[-radius, radius]^d``
     despite rounding, and whether each lay outside by more than rounding. Norms come from
     max-abs-scaled points, so that no finite point overflows."""
@@ -482,7 +482,7 @@ class BCOCore(BanditCore):
         elif arr.dtype.kind not in "iuf" or not np.isfinite(arr).all() \
                 or not (arr.max() > R or arr.min() < -R):
             return actions
-        pts, flagged = _project(arr.astype(np.float64).reshape(-1, self.points, self.dim), R)
+        pts, flagged = project_points(arr.astype(np.float64).reshape(-1, self.points, self.dim), R)
         self._forced |= flagged.any(axis=1)
         return pts.reshape(shape)
 
@@ -492,7 +492,7 @@ class BCOCore(BanditCore):
         instance each run plays in its next round (``side`` None), or of instance a (``side``
         0) or b (1), an int or (N,) array (the stochastic regime has instance a only). For
         evaluation and tests; nothing is played."""
-        x = np.ascontiguousarray(_project(np.asarray(points, dtype=np.float64), self.radius)[0])
+        x = np.ascontiguousarray(project_points(np.asarray(points, dtype=np.float64), self.radius)[0])
         n, m = x.shape[0], x.shape[1]
         if side is None:
             sides = np.zeros(n, dtype=np.int64)
