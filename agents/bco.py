@@ -162,11 +162,18 @@ def _ellipsoid(x, u, normalize, radius, lam, scale, gain, y, w):  # pragma: no c
             w[i, j] = gain * (a * u[i, j] + k_half * x[i, j])
 
 
+#: FTRL points stay within ``radius * _INSIDE`` (< radius in floating point)
+_INSIDE = 1.0 - 1e-12
+
+
 @njit(**_JIT)
 def _barrier_root(a, radius):  # pragma: no cover - compiled
     """The root r in [0, radius) of ``a (radius^2 - r^2) = 2 r`` (a >= 0), computed stably:
-    ``r = a radius^2 / (1 + sqrt(1 + (a radius)^2))``."""
-    return a * radius * radius / (1.0 + math.sqrt(1.0 + (a * radius) ** 2))
+    ``r = a radius^2 / (1 + sqrt(1 + (a radius)^2))``, capped at
+    ``radius (1 - 1e-12)`` (for huge a the root rounds to the radius, where the barrier
+    is infinite)."""
+    r = a * radius * radius / (1.0 + math.sqrt(1.0 + (a * radius) ** 2))
+    return min(r, radius * _INSIDE)
 
 
 @njit(**_JIT)
@@ -180,8 +187,8 @@ def _saha_tewari_update(grad_sum, w, rewards, eta, radius, x):  # pragma: no cov
         for j in range(d):
             grad_sum[i, j] -= rewards[i] * w[i, j]
             s += grad_sum[i, j] * grad_sum[i, j]
-        a = eta * math.sqrt(s)
-        factor = eta * radius * radius / (1.0 + math.sqrt(1.0 + (a * radius) ** 2))  # r / ||S||
+        norm = math.sqrt(s)
+        factor = _barrier_root(eta * norm, radius) / norm if norm > 0.0 else 0.0  # r / ||S||
         for j in range(d):
             x[i, j] = -factor * grad_sum[i, j]
 
@@ -221,6 +228,7 @@ def _hazan_levy_update(c, w, rewards, mu, curvature, eta, radius, iterations,
                 break
             r = max(r - step, 0.0)
         most = max(most, steps)
+        r = min(r, radius * _INSIDE)  # strictly inside, also where the root rounds to R
         factor = -r / norm if norm > 0.0 else 0.0
         for j in range(d):
             x[i, j] = factor * c[i, j]
@@ -239,6 +247,20 @@ def ellipsoid_point(x: np.ndarray, u: np.ndarray, radius: float, lam: float = 0.
     return y, w
 
 
+def _release_noise(env: Any) -> float:
+    """The standard deviation of the noise a reward release between the agent and the env adds
+    to each loss (Gaussian: sigma; Laplace: sqrt(2) times its scale), 0.0 without one."""
+    while env is not None and hasattr(env, "env"):
+        mech = getattr(env, "mechanism", None)
+        if mech is not None and getattr(env, "unit", None) == "reward":
+            if hasattr(mech, "sigma"):
+                return float(mech.sigma)
+            if hasattr(mech, "scale"):
+                return math.sqrt(2.0) * float(mech.scale)
+        env = env.env
+    return 0.0
+
+
 class BCOAgent(Agent):
     """Base of the bandit convex optimisation agents: the ball, the loss constants, the schedule.
 
@@ -249,6 +271,11 @@ class BCOAgent(Agent):
         points: points played per round (1 for the one-point agents, 2 for ADX; read off the
             env by ``from_env``, refused if the algorithm plays another number).
         loss_bound: B > 0, declared bound on |f_t| over X.
+        loss_noise: the standard deviation of the noise a release adds to every observed loss
+            (Zheng et al.'s Alg 1: the Gaussian reward wrapper's sigma; :meth:`from_env` reads
+            it off a reward wrapper of the env, 0 without one). The one-point schedules are
+            tuned for the released losses' range :attr:`loss_range`, as Zheng et al.'s Thm 3
+            tunes the black box.
         lipschitz: G > 0, declared Lipschitz constant of f_t on X.
         strong_convexity: mu >= 0 (0: not strongly convex).
         smoothness: beta > 0, ``inf`` for non-smooth losses.
@@ -270,11 +297,11 @@ class BCOAgent(Agent):
 
     def __init__(self, *, dim: int = 5, radius: float = 1.0, points: int | None = None,
                  loss_bound: float = 1.0, lipschitz: float = 1.0, strong_convexity: float = 0.0,
-                 smoothness: float = math.inf, **kwargs: Any):
+                 smoothness: float = math.inf, loss_noise: float = 0.0, **kwargs: Any):
         # checked in _make_action_space, after the base class has checked its own arguments
         self._given = {"dim": dim, "radius": radius, "points": points, "loss_bound": loss_bound,
                        "lipschitz": lipschitz, "strong_convexity": strong_convexity,
-                       "smoothness": smoothness}
+                       "smoothness": smoothness, "loss_noise": loss_noise}
         n_arms = kwargs.pop("n_arms", 1)
         super().__init__(n_arms, **kwargs)
         del self._given
@@ -311,6 +338,7 @@ class BCOAgent(Agent):
         for k in keys[3:]:
             out[k] = float(out[k])
         out["radius"] = float(out["radius"])
+        out["loss_noise"] = _release_noise(env)
         return out
 
     def _make_action_space(self) -> spaces.Space:
@@ -320,7 +348,8 @@ class BCOAgent(Agent):
         return box
 
     def _check_params(self, dim: Any, radius: Any, points: Any, loss_bound: Any, lipschitz: Any,
-                      strong_convexity: Any, smoothness: Any) -> None:
+                      strong_convexity: Any, smoothness: Any, loss_noise: Any) -> None:
+        self.loss_noise = check_real("loss_noise", loss_noise, low=0.0, low_open=False)
         self.dim = check_int("dim", dim)
         self.radius = check_real("radius", radius, low=0.0)
         self.points = self.points_per_round if points is None else check_int("points", points)
@@ -338,6 +367,13 @@ class BCOAgent(Agent):
             self.smoothness = check_real("smoothness", smoothness, low=0.0)
         self._check_algorithm()
         self._schedule()
+
+    @property
+    def loss_range(self) -> float:
+        """The bound the one-point schedules are tuned for: B, plus ``loss_noise sqrt(2 ln(2T))``
+        (what a released loss reaches but for probability 1/T) when a release adds noise to
+        the loss, as Zheng et al.'s Thm 3 tunes the black box under their Alg 1."""
+        return self.loss_bound + self.loss_noise * math.sqrt(2.0 * math.log(2.0 * self.rounds))
 
     @property
     def rounds(self) -> int:
@@ -402,7 +438,7 @@ class FKM(_SchedulePicker):
 
     Schedule (``schedule``, default ``auto``: strongly convex when mu > 0):
 
-    * ``convex``: their theorem for L-Lipschitz losses (FKM 2005, the T^{3/4} bound; with
+    * ``convex``: their Theorem 2 for L-Lipschitz losses (the T^{3/4} bound; with
       their C = B, L = G and r = R for the ball): ``rho = T^{-1/4} sqrt(R r d B / (3 (G r + B)))``,
       ``xi = rho / r`` and their step ``nu = R / (B sqrt(T))`` on ``f_t(x_t) u_t``, that
       is ``eta = nu rho / d`` on g_t; expected regret at most
@@ -418,7 +454,8 @@ class FKM(_SchedulePicker):
     enough that their rho is below r anyway).
 
     Privacy: none (an ordinary non-private agent). Under the Gaussian reward wrapper
-    (``GaussianReward(env, epsilon, delta, lower=-B, upper=B)``) it is Zheng et al.
+    (:func:`~ldp_gym.wrappers.bco.one_point`: B from the env; :meth:`from_env` then tunes the
+    schedule for the released losses, ``loss_noise``) it is Zheng et al.
     (2020)'s Alg 1 for BCO, (epsilon, delta)-LDP per user's loss (their Thm 2), regret
     O~(T^{3/4}/eps) convex and O~(T^{2/3}/eps) strongly convex (their Table 1).
 
@@ -444,7 +481,7 @@ class FKM(_SchedulePicker):
         return [{}, {"schedule": "convex"}]
 
     def _schedule(self) -> None:
-        T, d, R, B, G = self.rounds, self.dim, self.radius, self.loss_bound, self.lipschitz
+        T, d, R, B, G = self.rounds, self.dim, self.radius, self.loss_range, self.lipschitz
         r = R  # the ball contains r B with r = R
         if self.schedule == "convex":
             rho = T ** -0.25 * math.sqrt(R * r * d * B / (3.0 * (G * r + B)))
@@ -517,8 +554,8 @@ class SahaTewari(_BarrierAgent):
     * ``x_{t+1} = argmin_x eta sum_{s<=t} g_s^T x + R(x)``, in closed form for the ball:
       ``x_{t+1} = -eta S_t R^2 / (1 + sqrt(1 + eta^2 ||S_t||^2 R^2))``, S_t = sum g_s.
 
-    Schedule: delta and eta of order T^{-1/6} and T^{-2/3} as in their theorem
-    (regret O~(T^{2/3})), with constants that balance the three terms of its regret
+    Schedule: delta and eta of order T^{-1/6} and T^{-2/3} as in their main theorem
+    (regret O~(T^{2/3})); the constants are this implementation's, chosen to balance the three terms of its regret
     decomposition on the ball, ``nu ln T / eta`` (FTRL), ``2 eta T (d B / delta)^2``
     (local norms of g_t) and ``beta R^2 delta^2 T / 2`` (smoothing, since
     ``||(grad^2 R)^{-1}|| <= R^2 / 2``)::
@@ -529,7 +566,8 @@ class SahaTewari(_BarrierAgent):
     with ln T floored at 1.
 
     Privacy: none (an ordinary non-private agent). Under the Gaussian reward wrapper
-    (``GaussianReward(env, epsilon, delta, lower=-B, upper=B)``) it is Zheng et al.
+    (:func:`~ldp_gym.wrappers.bco.one_point`: B from the env; :meth:`from_env` then tunes the
+    schedule for the released losses, ``loss_noise``) it is Zheng et al.
     (2020)'s Alg 1 with this black box (their Corollary 4): (epsilon, delta)-LDP per
     user's loss (Thm 2), regret O~(T^{2/3}/eps) for convex smooth losses.
 
@@ -552,7 +590,7 @@ class SahaTewari(_BarrierAgent):
     name = "Saha-Tewari"
 
     def _schedule(self) -> None:
-        T, d, R, B = self.rounds, self.dim, self.radius, self.loss_bound
+        T, d, R, B = self.rounds, self.dim, self.radius, self.loss_range
         log_t = max(math.log(T), 1.0)
         self.delta = min(1.0, (2.0 * math.sqrt(2.0) * d * B * math.sqrt(self.nu * log_t / T)
                                / (self.smoothness * R * R)) ** (1.0 / 3.0))
@@ -592,12 +630,13 @@ class HazanLevy(_BarrierAgent):
       x_{t+1}, stays strictly inside the ball.
 
     Schedule: their main theorem's step (order sqrt(ln T / T) / d),
-    ``eta = sqrt((nu + 2 beta / mu) ln T) / (2 d B sqrt(T))``, for which the expected
-    regret is at most ``4 d B sqrt((nu + 2 beta/mu) T ln T)`` plus lower-order terms
-    (ln T floored at 1).
+    ``eta = sqrt((nu + 2 beta / mu) ln T / (2 d^2 B^2 T))`` (L = B; the step of three
+    independent public implementations), for which the expected regret is at most
+    ``4 d B sqrt((nu + 2 beta/mu) T ln T)`` plus lower-order terms (ln T floored at 1).
 
     Privacy: none (an ordinary non-private agent). Under the Gaussian reward wrapper
-    (``GaussianReward(env, epsilon, delta, lower=-B, upper=B)``) it is Zheng et al.
+    (:func:`~ldp_gym.wrappers.bco.one_point`: B from the env; :meth:`from_env` then tunes the
+    schedule for the released losses, ``loss_noise``) it is Zheng et al.
     (2020)'s Alg 1 with this black box (their Corollary 4): (epsilon, delta)-LDP per
     user's loss (Thm 2), regret O~(sqrt(T)/eps) for strongly convex smooth losses.
 
@@ -627,10 +666,10 @@ class HazanLevy(_BarrierAgent):
         super()._check_algorithm()
 
     def _schedule(self) -> None:
-        T, d, B = self.rounds, self.dim, self.loss_bound
+        T, d, B = self.rounds, self.dim, self.loss_range
         log_t = max(math.log(T), 1.0)
-        self.eta = math.sqrt((self.nu + 2.0 * self.smoothness / self.strong_convexity) * log_t) \
-            / (2.0 * d * B * math.sqrt(T))
+        self.eta = math.sqrt((self.nu + 2.0 * self.smoothness / self.strong_convexity) * log_t
+                             / (2.0 * d * d * B * B * T))
 
     def _init_state(self, n: int) -> None:
         super()._init_state(n)

@@ -74,8 +74,30 @@ def test_barrier_schedules_are_the_stated_formulas():
     assert st.delta == pytest.approx(delta)
     assert st.eta == pytest.approx(delta * math.sqrt(math.log(T) / (2 * T)) / (d * B))
     hl = HazanLevy(dim=d, radius=R, loss_bound=B, smoothness=beta, strong_convexity=mu, horizon=T)
-    assert hl.eta == pytest.approx(math.sqrt((1 + 2 * beta / mu) * math.log(T))
-                                   / (2 * d * B * math.sqrt(T)))
+    assert hl.eta == pytest.approx(math.sqrt((1 + 2 * beta / mu) * math.log(T)
+                                             / (2 * d * d * B * B * T)))
+
+
+def test_one_point_schedules_are_tuned_for_the_released_losses():
+    """Behind Zheng's Alg 1 release the black box sees losses of range about
+    B + sigma sqrt(2 ln 2T) (their Thm 3): from_env reads sigma off the reward wrapper."""
+    import gymnasium as gym
+
+    from ldp_gym.wrappers import VectorTwoPointGaussian, one_point
+
+    env = gym.make("LDPBCO-v0", max_episode_steps=10_000)
+    plain = FKM.from_env(env)
+    private = FKM.from_env(one_point(env, epsilon=0.5, delta=1e-5))
+    sigma = one_point(env, epsilon=0.5, delta=1e-5).mechanism.sigma
+    assert plain.loss_noise == 0.0 and private.loss_noise == sigma
+    assert private.loss_range == pytest.approx(plain.loss_bound
+                                               + sigma * math.sqrt(2 * math.log(2 * 10_000)))
+    assert private.rho > plain.rho  # more exploration against the noisier losses
+    venv = ldp_gym.make_vector_env("LDPMultiPointBCO-v0", 2, 100)
+    two = VectorTwoPointGaussian(venv, epsilon=1.0, delta=1e-5)
+    assert TwoPointGD.from_env(two).loss_noise == 0.0  # the two-point release is not a reward's
+    with pytest.raises(ValueError, match="loss_noise"):
+        FKM(horizon=10, loss_noise=-1.0)
 
 
 # ----------------------------------------------------------------------------- hand computations
@@ -317,7 +339,9 @@ def test_gradient_descent_iterates_stay_in_the_shrunk_ball(cls, schedule):
 
 @pytest.mark.parametrize("cls", [SahaTewari, HazanLevy])
 def test_barrier_iterates_stay_strictly_inside(cls):
-    """A linear loss pulling hard towards the boundary: x_t and y_t strictly inside the ball."""
+    """A linear loss pulling hard towards the boundary: x_t strictly inside the ball, y_t in it
+    (strictly inside in exact arithmetic; at x_t within rounding of the boundary, y_t may land
+    on it)."""
     R = 1.0
     agent = cls(dim=3, radius=R, loss_bound=1.0, smoothness=1.0, strong_convexity=0.01,
                 horizon=3000, num_envs=8, seed=6)
@@ -325,11 +349,13 @@ def test_barrier_iterates_stay_strictly_inside(cls):
     obs = np.zeros((8, 1))
     for _ in range(3000):
         y = agent.act(obs)
-        assert (np.linalg.norm(y, axis=1) < R).all()
+        assert (np.linalg.norm(y, axis=1) <= R * (1 + 1e-12)).all()
         agent.observe(obs, y, -(y @ a), obs)
         assert (np.linalg.norm(agent.x, axis=1) < R).all()
-    # and it went where the loss pulls: towards -a / ||a||
-    assert (agent.x @ -a > 0).all()
+    if cls is SahaTewari:  # and it went where the loss pulls, towards -a / ||a|| (a linear
+        # loss is convex and smooth; it is not strongly convex, Hazan-Levy's assumption, and
+        # its iterates wander along the boundary there)
+        assert (agent.x @ -a > 0).all()
 
 
 # ----------------------------------------------------------------------------- batch of one
