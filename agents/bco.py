@@ -555,9 +555,9 @@ class SahaTewari(_BarrierAgent):
       ``x_{t+1} = -eta S_t R^2 / (1 + sqrt(1 + eta^2 ||S_t||^2 R^2))``, S_t = sum g_s.
 
     Schedule: delta and eta of order T^{-1/6} and T^{-2/3} as in their main theorem
-    (regret O~(T^{2/3})); the constants are this implementation's, chosen to balance the three terms of its regret
-    decomposition on the ball, ``nu ln T / eta`` (FTRL), ``2 eta T (d B / delta)^2``
-    (local norms of g_t) and ``beta R^2 delta^2 T / 2`` (smoothing, since
+    (regret O~(T^{2/3})); the constants are this implementation's, chosen to balance
+    the three terms of its regret decomposition on the ball, ``nu ln T / eta`` (FTRL),
+    ``2 eta T (d B / delta)^2`` (local norms of g_t) and ``beta R^2 delta^2 T / 2`` (smoothing, since
     ``||(grad^2 R)^{-1}|| <= R^2 / 2``)::
 
         delta = min(1, (2 sqrt(2) d B sqrt(nu ln T / T) / (beta R^2))^{1/3})
