@@ -35,11 +35,14 @@ from .mab import (
     ThompsonSampling,
     TsallisINF,
 )
+from .nonparametric import ABSE, LDPMAB, LDPMABAux, UniformRandom
+from .nonparametric import AGENTS as _NONPARAMETRIC_AGENTS
 
-AGENTS: dict[str, type[Agent]] = {**_MAB_AGENTS, **_GLM_AGENTS, **_BCO_AGENTS}
+AGENTS: dict[str, type[Agent]] = {**_MAB_AGENTS, **_GLM_AGENTS, **_BCO_AGENTS,
+                                  **_NONPARAMETRIC_AGENTS}
 
-__all__ = ["AGENTS", "DPSE", "DPUCB", "FKM", "GLOC", "KLUCB", "LDPGLOC", "LDPOLS", "LDPSGD", "LDPUCB",
-           "UCB1", "AdaPKLUCB", "AdaPUCB", "Agent", "BCOAgent", "Exp3", "GlobalDPAgent", "GreedyOLS",
-           "GreedySGD", "HazanLevy", "LDPLinUCB", "LDPMultiOLS", "LDPMultiSGD", "LinUCB",
-           "LocalDPAgent", "Privacy", "SahaTewari", "ThompsonSampling", "TsallisINF", "TwoPointGD",
-           "argmax_random"]
+__all__ = ["ABSE", "AGENTS", "DPSE", "DPUCB", "FKM", "GLOC", "KLUCB", "LDPGLOC", "LDPMAB", "LDPOLS",
+           "LDPSGD", "LDPUCB", "UCB1", "AdaPKLUCB", "AdaPUCB", "Agent", "BCOAgent", "Exp3",
+           "GlobalDPAgent", "GreedyOLS", "GreedySGD", "HazanLevy", "LDPLinUCB", "LDPMABAux",
+           "LDPMultiOLS", "LDPMultiSGD", "LinUCB", "LocalDPAgent", "Privacy", "SahaTewari",
+           "ThompsonSampling", "TsallisINF", "TwoPointGD", "UniformRandom", "argmax_random"]

@@ -158,7 +158,10 @@ def _cmd_run(args: argparse.Namespace) -> None:
     if args.secure and not private and args.wrapper == "none":
         raise UserError("--secure: no agent or wrapper draws privacy noise (name a private "
                         "agent or pass --wrapper)")
-    probe = ldp_gym.make_vector_env(args.env, 1, args.horizon)
+    try:
+        probe = ldp_gym.make_vector_env(args.env, 1, args.horizon)
+    except ImportError as exc:  # an optional extra the env needs (scikit-learn's datasets)
+        raise UserError(str(exc)) from None
     # rewards are clipped to the bounds the setting declares (BCO: [-B, B]), else [0, 1]
     lower, upper = probe.unwrapped.core.bounded_rewards or (0.0, 1.0)
     for eps in args.epsilon:

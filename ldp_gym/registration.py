@@ -12,6 +12,7 @@ import gymnasium as gym
 _MAB = "ldp_gym.envs.mab:"
 _GLM = "ldp_gym.envs.glm:"
 _BCO = "ldp_gym.envs.bco:"
+_NP = "ldp_gym.envs.nonparametric:"
 
 #: id -> (single env entry point, vector env entry point, max_episode_steps, default kwargs)
 ENV_SPECS: dict[str, tuple[str, str, int, dict]] = {
@@ -28,6 +29,10 @@ ENV_SPECS: dict[str, tuple[str, str, int, dict]] = {
     "LDPBCO-v0": (_BCO + "BCOEnv", _BCO + "BCOVectorEnv", 100_000, {}),
     "LDPMultiPointBCO-v0": (_BCO + "MultiPointBCOEnv", _BCO + "MultiPointBCOVectorEnv", 100_000,
                             {}),
+    "LDPNonparametricBandit-v0": (_NP + "NonparametricEnv", _NP + "NonparametricVectorEnv", 100_000,
+                                  {}),
+    "LDPClassificationBandit-v0": (_NP + "ClassificationBanditEnv",
+                                   _NP + "ClassificationBanditVectorEnv", 100_000, {}),
 }
 
 

@@ -387,9 +387,17 @@ def _fits(cls, env_id):
         return "BCO" in env_id and (cls.points_per_round > 1) == ("MultiPoint" in env_id)
     if "BCO" in env_id:
         return False  # Box actions: the Discrete agents refuse them
+    from ldp_gym.agents.nonparametric import ABSE, LDPMAB
+
+    one_context_ids = ("LDPNonparametricBandit-v0", "LDPClassificationBandit-v0")
+    if issubclass(cls, (LDPMAB, ABSE)):  # partitions of contexts in [0, 1]^d
+        return env_id in one_context_ids
     contextual = "Bandit" in env_id
+    # one context per round: the multi-parameter settings, the nonparametric and classification
+    # ones (their cores declare multi_parameter = True)
+    one_context = "MultiParam" in env_id or env_id in one_context_ids
     if issubclass(cls, ContextualAgent):
-        return contextual and ("MultiParam" in env_id or cls.blocks)
+        return contextual and (one_context or cls.blocks)
     return True  # MAB agents run context-blind anywhere
 
 

@@ -4,7 +4,15 @@ from .base import BanditCore, BanditEnv, BanditVectorEnv
 from .bco import BCOEnv, BCOVectorEnv, MultiPointBCOEnv, MultiPointBCOVectorEnv
 from .glm import GLMEnv, GLMVectorEnv, MultiParamGLMEnv, MultiParamGLMVectorEnv
 from .mab import AdversarialMABEnv, AdversarialMABVectorEnv, MABEnv, MABVectorEnv
+from .nonparametric import (
+    ClassificationBanditEnv,
+    ClassificationBanditVectorEnv,
+    NonparametricEnv,
+    NonparametricVectorEnv,
+)
 
 __all__ = ["AdversarialMABEnv", "AdversarialMABVectorEnv", "BCOEnv", "BCOVectorEnv", "BanditCore",
-           "BanditEnv", "BanditVectorEnv", "GLMEnv", "GLMVectorEnv", "MABEnv", "MABVectorEnv",
-           "MultiParamGLMEnv", "MultiParamGLMVectorEnv", "MultiPointBCOEnv", "MultiPointBCOVectorEnv"]
+           "BanditEnv", "BanditVectorEnv", "ClassificationBanditEnv", "ClassificationBanditVectorEnv",
+           "GLMEnv", "GLMVectorEnv", "MABEnv", "MABVectorEnv", "MultiParamGLMEnv",
+           "MultiParamGLMVectorEnv", "MultiPointBCOEnv", "MultiPointBCOVectorEnv", "NonparametricEnv",
+           "NonparametricVectorEnv"]

@@ -1,0 +1,1309 @@
+"""Nonparametric contextual bandit agents: LDPMAB (with and without auxiliary data), ABSE, uniform.
+
+Contexts lie in [0, 1]^d, the K arms' mean rewards are smooth functions of the
+context and nothing parametric is assumed (``LDPNonparametricBandit-v0``).
+
+* :class:`LDPMAB`: Ma et al. (2025), Alg 1-2: a max-edge dyadic partition
+  refined adaptively, arm elimination in every bin, every user privatising
+  one indicator and one reward per (active bin, arm) slot with Laplace noise;
+  epsilon-LDP per user, pure.
+* :class:`LDPMABAux`: Ma et al. (2025), Alg 3: the same, after a jump-start
+  over logged auxiliary datasets (covariate shift), each privatised with its
+  own budget, combined by the multi-source estimator of eq. 26-28.
+* :class:`ABSE`: Perchet and Rigollet (2013), adaptively binned successive
+  elimination; non-private, the reference of Ma et al.'s experiments.
+* :class:`UniformRandom`: every arm with probability 1/K, the floor of every
+  comparison (it runs on any setting with a ``Discrete`` action space).
+
+**One kernel.** The partition agents are written once as compiled (numba)
+rounds of one kernel per algorithm, with the steps of :mod:`ldp_gym.agents.glm_kernels`:
+``CHOOSE`` (user: the bin of the context, an arm uniformly among its active
+arms), ``REPORT`` (user: the inputs of every slot of the message, released
+by the :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` of its part),
+``UPDATE`` (server: the message added to the bins' sums, then elimination and
+refinement) and, for the runner's block path, ``FAST``: the server's sums
+after each user, built from the same slot inputs plus noise the same
+mechanisms drew ahead (:func:`ldp_gym.wrappers.compiled.snap_add`, the
+float-safe ``snap(x) + k g``), only for the sums the algorithm can still
+read: an eliminated arm's sums, the reward sums of a bin with one active arm
+and every sum of a bin with one active arm at the depth cap are never read
+again, so their noise is not drawn. Everything else is the per-user
+protocol, user by user and slot by slot, with the same decision stream; the
+law of every action, every partition and every elimination is that of
+``local_report`` + ``update`` (tested against it with a statistical test in
+``tests/test_nonparametric_agents.py``). Noise is drawn ahead in fixed chunks
+by the mechanisms and used step by step over all runs, so results do not
+depend on how the rounds are split into blocks.
+
+**Memory** is that of the partition: node arrays grow by doubling as bins are
+refined, up to the full tree of the depth cap, whatever the horizon.
+
+Example:
+    >>> import gymnasium as gym
+    >>> import ldp_gym
+    >>> from ldp_gym.agents import LDPMAB
+    >>> env = gym.make("LDPNonparametricBandit-v0", max_episode_steps=1000)
+    >>> agent = LDPMAB.from_env(env, epsilon=8.0, seed=0)
+    >>> obs, _ = env.reset(seed=0)
+    >>> for _ in range(5):
+    ...     action = agent.act(obs)
+    ...     next_obs, reward, terminated, truncated, info = env.step(action)
+    ...     agent.observe(obs, action, reward, next_obs)
+    ...     obs = next_obs
+    >>> sorted(agent.last_report), agent.last_report["U"].shape   # one slot per (bin, arm)
+    (['U', 'V', 'bins', 'source'], (1, 1, 3))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from ldp_gym.validation import check_actions, check_finite, check_int, check_real
+from ldp_gym.wrappers.compiled import snap_add
+from ldp_gym.wrappers.mechanisms import LaplaceMechanism
+
+from .base import Agent, LocalDPAgent, readonly
+
+__all__ = ["ABSE", "AGENTS", "AuxiliarySource", "CHOOSE", "FAST", "LDPMAB", "REPORT", "UPDATE", "LDPMABAux",
+           "UniformRandom", "abse_rounds", "partition_rounds"]
+
+#: steps of a kernel call (bit flags), as in :mod:`ldp_gym.agents.glm_kernels`
+CHOOSE, REPORT, UPDATE, FAST = 1, 2, 4, 8
+
+_JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
+#: helpers of the rounds, inlined into them (no call, and no reference counting of their
+#: array arguments, per bin and step)
+_INLINE: dict[str, Any] = dict(_JIT, inline="always")
+
+#: values drawn per refill of a noise or decision buffer (fixed, so that the stream of values
+#: is the same however the rounds are split into calls)
+CHUNK = 1 << 16
+#: the default radius constant: ``C sqrt(ln n) = sqrt(2 log2 n)`` (Ma et al.'s public code)
+DEFAULT_C = math.sqrt(2.0 / math.log(2.0))
+
+
+# =========================================================================== LDPMAB kernel
+
+
+@njit(**_INLINE)
+def _leaf(x, lo, hi, split, left, active):  # pragma: no cover - compiled
+    """The active bin (node id) containing x: down the tree from the root, left when
+    ``x_j < midpoint`` of the node's split coordinate j, right otherwise."""
+    node = 0
+    while not active[node]:
+        j = split[node]
+        mid = 0.5 * (lo[node, j] + hi[node, j])
+        node = left[node] if x[j] < mid else left[node] + 1
+    return node
+
+
+@njit(**_INLINE)
+def _pick(arms_row, u):  # pragma: no cover - compiled
+    """The ``floor(u m)``-th of the m active arms (u uniform in [0, 1)): uniform over them."""
+    m = 0
+    for k in range(arms_row.shape[0]):
+        if arms_row[k]:
+            m += 1
+    j = min(int(u * m), m - 1)
+    for k in range(arms_row.shape[0]):
+        if arms_row[k]:
+            if j == 0:
+                return k
+            j -= 1
+    return -1
+
+
+@njit(**_INLINE)
+def _estimate(su, sv, cnt, eps, warmup, multi, n, b, k):  # pragma: no cover - compiled
+    """Arm k's estimate and radius over ``C sqrt(log n)`` in bin b of run n (radius inf
+    when undefined).
+
+    One source (eq. 13-14): ``r^ = sum V~ / sum U~``,
+    ``sqrt(max{sum U~, N/eps^2}) / sum U~``. Several (eq. 26-28): weights
+    ``lambda_s = min{1, eps_s^2 sum U~_s / N_s}`` (0 below the warm-up, and clipped at 0),
+    ``r^ = sum_s lambda_s sum V~_s / sum_s lambda_s sum U~_s`` and
+    ``sqrt(sum_s lambda_s^2 max{sum U~_s, N_s/eps_s^2}) / sum_s lambda_s sum U~_s``."""
+    if not multi:
+        s_u = su[n, b, 0, k]
+        if s_u <= 0.0:
+            return 0.0, np.inf
+        return sv[n, b, 0, k] / s_u, math.sqrt(max(s_u, cnt[n, b, 0] / (eps[0] * eps[0]))) / s_u
+    num, den, var = 0.0, 0.0, 0.0
+    for s in range(su.shape[2]):
+        c = cnt[n, b, s]
+        if c > warmup:
+            e2 = eps[s] * eps[s]
+            x = su[n, b, s, k]
+            lam = min(1.0, max(0.0, e2 * x / c))
+            num += lam * sv[n, b, s, k]
+            den += lam * x
+            var += lam * lam * max(x, c / e2)
+    if den <= 0.0:
+        return 0.0, np.inf
+    return num / den, math.sqrt(var) / den
+
+
+@njit(**_JIT)
+def _split(n, b, u, lo, hi, depth, split, left, active, arms, su, sv, cnt, alist, n_active,
+           n_nodes):  # pragma: no cover - compiled
+    """Refine bin b of run n (Alg 1): split it at the midpoint of one of its longest edges
+    (``floor(u t)``-th of the t tied ones); its two children replace it at the end of the
+    active list, with its active arms and fresh sums (the parent's data are not reused)."""
+    d = lo.shape[2]
+    longest = 0.0
+    for j in range(d):
+        longest = max(longest, hi[n, b, j] - lo[n, b, j])
+    ties = 0
+    for j in range(d):
+        if hi[n, b, j] - lo[n, b, j] == longest:
+            ties += 1
+    t = min(int(u * ties), ties - 1)
+    dim = 0
+    for j in range(d):
+        if hi[n, b, j] - lo[n, b, j] == longest:
+            if t == 0:
+                dim = j
+                break
+            t -= 1
+    c = n_nodes[n]
+    n_nodes[n] += 2
+    mid = 0.5 * (lo[n, b, dim] + hi[n, b, dim])
+    for child in (c, c + 1):
+        for j in range(d):
+            lo[n, child, j] = lo[n, b, j]
+            hi[n, child, j] = hi[n, b, j]
+        depth[n, child] = depth[n, b] + 1
+        split[n, child] = -1
+        left[n, child] = -1
+        active[n, child] = True
+        for k in range(arms.shape[2]):
+            arms[n, child, k] = arms[n, b, k]
+            for s in range(su.shape[2]):
+                su[n, child, s, k] = 0.0
+                sv[n, child, s, k] = 0.0
+        for s in range(su.shape[2]):
+            cnt[n, child, s] = 0
+    hi[n, c, dim] = mid
+    lo[n, c + 1, dim] = mid
+    split[n, b] = dim
+    left[n, b] = c
+    active[n, b] = False
+    na = n_active[n]
+    pos = 0
+    while alist[n, pos] != b:
+        pos += 1
+    for i in range(pos, na - 1):
+        alist[n, i] = alist[n, i + 1]
+    alist[n, na - 1] = c
+    alist[n, na] = c + 1
+    n_active[n] = na + 1
+
+
+@njit(**_JIT)
+def partition_rounds(mode, obs, rewards, forced, src, start, stop, lower, width, eps, warmup,
+                     crad, multi, max_depth, taus, lo, hi, depth, split, left, active, arms, su,
+                     sv, cnt, alist, n_active, n_nodes, dec, dec_pos, noise_u, noise_v, noise_pos,
+                     grid_u, grid_v, msg_bins, msg_u, msg_v, actions):  # pragma: no cover - compiled
+    """LDPMAB rounds ``start .. stop - 1`` of every run (Ma et al. Alg 2; Alg 3 for the
+    auxiliary sources), step by step over all runs; returns the round reached (``stop`` when
+    done, earlier when the node capacity, the decision uniforms ``dec`` or the noise buffers
+    would not cover the next round: the caller grows or refills them and calls again).
+
+    Steps (``mode``): ``CHOOSE`` the user's arm, uniform among the active arms of the bin of
+    its context (``forced`` >= 0: the logged or given arm); ``REPORT`` the inputs of every
+    slot of its message into ``msg_*`` (L, N, B, K): ``U = 1{x in A, arm k}`` and
+    ``V = (y - lower)/width U``, released by the caller's mechanisms; ``UPDATE`` the server
+    adds messages ``msg_*`` of source ``src`` to the sums of the active bins (N(A) += 1) and
+    checks each bin: if it is explored enough (N(A) >= warm-up; with several sources, some
+    N_s(A) above it), every active arm k with
+    ``max_k' (r^_k' - max(r_k', tau)) > r^_k + max(r_k, tau)`` is eliminated (eq. 16/29),
+    then the bin is refined (:func:`_split`) if ``r_k < tau`` for every remaining active arm
+    and its depth j is below the cap, ``tau = taus[j] = 2^(-j/d)`` (eq. 17); ``FAST`` the
+    same sums, each slot the server can still read being ``snap(input) + noise`` with the
+    noise the mechanisms drew (``noise_u``, ``noise_v``; a zero input's release is its
+    noise), then the checks. ``rewards`` (N, L, K) every arm's or (N, L, 1) the given arm's;
+    contexts ``obs`` (N, L, d) in [0, 1]^d."""
+    n_runs = n_active.shape[0]
+    cap = lo.shape[1]
+    k_arms = arms.shape[2]
+    snapshot = np.empty(cap, dtype=np.int64)
+    rhat = np.empty(k_arms)
+    rad = np.empty(k_arms)
+    pu, pv = noise_pos[0], noise_pos[1]
+    for s in range(start, stop):
+        need_dec, need_noise = 0, 0
+        for n in range(n_runs):
+            na = n_active[n]
+            if mode & (UPDATE | FAST):
+                splittable = 0
+                for i in range(na):
+                    if depth[n, alist[n, i]] < max_depth:
+                        splittable += 1
+                if n_nodes[n] + 2 * splittable > cap:
+                    noise_pos[0], noise_pos[1] = pu, pv
+                    return s
+            if (mode & CHOOSE) and forced[n, s] < 0:
+                need_dec += 1
+            if mode & (UPDATE | FAST):
+                need_dec += na
+            if mode & FAST:
+                need_noise += na * k_arms
+        if dec_pos[0] + need_dec > dec.shape[0] or pu + need_noise > noise_u.shape[0] \
+                or pv + need_noise > noise_v.shape[0]:
+            noise_pos[0], noise_pos[1] = pu, pv
+            return s
+        for n in range(n_runs):
+            node = -1
+            arm = forced[n, s]
+            if mode & (CHOOSE | REPORT | FAST):
+                node = _leaf(obs[n, s], lo[n], hi[n], split[n], left[n], active[n])
+                if arm < 0 and (mode & CHOOSE):
+                    arm = _pick(arms[n, node], dec[dec_pos[0]])
+                    dec_pos[0] += 1
+                actions[n, s] = arm
+            y = 0.0
+            if mode & (REPORT | FAST):
+                y = (rewards[n, s, arm if rewards.shape[2] > 1 else 0] - lower) / width
+            na = n_active[n]
+            if mode & REPORT:
+                for i in range(msg_bins.shape[2]):
+                    b = alist[n, i] if i < na else -1
+                    msg_bins[s, n, i] = b
+                    for k in range(k_arms):
+                        u = 1.0 if (b == node and k == arm) else 0.0
+                        msg_u[s, n, i, k] = u
+                        msg_v[s, n, i, k] = u * y
+            if not mode & (UPDATE | FAST):
+                continue
+            if mode & UPDATE:
+                for i in range(na):
+                    if msg_bins[s, n, i] != alist[n, i]:
+                        raise ValueError("report: its bins are not the server's active partition")
+            for i in range(na):
+                snapshot[i] = alist[n, i]
+            for i in range(na):
+                b = snapshot[i]
+                cnt[n, b, src] += 1
+                if mode & UPDATE:
+                    for k in range(k_arms):
+                        su[n, b, src, k] += msg_u[s, n, i, k]
+                        sv[n, b, src, k] += msg_v[s, n, i, k]
+                else:
+                    nk = 0
+                    for k in range(k_arms):
+                        if arms[n, b, k]:
+                            nk += 1
+                    if nk == 1 and depth[n, b] >= max_depth:
+                        continue  # nothing of this bin can change any more
+                    for k in range(k_arms):
+                        if not arms[n, b, k]:
+                            continue  # an eliminated arm's sums are never read again
+                        if b == node and k == arm:
+                            su[n, b, src, k] += snap_add(1.0, noise_u[pu], grid_u)
+                            if nk >= 2:
+                                sv[n, b, src, k] += snap_add(y, noise_v[pv], grid_v)
+                        else:
+                            su[n, b, src, k] += noise_u[pu]
+                            if nk >= 2:
+                                sv[n, b, src, k] += noise_v[pv]
+                        pu += 1
+                        if nk >= 2:  # reward sums are read only to eliminate
+                            pv += 1
+                # the server's checks of bin b (written here: no call per bin and step)
+                if multi:
+                    ready = False
+                    for q in range(cnt.shape[2]):
+                        if cnt[n, b, q] > warmup:
+                            ready = True
+                else:
+                    ready = cnt[n, b, 0] >= warmup
+                if not ready:
+                    continue  # below the warm-up
+                j = depth[n, b]
+                nk = 0
+                for k in range(k_arms):
+                    if arms[n, b, k]:
+                        nk += 1
+                if nk == 1 and j >= max_depth:
+                    continue  # one arm at the cap: nothing can change
+                tau = taus[j]
+                for k in range(k_arms):
+                    if arms[n, b, k]:
+                        est, r = _estimate(su, sv, cnt, eps, warmup, multi, n, b, k)
+                        rhat[k] = est
+                        rad[k] = crad * r
+                if nk >= 2:  # elimination (eq. 16, 29)
+                    best = -np.inf
+                    for k in range(k_arms):
+                        if arms[n, b, k]:
+                            best = max(best, rhat[k] - max(rad[k], tau))
+                    for k in range(k_arms):
+                        if arms[n, b, k] and best > rhat[k] + max(rad[k], tau):
+                            arms[n, b, k] = False
+                if j < max_depth:  # refinement (Alg 1, eq. 17)
+                    narrow = True
+                    for k in range(k_arms):
+                        if arms[n, b, k] and not rad[k] < tau:
+                            narrow = False
+                    if narrow:
+                        u = dec[dec_pos[0]]
+                        dec_pos[0] += 1
+                        _split(n, b, u, lo, hi, depth, split, left, active, arms, su, sv, cnt,
+                               alist, n_active, n_nodes)
+    noise_pos[0], noise_pos[1] = pu, pv
+    return stop
+
+
+# =========================================================================== ABSE kernel
+
+
+@njit(**_INLINE)
+def _abse_leaf(x, lo, side, child, active):  # pragma: no cover - compiled
+    """The active hypercube containing x: child ``sum_j 1{x_j >= centre_j} 2^j`` of each
+    refined one."""
+    node = 0
+    while not active[node]:
+        idx = 0
+        for j in range(x.shape[0]):
+            if x[j] >= lo[node, j] + 0.5 * side[node]:
+                idx += 1 << j
+        node = child[node] + idx
+    return node
+
+
+@njit(**_INLINE)
+def _abse_bound(tau, local_horizon):  # pragma: no cover - compiled
+    """``U(tau, m) = 2 sqrt(2 max(1, log(m / tau)) / tau)`` (Perchet and Rigollet's SE)."""
+    return 2.0 * math.sqrt(2.0 * max(1.0, math.log(local_horizon / tau)) / tau)
+
+
+@njit(**_JIT)
+def abse_rounds(mode, obs, rewards, forced, start, stop, horizon, split_constant, max_depth, lo,
+                side, depth, child, active, arms, pulls, sums, rounds, n_nodes,
+                actions):  # pragma: no cover - compiled
+    """ABSE rounds ``start .. stop - 1`` (Perchet and Rigollet 2013, section 5); returns the
+    round reached (earlier when a split would exceed the node capacity).
+
+    ``CHOOSE``: in the bin B of the context, the active arm with the fewest pulls in B (round
+    robin). ``UPDATE``: the reward of the (given) arm enters B's statistics; when every
+    active arm has ``tau`` pulls (a round of successive elimination), arms with
+    ``max_j Ybar_j - Ybar_i > U(tau, T |B|^d)`` are eliminated, and once
+    ``tau >= l_B = ceil(c |B|^-2 max(1, log(T |B|^(d+2))))`` with two or more arms left and
+    the depth below the cap, B is split into its 2^d half-side hypercubes, which inherit its
+    arms with fresh statistics."""
+    n_runs = n_nodes.shape[0]
+    cap = lo.shape[1]
+    d = lo.shape[2]
+    k_arms = arms.shape[2]
+    n_child = 1 << d
+    for s in range(start, stop):
+        for n in range(n_runs):
+            if n_nodes[n] + n_child > cap:
+                return s
+        for n in range(n_runs):
+            node = _abse_leaf(obs[n, s], lo[n], side[n], child[n], active[n])
+            arm = forced[n, s]
+            if arm < 0 and (mode & CHOOSE):
+                best = -1
+                for k in range(k_arms):
+                    if arms[n, node, k] and (best < 0 or pulls[n, node, k] < pulls[n, node, best]):
+                        best = k
+                arm = best
+            actions[n, s] = arm
+            if not (mode & UPDATE) or not arms[n, node, arm]:
+                continue
+            pulls[n, node, arm] += 1
+            sums[n, node, arm] += rewards[n, s, arm if rewards.shape[2] > 1 else 0]
+            tau = rounds[n, node] + 1
+            done, m = True, 0
+            for k in range(k_arms):
+                if arms[n, node, k]:
+                    m += 1
+                    if pulls[n, node, k] < tau:
+                        done = False
+            if not done:
+                continue
+            rounds[n, node] = tau
+            width = side[n, node]
+            if m >= 2:
+                top = -np.inf
+                for k in range(k_arms):
+                    if arms[n, node, k]:
+                        top = max(top, sums[n, node, k] / pulls[n, node, k])
+                bound = _abse_bound(tau, horizon * width ** d)
+                for k in range(k_arms):
+                    if arms[n, node, k] and top - sums[n, node, k] / pulls[n, node, k] > bound:
+                        arms[n, node, k] = False
+                        m -= 1
+            length = math.ceil(split_constant * max(1.0, math.log(horizon * width ** (d + 2)))
+                               / (width * width))
+            if m >= 2 and tau >= length and depth[n, node] < max_depth:
+                c = n_nodes[n]
+                n_nodes[n] += n_child
+                for idx in range(n_child):
+                    for j in range(d):
+                        lo[n, c + idx, j] = lo[n, node, j] + (0.5 * width if (idx >> j) & 1 else 0.0)
+                    side[n, c + idx] = 0.5 * width
+                    depth[n, c + idx] = depth[n, node] + 1
+                    child[n, c + idx] = -1
+                    active[n, c + idx] = True
+                    rounds[n, c + idx] = 0
+                    for k in range(k_arms):
+                        arms[n, c + idx, k] = arms[n, node, k]
+                        pulls[n, c + idx, k] = 0
+                        sums[n, c + idx, k] = 0.0
+                child[n, node] = c
+                active[n, node] = False
+    return stop
+
+
+# =========================================================================== helpers
+
+
+def _grow(agent: Any, names: tuple[str, ...], need: int, full: int) -> None:
+    """Double the node axis (axis 1) of the agent's arrays ``names`` until it holds ``need``
+    nodes (at most ``full``), zero-filled."""
+    cap = getattr(agent, names[0]).shape[1]
+    while cap < need:
+        cap *= 2
+    cap = max(min(cap, full), need)
+    for name in names:
+        a = getattr(agent, name)
+        new = np.zeros(a.shape[:1] + (cap,) + a.shape[2:], dtype=a.dtype)
+        new[:, :a.shape[1]] = a
+        setattr(agent, name, new)
+
+
+def _check_contexts(obs: Any, n: int, dim: int, lead: tuple[int, ...] = ()) -> np.ndarray:
+    """``obs`` as float64 of shape (n,) + lead + (dim,), every coordinate in [0, 1]."""
+    x = check_finite(obs, "obs")
+    want = (n,) + lead + (dim,)
+    if x.shape != want:
+        raise ValueError(f"obs must have shape {want} (contexts in [0, 1]^d, d={dim}), "
+                         f"got {x.shape}")
+    if x.size and (x.min() < 0.0 or x.max() > 1.0):
+        raise ValueError(f"obs must lie in [0, 1]^d (d={dim}): a context coordinate is outside "
+                         f"[0, 1]")
+    return np.ascontiguousarray(x, dtype=np.float64)
+
+
+def _check_block_rewards(rewards: Any, n: int, k_arms: int) -> np.ndarray:
+    r = check_finite(rewards, "rewards")
+    length = r.shape[1] if r.ndim == 3 else -1
+    if r.shape != (n, length, k_arms):
+        raise ValueError(f"rewards must have shape (N, L, K) with N={n}, K={k_arms}, got "
+                         f"{r.shape}")
+    return np.ascontiguousarray(r, dtype=np.float64)
+
+
+def _partition_env_params(cls: Any, env: Any) -> dict[str, Any]:
+    """``dim`` of a setting with contexts in [0, 1]^d (its core has ``auxiliary_data``)."""
+    core: Any = getattr(env.unwrapped, "core", None)
+    if not hasattr(core, "auxiliary_data") or not hasattr(core, "dim"):
+        raise ValueError(f"env: {cls.name} needs contexts in [0, 1]^d "
+                         f"(LDPNonparametricBandit-v0 or LDPClassificationBandit-v0)")
+    return {"dim": int(core.dim)}
+
+
+class AuxiliarySource:
+    """Where :class:`LDPMABAux` pulls its auxiliary datasets from: a handle to an env's core
+    (its ``auxiliary`` specifications and ``auxiliary_data(run)``), kept by ``from_env``.
+
+    The datasets belong to the env, not to the agent: two handles are equal when they
+    designate cores of the same setting with the same specifications (so that an agent's
+    state compares equal to its copy's, or to a twin's built on an identical env).
+    """
+
+    __slots__ = ("core",)
+
+    def __init__(self, core: Any):
+        specs = getattr(core, "auxiliary", None)
+        if specs is None or not callable(getattr(core, "auxiliary_data", None)):
+            raise ValueError("aux_source must have auxiliary specifications and "
+                             "auxiliary_data(run)")
+        self.core = core
+
+    @property
+    def specs(self) -> tuple[dict[str, Any], ...]:
+        """The datasets' specifications (dicts with ``"n"`` and ``"epsilon"`` at least)."""
+        return tuple(dict(s) for s in self.core.auxiliary)
+
+    def data(self, run: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Run ``run``'s raw datasets ``[(X, A, Y), ...]`` of the env's current episode."""
+        return self.core.auxiliary_data(run)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is AuxiliarySource and type(self.core) is type(other.core) \
+            and self.specs == other.specs
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+#: the background thread that draws the next chunk of noise while a kernel runs (the
+#: kernels release the GIL); created at first use
+_POOL: list[ThreadPoolExecutor] = []
+
+
+def _background() -> ThreadPoolExecutor:
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="ldp-gym-noise"))
+    return _POOL[0]
+
+
+class _Buffer:
+    """Values drawn ahead in fixed chunks (``CHUNK``) and used in order: the stream is the same
+    however the rounds are split into calls. ``draw(count)`` returns the next values of the
+    source (a mechanism's noise, or the decision stream's uniforms).
+
+    :meth:`prefetch` draws the next chunk in a background thread while a kernel runs;
+    chunks are drawn one after the other whatever the timing, and :meth:`settle` folds a
+    chunk still drawing into the buffer, so that nothing is pending between calls (and a
+    mechanism is never used by two threads at once)."""
+
+    def __init__(self) -> None:
+        self.values = np.zeros(0)
+        self.pos = np.zeros(1, dtype=np.int64)
+        self._ahead: Future | None = None
+
+    def _chunk(self, draw: Any) -> np.ndarray:
+        if self._ahead is not None:
+            chunk, self._ahead = self._ahead.result(), None
+            return chunk
+        return draw(CHUNK)
+
+    def ensure(self, need: int, draw: Any) -> None:
+        """At least ``need`` unused values."""
+        left = self.values[int(self.pos[0]):]
+        if left.shape[0] >= need:
+            return
+        parts = [left]
+        have = left.shape[0]
+        while have < need:
+            parts.append(self._chunk(draw))
+            have += CHUNK
+        self.values = np.ascontiguousarray(np.concatenate(parts))
+        self.pos[0] = 0
+
+    def prefetch(self, draw: Any) -> None:
+        """Start drawing the next chunk in the background, unless two are left."""
+        if self._ahead is None and self.values.shape[0] - int(self.pos[0]) < 2 * CHUNK:
+            self._ahead = _background().submit(draw, CHUNK)
+
+    def settle(self) -> None:
+        """Fold a chunk drawing in the background into the buffer."""
+        if self._ahead is not None:
+            chunk, self._ahead = self._ahead.result(), None
+            self.values = np.concatenate([self.values[int(self.pos[0]):], chunk])
+            self.pos[0] = 0
+
+
+# =========================================================================== LDPMAB
+
+
+class LDPMAB(LocalDPAgent):
+    """LDPMAB: Ma et al. (2025), Alg 1-2 (partition, eq. 8 policy, eq. 11-17 protocol).
+
+    **Partition** (Alg 1): a max-edge dyadic tree on [0, 1]^d, grown adaptively; a
+    bin is split at the midpoint of one of its longest edges, chosen uniformly among
+    the tied ones from the agent's decision stream (contexts below the midpoint go
+    left). **Policy** (eq. 8): the user's arm is uniform over the active arms of the
+    bin of its context.
+
+    **User** (eq. 11-12): for every bin A of the active partition and every arm k
+    (K slots per bin, in the order of the public list ``bins``, whatever the user's
+    data) the user sends ``U~ = U + (4/eps) zeta`` and ``V~ = V + (4/eps) xi`` with
+    ``U = 1{X in A, pulled k}``, ``V = Y U`` (``Y`` mapped from the declared
+    ``[lower, upper]`` to [0, 1] and clipped) and one standard Laplace draw per slot:
+    each slot is released by a float-safe :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism`
+    at ``eps/4`` for inputs in [0, 1] (scale ``(1 + g) 4/eps``). A user changes at most
+    two slots of U and two of V, by at most 1 each: l1 sensitivity 2 per part, budget
+    eps/2 each.
+
+    **Server**: over the N(A) users since A became active (every user reports to every
+    active bin; the data of a refined bin are not passed on to its children),
+    ``r^_k = sum V~ / sum U~`` (eq. 13) and radius
+    ``r_k = C sqrt(ln n) sqrt(max{sum U~, N(A)/eps^2}) / sum U~`` (eq. 14; infinite
+    while ``sum U~ <= 0``), with ``C = sqrt(2/ln 2)`` by default, i.e.
+    ``C sqrt(ln n) = sqrt(2 log2 n)``, n the horizon (the public code's constant).
+    After every user, in every active bin with ``N(A) >= floor(log2 n)^2`` (the
+    warm-up), arm k is eliminated if an active k' has
+    ``r^_k' - max(r_k', tau_j) > r^_k + max(r_k, tau_j)`` (eq. 16),
+    ``tau_j = 2^(-j/d)`` at depth j (eq. 17); then the bin is refined if
+    ``r_k < tau_j`` for every active arm and ``j`` is below the cap
+    ``floor(min{log2(2n) d/(2+d), log2(2n eps^2) d/(2+2d)})``. Children inherit the
+    bin's active arms, so an elimination holds in all its descendants.
+
+    Paths: ``act``/``observe`` run the per-user protocol (``local_report`` then
+    ``update``); ``play_block`` runs the compiled ``FAST`` step (module docstring):
+    the same law, fewer noise draws. ``play_block`` needs every reward inside
+    ``[lower, upper]`` (no clipping on that path); otherwise it plays the block
+    through ``act``/``observe``.
+
+    Privacy: epsilon-LDP per user (context, action and reward), pure: two float-safe
+    Laplace releases of l1 sensitivity 2 at eps/2 each; the slots and their layout
+    depend on the public partition only.
+
+    Args:
+        n_arms: K.
+        epsilon: the budget per user.
+        dim: d, the context dimension (read from the env by ``from_env``).
+        C: the radius constant (> 0).
+        lower, upper: declared reward bounds (mapped to [0, 1]).
+        max_depth: override the depth cap (an int >= 0).
+        warmup: override the warm-up length (an int >= 1).
+        horizon: n (required).
+
+    Example:
+        >>> import numpy as np
+        >>> from ldp_gym.agents import LDPMAB
+        >>> agent = LDPMAB(3, epsilon=1.0, horizon=10_000, num_envs=2, seed=0)
+        >>> agent.warmup, agent.max_depth, round(agent.radius_factor ** 2, 6)   # 2 log2 n
+        (169, 4, 26.575425)
+        >>> obs = np.array([[0.2, 0.7], [0.9, 0.1]])
+        >>> msg = agent.local_report(obs, agent.act(obs), np.ones(2), obs, agent.public_state())
+        >>> msg["bins"].tolist(), msg["U"].shape          # the root, K slots
+        ([[0], [0]], (2, 1, 3))
+    """
+
+    name = "LDPMAB"
+    needs_horizon = True
+    test_env = "LDPNonparametricBandit-v0"
+    test_params = {"epsilon": 1.0}
+    #: :meth:`play_block` is available (the runner's block path)
+    plays_blocks = True
+    #: several sources with the multi-source estimator (eq. 26-28)
+    multi_source = False
+
+    @classmethod
+    def _unit_test_params(cls):
+        return [dict(cls.test_params), {**cls.test_params, "epsilon": 8.0, "C": 0.5, "warmup": 2}]
+
+    def __init__(self, n_arms: int, *, epsilon: float, dim: int = 2, C: float | None = None,
+                 lower: float = 0.0, upper: float = 1.0, max_depth: int | None = None,
+                 warmup: int | None = None, **kwargs: Any):
+        self._set_privacy("local", epsilon, 0.0, "user", lower, upper)
+        self._k = check_int("n_arms", n_arms)
+        self.dim = check_int("dim", dim)
+        self.C = DEFAULT_C if C is None else check_real("C", C, low=0.0)
+        self._max_depth = None if max_depth is None else check_int("max_depth", max_depth, low=0)
+        self._warmup = None if warmup is None else check_int("warmup", warmup)
+        self._configure_sources(kwargs)
+        super().__init__(n_arms, **kwargs)
+
+    # ------------------------------------------------------------------ construction
+    def _configure_sources(self, kwargs: dict[str, Any]) -> None:
+        """The sources besides the target: none here."""
+        self.aux_epsilons: tuple[float, ...] = ()
+        self.aux_sizes: tuple[int, ...] = ()
+
+    @classmethod
+    def env_params(cls, env: Any, is_vec: bool) -> dict[str, Any]:
+        return _partition_env_params(cls, env)
+
+    def _constants(self) -> None:
+        """n, the warm-up, the radius factor and the depth cap (class docstring)."""
+        assert self.horizon is not None  # needs_horizon
+        sources = [(self.horizon, self.epsilon)] + list(zip(self.aux_sizes, self.aux_epsilons))
+        n = max(size for size, _ in sources)
+        self.n_max = n
+        self.warmup = self._warmup if self._warmup is not None \
+            else int(math.floor(math.log2(n))) ** 2
+        self.radius_factor = self.C * math.sqrt(math.log(n))
+        d, m = self.dim, len(self.aux_sizes)
+        if self._max_depth is not None:
+            self.max_depth = self._max_depth
+        else:
+            depths = [min(math.log2(2 * size * (m + 1)) * d / (2 + d),
+                          math.log2(2 * size * eps ** 2 * (m + 1)) * d / (2 + 2 * d))
+                      for size, eps in sources]
+            self.max_depth = max(0, int(math.floor(max(depths))))
+        self.source_epsilons = np.array([self.epsilon] + list(self.aux_epsilons))
+        #: tau_j = 2^(-j/d) (eq. 17) at every depth j up to the cap
+        self.taus = np.array([2.0 ** (-j / d) for j in range(self.max_depth + 1)])
+        self._width = self.upper - self.lower
+
+    #: the server's node arrays (axis 1: nodes; grown as bins are refined)
+    NODE_ARRAYS = ("lo", "hi", "depth", "split", "left", "active", "arms", "su", "sv", "cnt",
+                   "bins")
+
+    def _init_state(self, n):
+        self._constants()
+        k, d, s = self.n_arms, self.dim, len(self.source_epsilons)
+        self._full = (1 << (self.max_depth + 1)) - 1
+        cap = int(min(self._full, 64))
+        #: bounds of every node (N, nodes, d); depth, split coordinate and first child (N, nodes)
+        self.lo, self.hi = np.zeros((n, cap, d)), np.zeros((n, cap, d))
+        self.depth = np.zeros((n, cap), np.int64)
+        self.split = np.full((n, cap), -1, np.int64)
+        self.left = np.full((n, cap), -1, np.int64)
+        #: in the active partition; its active arms (N, nodes, K)
+        self.active = np.zeros((n, cap), np.bool_)
+        self.arms = np.zeros((n, cap, k), np.bool_)
+        #: noisy sums of U and V (N, nodes, sources, K) and users counted N_s(A) (N, nodes, sources)
+        self.su, self.sv = np.zeros((n, cap, s, k)), np.zeros((n, cap, s, k))
+        self.cnt = np.zeros((n, cap, s), np.int64)
+        #: the active bins in slot order (the first n_active of each row)
+        self.bins = np.zeros((n, cap), np.int64)
+        self.hi[:, 0] = 1.0
+        self.active[:, 0] = True
+        self.arms[:, 0] = True
+        self.n_active = np.ones(n, np.int64)
+        self.n_nodes = np.ones(n, np.int64)
+        self.t = np.zeros(n, np.int64)
+        #: one mechanism per part and source (0: the target users, m: auxiliary dataset m):
+        #: U slots and V slots, inputs in [0, 1], eps_s/4 each
+        self.mechanisms = [(LaplaceMechanism(e / 4.0, 0.0, 1.0, **self.noise_source()),
+                            LaplaceMechanism(e / 4.0, 0.0, 1.0, **self.noise_source()))
+                           for e in self.source_epsilons]
+        #: the target users' two mechanisms
+        self.mechanism_u, self.mechanism_v = self.mechanisms[0]
+        self._noise = [(_Buffer(), _Buffer()) for _ in self.source_epsilons]
+        self._decisions = _Buffer()
+        self._fed = not self.aux_sizes
+
+    # ------------------------------------------------------------------ state views
+    def public_state(self) -> dict[str, np.ndarray]:
+        """The partition and the active arms (read-only): ``lo``, ``hi`` (N, nodes, d),
+        ``split``, ``left`` (N, nodes) (a refined node's coordinate and first child),
+        ``active`` (N, nodes), ``arms`` (N, nodes, K), ``bins`` and ``n_active`` (the active
+        list, in slot order)."""
+        return readonly(lo=self.lo, hi=self.hi, split=self.split, left=self.left,
+                        active=self.active, arms=self.arms, bins=self.bins,
+                        n_active=self.n_active)
+
+    def bin_of(self, obs: Any) -> np.ndarray:
+        """The active bin (node id) of each run's context (N,)."""
+        x = _check_contexts(obs, self._n, self.dim)
+        return np.array([_leaf(x[i], self.lo[i], self.hi[i], self.split[i], self.left[i],
+                               self.active[i]) for i in range(self._n)], dtype=np.int64)
+
+    # ------------------------------------------------------------------ the kernel
+    def _kernel(self, mode: int, obs: np.ndarray, rewards: np.ndarray, forced: np.ndarray,
+                src: int = 0, msgs: dict[str, np.ndarray] | None = None) -> np.ndarray:
+        """Run :func:`partition_rounds` over all L rounds of (N, L, ...) inputs, growing the
+        node arrays and refilling the decision and noise buffers between calls."""
+        n, length = forced.shape
+        msgs = msgs if msgs is not None else _NO_MSGS
+        actions = np.empty((n, length), np.int64)
+        noise_u, noise_v = self._noise[src]
+        mech_u, mech_v = self.mechanisms[src]
+        draw_u, draw_v = (lambda c: mech_u(np.zeros(c))), (lambda c: mech_v(np.zeros(c)))
+        pos = np.zeros(2, np.int64)
+        step = 0
+        while step < length:
+            active = int(self.n_active.sum())
+            need_dec = (n if mode & CHOOSE else 0) + (active if mode & (UPDATE | FAST) else 0)
+            self._decisions.ensure(need_dec, self.rng.random)
+            if mode & FAST:
+                for buf, draw in ((noise_u, draw_u), (noise_v, draw_v)):
+                    buf.ensure(active * self.n_arms, draw)
+                    buf.prefetch(draw)  # drawn while the kernel runs
+            if mode & (UPDATE | FAST):
+                need = int((self.n_nodes + 2 * self._splittable()).max())
+                if need > self.lo.shape[1]:
+                    _grow(self, self.NODE_ARRAYS, need, self._full)
+            pos[0], pos[1] = noise_u.pos[0], noise_v.pos[0]
+            step = partition_rounds(
+                mode, obs, rewards, forced, src, step, length, self.lower, self._width,
+                self.source_epsilons, self.warmup, self.radius_factor, self.multi_source,
+                self.max_depth, self.taus, self.lo, self.hi, self.depth, self.split, self.left, self.active,
+                self.arms, self.su, self.sv, self.cnt, self.bins, self.n_active, self.n_nodes,
+                self._decisions.values, self._decisions.pos, noise_u.values, noise_v.values, pos,
+                mech_u.grid, mech_v.grid, msgs["bins"], msgs["U"], msgs["V"], actions)
+            noise_u.pos[0], noise_v.pos[0] = pos[0], pos[1]
+        noise_u.settle()
+        noise_v.settle()
+        return actions
+
+    def _splittable(self) -> np.ndarray:
+        """Active bins below the depth cap, per run (N,): the node capacity a round may need
+        is twice that."""
+        rows = np.arange(self._n)[:, None]
+        listed = np.arange(self.bins.shape[1])[None, :] < self.n_active[:, None]
+        return (listed & (self.depth[rows, self.bins] < self.max_depth)).sum(axis=1)
+
+    # ------------------------------------------------------------------ auxiliary data
+    def _ensure_fed(self) -> None:
+        """Feed the auxiliary datasets before the first target user (LDPMABAux)."""
+
+    # ------------------------------------------------------------------ user side
+    def _act(self, obs):
+        x = _check_contexts(obs, self._n, self.dim)
+        self._ensure_fed()
+        return self._kernel(CHOOSE, x[:, None], _NO_REWARDS, np.full((self._n, 1), -1))[:, 0]
+
+    def local_report(self, obs, actions, rewards, next_obs, public_state, source: int = 0):
+        """User side: the message of each run's user given the public partition: ``bins``
+        (N, B) the active bins in slot order (B the largest number of active bins over the
+        runs; -1 pads the runs with fewer, whose padding slots carry no data and are ignored),
+        ``U`` and ``V`` (N, B, K) the released slots, ``source`` (N,) the dataset (0: the
+        target users; m: auxiliary dataset m, released with its own budget)."""
+        x = _check_contexts(obs, self._n, self.dim)
+        acts = check_actions(self.action_space, actions, self._n).astype(np.int64)
+        r = self._rewards(rewards, (self._n,))
+        src = check_int("source", source, low=0)
+        if src >= len(self.mechanisms):
+            raise ValueError(f"source must be < {len(self.mechanisms)} (the target and the "
+                             f"auxiliary datasets), got {src}")
+        pub = {k: np.array(v) for k, v in public_state.items()}
+        width = int(pub["n_active"].max())
+        msgs = self._message_buffers(1, width)
+        partition_rounds(REPORT, x[:, None], r.reshape(-1, 1, 1), acts[:, None], src, 0, 1,
+                         self.lower, self._width, self.source_epsilons, self.warmup,
+                         self.radius_factor, self.multi_source, self.max_depth, self.taus, pub["lo"],
+                         pub["hi"], self.depth, pub["split"], pub["left"], pub["active"],
+                         pub["arms"], self.su, self.sv, self.cnt, pub["bins"], pub["n_active"],
+                         self.n_nodes.copy(), _NO_FLOATS, np.zeros(1, np.int64), _NO_FLOATS,
+                         _NO_FLOATS, np.zeros(2, np.int64), 1.0, 1.0, msgs["bins"], msgs["U"],
+                         msgs["V"], np.empty((self._n, 1), np.int64))
+        mech_u, mech_v = self.mechanisms[src]
+        return {"bins": msgs["bins"][0], "U": mech_u(msgs["U"][0]), "V": mech_v(msgs["V"][0]),
+                "source": np.full(self._n, src, np.int64)}
+
+    def _message_buffers(self, rounds: int, width: int) -> dict[str, np.ndarray]:
+        k = self.n_arms
+        return {"bins": np.full((rounds, self._n, width), -1, np.int64),
+                "U": np.zeros((rounds, self._n, width, k)),
+                "V": np.zeros((rounds, self._n, width, k))}
+
+    # ------------------------------------------------------------------ server side
+    def update(self, report):
+        """Server side: add a batch of messages (one per run, all from one source) to the
+        active bins' sums, then eliminate and refine (class docstring)."""
+        bins = np.asarray(report["bins"])
+        src = np.asarray(report["source"])
+        if bins.ndim != 2 or bins.shape[0] != self._n or bins.shape[1] < int(self.n_active.max()):
+            raise ValueError(f"report['bins'] must have shape (N={self._n}, B) with B >= the "
+                             f"active bins, got {bins.shape}")
+        if src.shape != (self._n,) or (src != src[0]).any() \
+                or not 0 <= int(src[0]) < len(self.mechanisms):
+            raise ValueError("report['source'] must be one dataset index per run, the same for "
+                             "every run")
+        shape = bins.shape + (self.n_arms,)
+        msgs = {"bins": np.ascontiguousarray(bins, np.int64)[None]}
+        for part in ("U", "V"):
+            v = check_finite(report[part], f"report[{part!r}]")
+            if v.shape != shape:
+                raise ValueError(f"report[{part!r}] must have shape {shape}, got {v.shape}")
+            msgs[part] = np.ascontiguousarray(v, np.float64)[None]
+        self._kernel(UPDATE, _NO_OBS, _NO_REWARDS, np.full((self._n, 1), -1), int(src[0]), msgs)
+        if int(src[0]) == 0:
+            self.t += 1
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        _check_contexts(obs, self._n, self.dim)
+        self._ensure_fed()
+        super()._observe(obs, actions, rewards, next_obs)
+
+    # ------------------------------------------------------------------ block path
+    def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+        """Play L rounds drawn ahead: contexts ``obs`` (N, L + 1, d) (the last opens the next
+        round) and every arm's rewards (N, L, K); returns the actions (N, L).
+
+        The compiled ``FAST`` step (module docstring): the law of per-user play. The
+        block's messages are not materialised (``last_report`` is left as it was). Rewards
+        outside ``[lower, upper]`` cannot be clipped on this path: such a block is played by
+        ``act``/``observe`` instead.
+        """
+        r = _check_block_rewards(rewards, self._n, self.n_arms)
+        length = r.shape[1]
+        x = _check_contexts(obs, self._n, self.dim, (length + 1,))[:, :length]
+        self._ensure_fed()
+        if r.size and (r.min() < self.lower or r.max() > self.upper):
+            rows = np.arange(self._n)
+            out = np.empty((self._n, length), np.int64)
+            for s in range(length):
+                a = out[:, s] = self._act(x[:, s])
+                self._observe(x[:, s], a, r[rows, s, a], x[:, s])
+            return out
+        actions = self._kernel(CHOOSE | FAST, np.ascontiguousarray(x), r,
+                               np.full((self._n, length), -1))
+        self.t += length
+        return actions
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n_arms={self.n_arms}, dim={self.dim}, " \
+               f"num_envs={self.num_envs}, {self.privacy})"
+
+
+#: placeholders of the arrays a kernel step does not read
+_NO_OBS = np.zeros((1, 1, 1))
+_NO_REWARDS = np.zeros((1, 1, 1))
+_NO_FLOATS = np.zeros(0)
+_NO_MSGS = {"bins": np.zeros((0, 0, 0), np.int64), "U": np.zeros((0, 0, 0, 0)),
+            "V": np.zeros((0, 0, 0, 0))}
+
+
+# =========================================================================== LDPMAB with auxiliary data
+
+
+class LDPMABAux(LDPMAB):
+    """LDPMAB with auxiliary data: Ma et al. (2025), Alg 3 (jump-start, eq. 24-29).
+
+    Before the first target user, the M auxiliary datasets (logged contexts, arms and
+    rewards under covariate shift) are fed once, in the given order, user by user:
+    each auxiliary user sends the same slot messages as a target user (eq. 24-25),
+    released with its dataset's own budget eps_m (noise ``4/eps_m`` per slot), and the
+    server keeps separate sums and counts per source s = 0 (target), 1..M. After every
+    user (auxiliary or target) the server checks every active bin with the
+    multi-source estimator (eq. 26) ``r^_k = sum_s lambda_s sum V~_s / sum_s lambda_s
+    sum U~_s``, weights (eq. 27) ``lambda_s = min{1, eps_s^2 sum U~_s / N_s(A)}`` when
+    ``N_s(A)`` exceeds the warm-up, else 0 (and 0 for a negative noisy sum, which would
+    make a negative weight), and radius (eq. 28)
+    ``C sqrt(ln n) sqrt(sum_s lambda_s^2 max{sum U~_s, N_s/eps_s^2}) / sum_s lambda_s
+    sum U~_s``; elimination (eq. 29) and refinement as :class:`LDPMAB`, once some source
+    has passed the warm-up. Here n is the largest sample size (the horizon or an n_m),
+    for the warm-up ``floor(log2 n)^2`` and ``C sqrt(ln n)``; the depth cap is
+    ``floor(max_s min{log2(2 n_s (M+1)) d/(2+d), log2(2 n_s eps_s^2 (M+1)) d/(2+2d)})``
+    over the target (n_0 = horizon) and the auxiliary datasets.
+
+    **Where the datasets come from.** ``from_env`` keeps a handle to the env's core
+    (``aux_source``) and reads the datasets' sizes and budgets from its ``auxiliary``
+    specifications; the raw datasets of every run (``core.auxiliary_data(run)``) are
+    pulled lazily at the agent's first ``act``, ``observe`` or ``play_block`` after
+    construction or ``reset`` (by then the env has been reset: the runner resets the agent,
+    then the env, then plays), fed once, and not kept. Alternatively pass them explicitly:
+    ``auxiliary`` a per-run list (one entry per run, a single one without ``num_envs``)
+    of the M datasets ``(X (n_m, d), A (n_m,), Y (n_m,))`` with ``aux_epsilons`` their
+    budgets; these are kept and fed again after every ``reset``. Without either, there is
+    no auxiliary data (the multi-source estimator over the target alone).
+
+    Paths: feeding runs the compiled ``FAST`` step (the law of feeding user by user with
+    ``local_report(..., source=m)`` and ``update``), unless a reward lies outside
+    ``[lower, upper]``; then user by user.
+
+    Privacy: epsilon-LDP per target user and eps_m-LDP per user of auxiliary dataset m
+    (context, action and reward), pure, by the slot messages of :class:`LDPMAB`.
+
+    Args:
+        auxiliary: explicit datasets, per run (see above).
+        aux_epsilons: their budgets eps_m (> 0), one per dataset.
+        aux_source: an object with ``auxiliary`` (specifications with ``"n"`` and
+            ``"epsilon"``) and ``auxiliary_data(run)`` (set by ``from_env``).
+        The others as :class:`LDPMAB`.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import LDPMABAux
+        >>> env = gym.make("LDPNonparametricBandit-v0", max_episode_steps=2000,
+        ...                auxiliary=[{"n": 3000, "epsilon": 8.0}])
+        >>> agent = LDPMABAux.from_env(env, epsilon=1.0, seed=0)
+        >>> agent.aux_epsilons, agent.aux_sizes
+        ((8.0,), (3000,))
+        >>> obs, _ = env.reset(seed=0)
+        >>> a = agent.act(obs)                   # the jump-start: 3000 auxiliary users first
+        >>> int(agent.cnt[0, 0, 1]) > 0, int(agent.t[0])
+        (True, 0)
+    """
+
+    name = "LDPMAB-aux"
+    multi_source = True
+
+    @classmethod
+    def _unit_test_params(cls):
+        return [dict(cls.test_params), {**cls.test_params, "epsilon": 4.0, "warmup": 3}]
+
+    def _configure_sources(self, kwargs: dict[str, Any]) -> None:
+        auxiliary = kwargs.pop("auxiliary", None)
+        aux_epsilons = kwargs.pop("aux_epsilons", None)
+        source = kwargs.pop("aux_source", None)
+        n_runs = kwargs.get("num_envs") or 1
+        self.aux_source: AuxiliarySource | None = None
+        self._aux_data: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None
+        if auxiliary is not None and source is not None:
+            raise ValueError("auxiliary: give the datasets or an aux_source, not both")
+        if source is not None:
+            handle = source if isinstance(source, AuxiliarySource) else AuxiliarySource(source)
+            if aux_epsilons is not None:
+                raise ValueError("aux_epsilons: they come from the aux_source's specifications")
+            specs = handle.specs
+            self.aux_epsilons = tuple(check_real(f"aux_source.auxiliary[{m}]['epsilon']",
+                                                 s["epsilon"], low=0.0) for m, s in enumerate(specs))
+            self.aux_sizes = tuple(check_int(f"aux_source.auxiliary[{m}]['n']", s["n"])
+                                   for m, s in enumerate(specs))
+            self.aux_source = handle
+            return
+        if auxiliary is None:
+            if aux_epsilons:
+                raise ValueError("aux_epsilons: given without auxiliary datasets")
+            self.aux_epsilons, self.aux_sizes = (), ()
+            return
+        if aux_epsilons is None or isinstance(aux_epsilons, (str, bytes)) \
+                or not isinstance(aux_epsilons, Sequence):
+            raise ValueError("aux_epsilons: a sequence of budgets, one per auxiliary dataset, is "
+                             "required with auxiliary")
+        self.aux_epsilons = tuple(check_real(f"aux_epsilons[{m}]", e, low=0.0)
+                                  for m, e in enumerate(aux_epsilons))
+        self._aux_data = self._check_datasets(auxiliary, n_runs)
+        self.aux_sizes = tuple(int(x.shape[0]) for x, _, _ in self._aux_data[0])
+
+    def __init__(self, n_arms: int, *, epsilon: float, auxiliary: Any = None,
+                 aux_epsilons: Any = None, aux_source: Any = None, **kwargs: Any):
+        super().__init__(n_arms, epsilon=epsilon, auxiliary=auxiliary, aux_epsilons=aux_epsilons,
+                         aux_source=aux_source, **kwargs)
+
+    @classmethod
+    def env_params(cls, env: Any, is_vec: bool) -> dict[str, Any]:
+        params = super().env_params(env, is_vec)
+        params["aux_source"] = AuxiliarySource(env.unwrapped.core)
+        return params
+
+    @classmethod
+    def from_env(cls, env: Any, **kwargs: Any) -> Agent:
+        """As :meth:`Agent.from_env`, keeping a handle to the env's core (its auxiliary
+        datasets), unless the datasets are given (``auxiliary``)."""
+        if kwargs.get("auxiliary") is not None:
+            kwargs.setdefault("aux_source", None)
+        return super().from_env(env, **kwargs)
+
+    def _check_datasets(self, auxiliary: Any,
+                        n_runs: int) -> list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+        """Validate per-run datasets: the same M datasets (sizes) in every run, each
+        ``(X (n_m, d) in [0, 1]^d, A (n_m,) arms, Y (n_m,) finite)``."""
+        d, k, m_sets = self.dim, self._k, len(self.aux_epsilons)
+        if isinstance(auxiliary, (str, bytes)) or not isinstance(auxiliary, Sequence) \
+                or len(auxiliary) != n_runs:
+            raise ValueError(f"auxiliary must be a per-run list of {n_runs} entries (one per run), "
+                             f"each a list of datasets (X, A, Y)")
+        out, sizes = [], None
+        for i, sets in enumerate(auxiliary):
+            if isinstance(sets, (str, bytes)) or not isinstance(sets, Sequence) \
+                    or len(sets) != m_sets:
+                raise ValueError(f"auxiliary[{i}] must be a list of {m_sets} datasets (X, A, Y), "
+                                 f"one per aux_epsilons entry")
+            run = []
+            for m, data in enumerate(sets):
+                where = f"auxiliary[{i}][{m}]"
+                if not isinstance(data, Sequence) or len(data) != 3:
+                    raise ValueError(f"{where} must be a dataset (X, A, Y)")
+                x = check_finite(data[0], f"{where} X").astype(np.float64)
+                a = np.asarray(data[1])
+                y = check_finite(data[2], f"{where} Y").astype(np.float64)
+                if x.ndim != 2 or x.shape[1] != d:
+                    raise ValueError(f"{where}: X must have shape (n_m, d={d}), got {x.shape}")
+                size = x.shape[0]
+                if size < 1 or a.shape != (size,) or y.shape != (size,):
+                    raise ValueError(f"{where}: X (n_m, d), A (n_m,) and Y (n_m,) must have the "
+                                     f"same n_m >= 1, got {x.shape}, {a.shape}, {y.shape}")
+                if x.min() < 0.0 or x.max() > 1.0:
+                    raise ValueError(f"{where}: X must lie in [0, 1]^d")
+                if a.dtype.kind not in "iu" or a.min() < 0 or a.max() >= k:
+                    raise ValueError(f"{where}: A must hold arms in {{0, ..., {k - 1}}}")
+                run.append((np.ascontiguousarray(x), a.astype(np.int64), y))
+            these = [x.shape[0] for x, _, _ in run]
+            if sizes is not None and these != sizes:
+                raise ValueError(f"auxiliary[{i}]: every run needs datasets of the same sizes "
+                                 f"{sizes}, got {these}")
+            sizes = these
+            out.append(run)
+        return out
+
+    def _ensure_fed(self) -> None:
+        if self._fed:
+            return
+        if self._aux_data is not None:
+            data = self._aux_data
+        else:
+            source = self.aux_source
+            assert source is not None
+            data = [source.data(i) for i in range(self._n)]
+            data = self._check_datasets(data, self._n)
+        self._fed = True
+        for m in range(len(self.aux_epsilons)):
+            self.feed(m + 1, np.stack([run[m][0] for run in data]),
+                      np.stack([run[m][1] for run in data]), np.stack([run[m][2] for run in data]))
+
+    def feed(self, source: int, X: np.ndarray, A: np.ndarray, Y: np.ndarray,
+             per_user: bool = False) -> None:
+        """Feed one auxiliary dataset (source m >= 1) of every run: contexts X (N, n_m, d),
+        logged arms A (N, n_m), rewards Y (N, n_m). Compiled (``FAST``), or ``per_user``:
+        ``local_report(..., source=m)`` then ``update``, user by user (also taken when a
+        reward lies outside ``[lower, upper]``)."""
+        src = check_int("source", source)
+        if src >= len(self.mechanisms):
+            raise ValueError(f"source must be < {len(self.mechanisms)}, got {src}")
+        x = _check_contexts(X, self._n, self.dim, (np.shape(X)[1],) if np.ndim(X) == 3 else ())
+        a = np.ascontiguousarray(A, np.int64)
+        y = np.ascontiguousarray(check_finite(Y, "Y"), np.float64)
+        length = x.shape[1]
+        if a.shape != (self._n, length) or y.shape != (self._n, length):
+            raise ValueError(f"A and Y must have shape (N, n_m) = {(self._n, length)}")
+        if per_user or (y.size and (y.min() < self.lower or y.max() > self.upper)):
+            for j in range(length):
+                report = self.local_report(x[:, j], a[:, j], y[:, j], x[:, j],
+                                           self.public_state(), source=src)
+                self.update(report)
+            return
+        self._kernel(FAST, x, y[..., None], a, src)
+        self._noise[src] = (_Buffer(), _Buffer())  # an auxiliary dataset is fed once
+
+
+# =========================================================================== ABSE
+
+
+class ABSE(Agent):
+    """ABSE: adaptively binned successive elimination (Perchet and Rigollet 2013, section 5).
+
+    Bins are hypercubes of [0, 1]^d; a bin B of side |B| runs successive elimination
+    (their section 3) on its active arms I_B: the user whose context falls in B pulls
+    the active arm with the fewest pulls in B (round robin); after each round tau
+    (every active arm pulled tau times in B), arm i is eliminated if
+    ``max_j Ybar_j(tau) - Ybar_i(tau) > U(tau, T |B|^d)`` with
+    ``U(tau, m) = 2 sqrt(2 max(1, log(m/tau)) / tau)`` (T |B|^d: the bin's share of the
+    horizon under a bounded density). Once ``tau >= l_B = ceil(c |B|^-2
+    max(1, log(T |B|^(d+2))))`` with two or more arms left, B is replaced by its 2^d
+    half-side hypercubes, which inherit I_B with fresh statistics; bins are not split
+    below side ``2^-max_depth``, ``max_depth = floor(log2(T) / (d + 2))`` by default
+    (the bin width ``T^(-1/(d+2))`` of their binned policy, up to logs). ``c``
+    (``split_constant``, default 1) scales the rounds before a split. Rewards enter the
+    statistics as observed; an arm given to ``observe`` that is not active in the bin is
+    ignored.
+
+    Privacy: none (the non-private reference of Ma et al. 2025's experiments).
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import ABSE
+        >>> env = gym.make("LDPNonparametricBandit-v0", max_episode_steps=1000)
+        >>> agent = ABSE.from_env(env, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> [agent.act(obs) for _ in range(2)]      # round robin: arm 0 until it is pulled
+        [0, 0]
+        >>> agent.observe(obs, 0, 1.0, obs)
+        >>> agent.act(obs), agent.max_depth
+        (1, 2)
+    """
+
+    name = "ABSE"
+    needs_horizon = True
+    test_env = "LDPNonparametricBandit-v0"
+    test_params = {}
+    plays_blocks = True
+
+    @classmethod
+    def _unit_test_params(cls):
+        return [{}, {"split_constant": 0.05, "max_depth": 3}]
+
+    def __init__(self, n_arms: int, *, dim: int = 2, split_constant: float = 1.0,
+                 max_depth: int | None = None, **kwargs: Any):
+        check_int("n_arms", n_arms)
+        self.dim = check_int("dim", dim)
+        self.split_constant = check_real("split_constant", split_constant, low=0.0)
+        self._max_depth = None if max_depth is None else check_int("max_depth", max_depth, low=0)
+        super().__init__(n_arms, **kwargs)
+
+    @classmethod
+    def env_params(cls, env: Any, is_vec: bool) -> dict[str, Any]:
+        return _partition_env_params(cls, env)
+
+    #: the node arrays (axis 1: nodes; grown as bins are split)
+    NODE_ARRAYS = ("lo", "side", "depth", "child", "active", "arms", "pulls", "sums", "rounds")
+
+    def _init_state(self, n):
+        d, k = self.dim, self.n_arms
+        self.max_depth = self._max_depth if self._max_depth is not None \
+            else int(math.floor(math.log2(self.horizon) / (d + 2)))
+        cap = 1 + (1 << d)
+        #: lower corner (N, nodes, d) and side of every hypercube; depth, first child (N, nodes)
+        self.lo, self.side = np.zeros((n, cap, d)), np.ones((n, cap))
+        self.depth = np.zeros((n, cap), np.int64)
+        self.child = np.full((n, cap), -1, np.int64)
+        #: in the partition; active arms, pulls and reward sums in the bin (N, nodes, K)
+        self.active = np.zeros((n, cap), np.bool_)
+        self.arms = np.zeros((n, cap, k), np.bool_)
+        self.pulls = np.zeros((n, cap, k), np.int64)
+        self.sums = np.zeros((n, cap, k))
+        #: completed rounds of successive elimination in the bin
+        self.rounds = np.zeros((n, cap), np.int64)
+        self.active[:, 0] = True
+        self.arms[:, 0] = True
+        self.n_nodes = np.ones(n, np.int64)
+
+    def _kernel(self, mode: int, obs: np.ndarray, rewards: np.ndarray,
+                forced: np.ndarray) -> np.ndarray:
+        n, length = forced.shape
+        actions = np.empty((n, length), np.int64)
+        step = 0
+        assert self.horizon is not None  # needs_horizon
+        while step < length:
+            need = int(self.n_nodes.max()) + (1 << self.dim)
+            if need > self.lo.shape[1]:
+                _grow(self, self.NODE_ARRAYS, need, need * 2)
+            step = abse_rounds(mode, obs, rewards, forced, step, length, float(self.horizon),
+                               self.split_constant, self.max_depth, self.lo, self.side,
+                               self.depth, self.child, self.active, self.arms, self.pulls,
+                               self.sums, self.rounds, self.n_nodes, actions)
+        return actions
+
+    def _act(self, obs):
+        x = _check_contexts(obs, self._n, self.dim)
+        return self._kernel(CHOOSE, x[:, None], _NO_REWARDS, np.full((self._n, 1), -1))[:, 0]
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        x = _check_contexts(obs, self._n, self.dim)
+        self._kernel(UPDATE, x[:, None], rewards.reshape(-1, 1, 1).astype(np.float64),
+                     np.asarray(actions, np.int64).reshape(-1, 1))
+
+    def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+        """Play L rounds drawn ahead (contexts (N, L + 1, d), every arm's rewards (N, L, K)):
+        the same kernel as ``act``/``observe``, so bitwise the same actions and state."""
+        r = _check_block_rewards(rewards, self._n, self.n_arms)
+        length = r.shape[1]
+        x = _check_contexts(obs, self._n, self.dim, (length + 1,))[:, :length]
+        return self._kernel(CHOOSE | UPDATE, np.ascontiguousarray(x), r,
+                            np.full((self._n, length), -1))
+
+
+# =========================================================================== uniform
+
+
+class UniformRandom(Agent):
+    """The uniform-random policy: every arm with probability 1/K, whatever it observes.
+
+    The floor of every comparison (Ma et al. 2025 draw it on their regret plots); an
+    arm is ``floor(K u)`` for a uniform u of the decision stream, so ``act`` and
+    ``play_block`` give bitwise the same arms from the same seed.
+
+    Privacy: none needed (nothing is learned from the users).
+
+    Example:
+        >>> from ldp_gym.agents import UniformRandom
+        >>> agent = UniformRandom(4, num_envs=3, seed=0)
+        >>> agent.act([[0.0]] * 3).shape
+        (3,)
+    """
+
+    name = "Uniform"
+    plays_blocks = True
+
+    def _init_state(self, n):
+        self.t = np.zeros(n, np.int64)
+
+    def _act(self, obs):
+        return np.minimum((self.rng.random(self._n) * self.n_arms).astype(np.int64),
+                          self.n_arms - 1)
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        self.t += 1
+
+    def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+        """Arms (N, L) for L rounds drawn ahead (the rounds' uniforms in the order of ``act``)."""
+        r = check_finite(rewards, "rewards")
+        if r.ndim != 3 or r.shape[0] != self._n:
+            raise ValueError(f"rewards must have shape (N={self._n}, L, K), got {r.shape}")
+        length = r.shape[1]
+        u = self.rng.random((length, self._n))
+        self.t += length
+        return np.minimum((u * self.n_arms).astype(np.int64), self.n_arms - 1).T.copy()
+
+
+#: The nonparametric agents by display name (the contract suite and the CLI read this).
+AGENTS: dict[str, type[Agent]] = {cls.name: cls for cls in (LDPMAB, LDPMABAux, ABSE, UniformRandom)}
