@@ -9,6 +9,8 @@ from ldp_gym.wrappers.privacy import Privacy
 from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random
 from .bco import AGENTS as _BCO_AGENTS
 from .bco import FKM, BCOAgent, HazanLevy, SahaTewari, TwoPointGD
+from .combinatorial import AGENTS as _COMBINATORIAL_AGENTS
+from .combinatorial import CUCB, CUCBDP, CUCBLDP1, CUCBLDP2, CombinatorialAgent
 from .glm import AGENTS as _GLM_AGENTS
 from .glm import (
     GLOC,
@@ -39,10 +41,11 @@ from .nonparametric import ABSE, LDPMAB, LDPMABAux, UniformRandom
 from .nonparametric import AGENTS as _NONPARAMETRIC_AGENTS
 
 AGENTS: dict[str, type[Agent]] = {**_MAB_AGENTS, **_GLM_AGENTS, **_BCO_AGENTS,
-                                  **_NONPARAMETRIC_AGENTS}
+                                  **_NONPARAMETRIC_AGENTS, **_COMBINATORIAL_AGENTS}
 
-__all__ = ["ABSE", "AGENTS", "DPSE", "DPUCB", "FKM", "GLOC", "KLUCB", "LDPGLOC", "LDPMAB", "LDPOLS",
-           "LDPSGD", "LDPUCB", "UCB1", "AdaPKLUCB", "AdaPUCB", "Agent", "BCOAgent", "Exp3",
-           "GlobalDPAgent", "GreedyOLS", "GreedySGD", "HazanLevy", "LDPLinUCB", "LDPMABAux",
-           "LDPMultiOLS", "LDPMultiSGD", "LinUCB", "LocalDPAgent", "Privacy", "SahaTewari",
-           "ThompsonSampling", "TsallisINF", "TwoPointGD", "UniformRandom", "argmax_random"]
+__all__ = ["ABSE", "AGENTS", "CUCB", "CUCBDP", "CUCBLDP1", "CUCBLDP2", "CombinatorialAgent",
+           "DPSE", "DPUCB", "FKM", "GLOC", "KLUCB", "LDPGLOC", "LDPMAB", "LDPOLS", "LDPSGD",
+           "LDPUCB", "UCB1", "AdaPKLUCB", "AdaPUCB", "Agent", "BCOAgent", "Exp3", "GlobalDPAgent",
+           "GreedyOLS", "GreedySGD", "HazanLevy", "LDPLinUCB", "LDPMABAux", "LDPMultiOLS",
+           "LDPMultiSGD", "LinUCB", "LocalDPAgent", "Privacy", "SahaTewari", "ThompsonSampling",
+           "TsallisINF", "TwoPointGD", "UniformRandom", "argmax_random"]

@@ -13,6 +13,7 @@ _MAB = "ldp_gym.envs.mab:"
 _GLM = "ldp_gym.envs.glm:"
 _BCO = "ldp_gym.envs.bco:"
 _NP = "ldp_gym.envs.nonparametric:"
+_COMB = "ldp_gym.envs.combinatorial:"
 
 #: id -> (single env entry point, vector env entry point, max_episode_steps, default kwargs)
 ENV_SPECS: dict[str, tuple[str, str, int, dict]] = {
@@ -33,6 +34,8 @@ ENV_SPECS: dict[str, tuple[str, str, int, dict]] = {
                                   {}),
     "LDPClassificationBandit-v0": (_NP + "ClassificationBanditEnv",
                                    _NP + "ClassificationBanditVectorEnv", 100_000, {}),
+    "LDPCombinatorialBandit-v0": (_COMB + "CombinatorialEnv", _COMB + "CombinatorialVectorEnv",
+                                  100_000, {}),
 }
 
 

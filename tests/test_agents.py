@@ -87,12 +87,22 @@ def rounds(obs_space, n, steps, seed=0):
             for t in range(steps)]
 
 
+def matching(agent, action, nxt):
+    """Semi-bandit feedback must match the action (outcomes of the played base arms, then the
+    mask of the super arm): rebuilt from the synthetic ``nxt`` for MultiBinary agents."""
+    if not isinstance(agent.action_space, spaces.MultiBinary):
+        return nxt
+    a = np.asarray(action, dtype=np.float32)
+    x = np.clip(np.asarray(nxt)[..., :a.shape[-1]], 0.0, 1.0)
+    return np.concatenate([x * a, a], axis=-1).astype(np.float32)
+
+
 def drive(agent, feedback):
     """The agent's actions on the given rounds, learning from each."""
     actions = []
     for obs, r, nxt in feedback:
         a = agent.act(obs)
-        agent.observe(obs, a, r, nxt)
+        agent.observe(obs, a, r, matching(agent, a, nxt))
         actions.append(np.array(a))
     return np.array(actions)
 
@@ -203,6 +213,7 @@ def test_batch_of_one_is_the_single_agent(cls, params, env_id):
         a = one.act(obs)
         b = batched.act(obs[None])
         assert b.shape == (1,) + one.action_space.shape and np.array_equal(a, b[0])
+        nxt = matching(one, a, nxt)
         one.observe(obs, a, r, nxt)
         batched.observe(obs[None], b, np.array([r]), nxt[None])
     mine, theirs = arrays(one), arrays(batched)
@@ -229,9 +240,10 @@ def test_no_aliasing(cls, params, env_id):
     _, b = vector(cls, params, env_id, 3, seed=2)
     space = venv.single_action_space
     for obs, r, nxt in rounds(venv.single_observation_space, 3, T, seed=3):
-        obs_a, r_a, nxt_a = obs.copy(), r.copy(), nxt.copy()
-        act_a, act_b = a.act(obs_a), b.act(obs)
+        act_a, act_b = a.act(obs.copy()), b.act(obs)
         assert np.array_equal(act_a, act_b)
+        nxt = matching(a, act_b, nxt)
+        obs_a, r_a, nxt_a = obs.copy(), r.copy(), nxt.copy()
         sent = act_a.copy()
         act_a[...] = (act_a + 1) % space.n if isinstance(space, spaces.Discrete) else 0
         a.observe(obs_a, sent, r_a, nxt_a)
@@ -293,6 +305,8 @@ def _bad_feedback(agent, obs):
     """(kwargs of observe, error, argument named) for one round, single or batched."""
     if isinstance(agent.action_space, spaces.Box):
         return _bad_box_feedback(agent, obs)
+    if isinstance(agent.action_space, spaces.MultiBinary):
+        return _bad_semibandit_feedback(agent, obs)
     k = agent.n_arms
     if agent.num_envs is None:
         good = {"obs": obs, "action": 0, "reward": 0.5, "next_obs": obs}
@@ -314,6 +328,24 @@ def _bad_feedback(agent, obs):
                ("reward", np.full(n, np.nan), ValueError), ("reward", np.full(n - 1, 0.5), ValueError),
                ("obs", np.full_like(obs, np.nan), ValueError), ("obs", obs[:-1], ValueError),
                ("next_obs", np.full_like(obs, np.inf), ValueError)]
+    return [({**good, arg: value}, error, arg) for arg, value, error in bad]
+
+
+def _bad_semibandit_feedback(agent, obs):
+    """(kwargs of observe, error, argument named) for one round of a super-arm agent."""
+    act = np.array(agent.act(obs))
+    batch = () if agent.num_envs is None else (agent.num_envs,)
+    nxt = matching(agent, act, np.full(obs.shape, 0.5, np.float32))
+    good = {"obs": obs, "action": act, "reward": 0.5 if not batch else np.full(batch, 0.5),
+            "next_obs": nxt}
+    flipped = nxt.copy()
+    flipped[..., act.shape[-1]:] = 1.0 - flipped[..., act.shape[-1]:]   # mask contradicts S
+    bad = [("action", act[..., :-1], ValueError), ("action", np.full_like(act, 2), ValueError),
+           ("action", act.astype(bool), TypeError), ("action", act.astype(np.float64) + 0.5,
+                                                      TypeError),
+           ("reward", float("nan") if not batch else np.full(batch, np.nan), ValueError),
+           ("obs", np.full_like(obs, np.nan), ValueError),
+           ("next_obs", np.full_like(nxt, np.inf), ValueError), ("next_obs", flipped, ValueError)]
     return [({**good, arg: value}, error, arg) for arg, value, error in bad]
 
 
@@ -348,8 +380,9 @@ def test_observe_refuses_bad_feedback(cls, num_envs):
         max_episode_steps=T)
     agent = cls.from_env(env, seed=0, **cls.test_params)
     obs = env.reset(seed=0)[0].astype(np.float64)
+    cases = _bad_feedback(agent, obs)  # (may act once, for a feasible action)
     before = copy.deepcopy(state(agent))
-    for kwargs, error, arg in _bad_feedback(agent, obs):
+    for kwargs, error, arg in cases:
         with pytest.raises(error) as info:
             agent.observe(**kwargs)
         msg = str(info.value)

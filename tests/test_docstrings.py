@@ -14,13 +14,14 @@ import sys
 import pytest
 
 from ldp_gym.agents import AGENTS, adapters
-from ldp_gym.envs import bco, glm, mab, nonparametric
+from ldp_gym.envs import bco, combinatorial, glm, mab, nonparametric
 from ldp_gym.envs.base import BanditEnv, BanditVectorEnv
 from ldp_gym.registration import ENV_SPECS
 
 
 def _env_classes() -> list[type]:
-    found = [obj for module in (mab, glm, bco, nonparametric) for obj in vars(module).values()
+    found = [obj for module in (mab, glm, bco, nonparametric, combinatorial)
+             for obj in vars(module).values()
              if inspect.isclass(obj) and issubclass(obj, (BanditEnv, BanditVectorEnv))
              and obj.__module__ == module.__name__]
     return sorted(set(found), key=lambda c: c.__name__)
@@ -35,7 +36,7 @@ def test_every_registered_env_class_is_enumerated():
     names = {c.__name__ for c in ENV_CLASSES}
     entry_points = {ep.split(":")[1] for spec in ENV_SPECS.values() for ep in spec[:2]}
     assert entry_points <= names
-    assert len(ENV_CLASSES) == 16
+    assert len(ENV_CLASSES) == 18
 
 
 @pytest.mark.parametrize("cls", ENV_CLASSES + AGENT_CLASSES, ids=lambda c: c.__name__)

@@ -10,14 +10,16 @@ import ldp_gym
 from ldp_gym.envs.mab import MABVectorEnv, minimax_lower_bound, problem_dependent_lower_bound
 
 IDS = list(ldp_gym.ENV_SPECS)
-#: the ids with Discrete actions (arms); the Box actions of the BCO ids are checked in
-#: tests/test_bco_envs.py
-ARM_IDS = [i for i in IDS if "BCO" not in i]
+#: the ids with Discrete actions (arms); the Box actions of the BCO ids and the super arms of
+#: the combinatorial id are checked in tests/test_bco_envs.py and test_combinatorial_envs.py
+ARM_IDS = [i for i in IDS if "BCO" not in i and "Combinatorial" not in i]
 
 
 def info_keys(env_id):
     """The oracle keys of an id's info: the best arm of arm settings, the projection flag of
     the BCO ones (whose best point is an array: ``core.comparator``)."""
+    if "Combinatorial" in env_id:  # the (alpha, beta) of its oracle; super arms are arrays
+        return {"expected_reward", "optimal_reward", "regret", "alpha", "beta", "projected"}
     extra = "projected" if "BCO" in env_id else "optimal_action"
     return {"expected_reward", "optimal_reward", "regret", extra}
 

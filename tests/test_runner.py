@@ -381,8 +381,13 @@ def test_every_mab_agent_runs_on_the_adversarial_env(spec):
 
 def _fits(cls, env_id):
     from ldp_gym.agents.bco import BCOAgent
+    from ldp_gym.agents.combinatorial import CombinatorialAgent
     from ldp_gym.agents.glm import ContextualAgent
 
+    if issubclass(cls, CombinatorialAgent):  # super arms of a family
+        return "Combinatorial" in env_id
+    if "Combinatorial" in env_id:
+        return False  # MultiBinary actions: the other agents refuse them
     if issubclass(cls, BCOAgent):  # their setting, with their number of points per round
         return "BCO" in env_id and (cls.points_per_round > 1) == ("MultiPoint" in env_id)
     if "BCO" in env_id:

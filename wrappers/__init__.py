@@ -1,5 +1,6 @@
 """Privacy: mechanisms (``ldp_gym.wrappers.mechanisms``), Gymnasium wrappers
-(``reward``, ``feedback``, ``bco``), the guarantee type (``privacy``) and the audit (``audit``)."""
+(``reward``, ``feedback``, ``bco``, ``semibandit``), the guarantee type (``privacy``) and the
+audit (``audit``)."""
 
 from .bco import TwoPointGaussian, VectorTwoPointGaussian, one_point
 from .feedback import FeedbackWrapper, VectorFeedbackWrapper
@@ -15,9 +16,10 @@ from .mechanisms import (
 )
 from .privacy import Privacy
 from .reward import GaussianReward, LaplaceReward, VectorGaussianReward, VectorLaplaceReward
+from .semibandit import LaplaceSemiBandit, VectorLaplaceSemiBandit
 
 __all__ = ["FeedbackWrapper", "GaussianMechanism", "GaussianReward", "GaussianStatistics",
-           "L2BallMechanism", "LaplaceMechanism", "LaplaceReward", "Privacy", "PrivateEpisodeMean",
-           "RandomizedResponse", "TreeMechanism", "TwoPointGaussian", "VectorFeedbackWrapper",
-           "VectorGaussianReward", "VectorLaplaceReward", "VectorTwoPointGaussian", "one_point",
-           "recording"]
+           "L2BallMechanism", "LaplaceMechanism", "LaplaceReward", "LaplaceSemiBandit", "Privacy",
+           "PrivateEpisodeMean", "RandomizedResponse", "TreeMechanism", "TwoPointGaussian",
+           "VectorFeedbackWrapper", "VectorGaussianReward", "VectorLaplaceReward",
+           "VectorLaplaceSemiBandit", "VectorTwoPointGaussian", "one_point", "recording"]

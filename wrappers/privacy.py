@@ -26,6 +26,7 @@ UNITS: dict[str, str] = {
     "reward": "reward",
     "user": "user (context, action and reward)",
     "loss": "loss function (the losses of one round)",
+    "outcomes": "user's outcomes (the base arms of the played super arm, one round)",
 }
 #: Local DP: every user's message is private, the server never sees raw data. Global DP: the
 #: learner sees raw rewards, its released statistics (and so its actions) are private.
@@ -41,8 +42,9 @@ class Privacy:
         epsilon: the budget per unit, in (0, inf).
         delta: 0 for pure DP, else in (0, 1).
         unit: a key of :data:`UNITS`: ``"reward"`` (one reward), ``"user"`` (one user's
-            context, chosen action and reward) or ``"loss"`` (one round's loss function, all
-            the points it is queried at: two-point bandit convex optimisation).
+            context, chosen action and reward), ``"loss"`` (one round's loss function, all
+            the points it is queried at: two-point bandit convex optimisation) or
+            ``"outcomes"`` (one user's outcomes of the base arms of a super arm).
         secure: the noise is drawn from the OS CSPRNG (deployment) rather than seeded.
     """
 

@@ -2,6 +2,7 @@
 
 from .base import BanditCore, BanditEnv, BanditVectorEnv
 from .bco import BCOEnv, BCOVectorEnv, MultiPointBCOEnv, MultiPointBCOVectorEnv
+from .combinatorial import CombinatorialEnv, CombinatorialVectorEnv
 from .glm import GLMEnv, GLMVectorEnv, MultiParamGLMEnv, MultiParamGLMVectorEnv
 from .mab import AdversarialMABEnv, AdversarialMABVectorEnv, MABEnv, MABVectorEnv
 from .nonparametric import (
@@ -13,6 +14,7 @@ from .nonparametric import (
 
 __all__ = ["AdversarialMABEnv", "AdversarialMABVectorEnv", "BCOEnv", "BCOVectorEnv", "BanditCore",
            "BanditEnv", "BanditVectorEnv", "ClassificationBanditEnv", "ClassificationBanditVectorEnv",
+           "CombinatorialEnv", "CombinatorialVectorEnv",
            "GLMEnv", "GLMVectorEnv", "MABEnv", "MABVectorEnv", "MultiParamGLMEnv",
            "MultiParamGLMVectorEnv", "MultiPointBCOEnv", "MultiPointBCOVectorEnv", "NonparametricEnv",
            "NonparametricVectorEnv"]

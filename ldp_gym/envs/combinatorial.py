@@ -1,0 +1,323 @@
+"""Combinatorial semi-bandits (``LDPCombinatorialBandit-v0``).
+
+The setting of Chen, Zheng et al. (ICML 2020), "(Locally) Differentially
+Private Combinatorial Semi-Bandits", section 2.1: m base arms (``n_arms``,
+default 20) with outcomes ``X_t`` in [0, 1]^m, independent across arms and
+rounds, of mean mu (Bernoulli by default, Beta with ``concentration`` a + b
+by keyword; ``means`` given, or drawn uniformly in [0, 1] at every reset from
+the env's ``np_random``). Every round the learner plays a super arm S_t of a
+family with ``|S| <= K`` (``max_size``, default 4), receives the reward
+``R(S_t, X_t)`` and observes the semi-bandit feedback
+``{(i, X_{t,i}) : i in S_t}``.
+
+**Families and oracles** (``family``; :mod:`ldp_gym.oracles`, shared with the
+agents): ``"topk"`` (every S with ``1 <= |S| <= K``, linear reward
+``sum_{i in S} X_i``, B_1-smooth, exact oracle), ``"paths"`` (paths through K
+fully connected layers of ``m / K`` nodes, the nodes being the base arms, one
+per layer; linear, B_1, exact oracle) and ``"coverage"`` (probabilistic
+maximum coverage, ``R(S, X) = (1/n) sum_j [1 - prod_{i in S} (1 - p_ij X_i)]``
+over n targets of a known graph p drawn from ``family_seed`` or given in
+``family_params``; B_inf-smooth as the paper classifies it; greedy oracle with
+``alpha = 1 - 1/e``, ``beta = 1``). A :class:`~ldp_gym.oracles.Family`
+instance may also be passed as ``family``.
+
+**Regret.** ``info`` carries ``expected_reward`` ``r_mu(S_t)``,
+``optimal_reward`` ``alpha beta opt_mu`` (``opt_mu = max_S r_mu(S)``, exact:
+by the exact oracle for linear families, by enumeration for coverage),
+``regret`` (their difference: the instantaneous (alpha, beta)-approximation
+regret of the paper's Definition 2, the plain regret for exact oracles; it
+may be negative for coverage, where a super arm can beat ``alpha opt``),
+``alpha``, ``beta`` and ``projected``. There is no ``optimal_action`` (a super
+arm is not a scalar): the best super arm is ``core.family.oracle(core.means)``
+for exact families.
+
+**Actions.** The action space is a :class:`SuperArmSpace`, a ``MultiBinary(m)``
+(the indicator of S) whose ``sample()`` draws feasible super arms and whose
+``contains()`` checks feasibility, so Gymnasium's checker and
+stable-baselines3 run unchanged. Shapes and dtypes are checked by
+:mod:`ldp_gym.validation` (0/1 integers; bools, floats and wrong shapes are
+refused). With ``strict=True`` (default, for agents) an infeasible super arm
+is a ``ValueError`` naming the action; with ``strict=False`` (for generic RL
+learners) it is mapped to a feasible one by
+:meth:`~ldp_gym.oracles.Family.project` (cardinality families keep the K
+lowest-indexed arms, an empty set becomes ``{0}``; paths keep the
+lowest-indexed chosen node of each layer, or its first node) and
+``info["projected"]`` is True.
+
+**Observations** (float32, (2m,)): the outcomes of the base arms of the last
+super arm (0 elsewhere), then its indicator; zeros after reset.
+
+**Rewards** lie in ``bounded_rewards``: ``(0, K)`` for the linear families,
+``(0, 1)`` for coverage (a fraction of the targets).
+
+Example:
+    >>> import gymnasium as gym
+    >>> import numpy as np
+    >>> import ldp_gym
+    >>> env = gym.make("LDPCombinatorialBandit-v0")
+    >>> obs, info = env.reset(seed=0)
+    >>> obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+    >>> obs.shape, sorted(info)
+    ((40,), ['alpha', 'beta', 'expected_reward', 'optimal_reward', 'projected', 'regret'])
+"""
+
+from __future__ import annotations
+
+from copy import deepcopy
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector.utils import batch_space
+from numba import njit
+
+from ldp_gym.oracles import ENUMERATION_LIMIT, FAMILIES, Coverage, Family, make_family
+from ldp_gym.validation import check_bool, check_finite, check_int, check_real
+
+from .base import BanditCore, BanditEnv, make_vector_class
+
+__all__ = ["CombinatorialCore", "CombinatorialEnv", "CombinatorialVectorEnv", "SuperArmBatchSpace",
+           "SuperArmSpace"]
+
+DISTRIBUTIONS = ("bernoulli", "beta")
+
+
+@njit(cache=True, nogil=True)
+def _play(S, draws, mu, bernoulli, seen, obs, rewards, expected):  # pragma: no cover - compiled
+    """One round of every run: the outcomes ``seen`` (N, m) of the arms of S (0 elsewhere;
+    Bernoulli ``draws < mu`` or the Beta ``draws`` themselves), the observations (N, 2m) and the
+    linear reward and expected reward (N,)."""
+    runs, m = S.shape
+    for r in range(runs):
+        total, mean = 0.0, 0.0
+        for i in range(m):
+            if S[r, i]:
+                x = (1.0 if draws[r, i] < mu[r, i] else 0.0) if bernoulli else draws[r, i]
+                total += x
+                mean += mu[r, i]
+                seen[r, i] = x
+                obs[r, i] = x
+                obs[r, m + i] = 1.0
+            else:
+                seen[r, i] = 0.0
+                obs[r, i] = 0.0
+                obs[r, m + i] = 0.0
+        rewards[r] = total
+        expected[r] = mean
+
+
+class SuperArmSpace(spaces.MultiBinary):
+    """``MultiBinary(m)`` restricted to the super arms of a family: ``sample()`` draws feasible
+    ones (:meth:`~ldp_gym.oracles.Family.sample`) and ``contains()`` checks feasibility."""
+
+    def __init__(self, family: Family, seed: Any = None):
+        self.family = family
+        super().__init__(family.m, seed=seed)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
+        if mask is not None or probability is not None:  # a masked draw, made feasible
+            raw = super().sample(mask=mask, probability=probability)
+            return self.family._project(raw[None].astype(bool))[0].astype(np.int8)
+        return self.family._sample(self.np_random, 1)[0]
+
+    def contains(self, x: Any) -> bool:
+        if not super().contains(x):
+            return False
+        return bool(self.family._feasible(np.asarray(x).astype(bool)[None])[0])
+
+    def __repr__(self) -> str:
+        return f"SuperArmSpace({self.family!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, SuperArmSpace) and self.family == other.family
+
+
+class SuperArmBatchSpace(spaces.Box):
+    """A batch of n :class:`SuperArmSpace` actions (``batch_space`` of one): a ``Box(0, 1, (n, m),
+    int8)`` whose ``sample()`` draws n feasible super arms and ``contains()`` checks each."""
+
+    def __init__(self, family: Family, n: int, seed: Any = None):
+        self.family = family
+        super().__init__(0, 1, shape=(n, family.m), dtype=np.int8, seed=seed)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
+        return self.family._sample(self.np_random, self.shape[0])
+
+    def contains(self, x: Any) -> bool:
+        if not super().contains(x):
+            return False
+        return bool(self.family._feasible(np.asarray(x).astype(bool)).all())
+
+    def __repr__(self) -> str:
+        return f"SuperArmBatchSpace({self.family!r}, n={self.shape[0]})"
+
+
+@batch_space.register(SuperArmSpace)
+def _batch_super_arms(space: SuperArmSpace, n: int = 1) -> SuperArmBatchSpace:
+    return SuperArmBatchSpace(space.family, n, seed=deepcopy(space.np_random))
+
+
+class CombinatorialCore(BanditCore):
+    """Stochastic combinatorial semi-bandit on a batch of runs.
+
+    Args:
+        n_arms: m, the number of base arms (default 20, or the family's).
+        max_size: K, the largest super-arm size (default 4, or the family's).
+        family: ``"topk"`` (default), ``"paths"``, ``"coverage"``, or a
+            :class:`~ldp_gym.oracles.Family` (then ``n_arms`` and ``max_size``, if given,
+            must match it).
+        distribution: ``"bernoulli"`` (default) or ``"beta"`` (Beta with mean mu_i and
+            concentration ``concentration``).
+        concentration: a + b of Beta outcomes.
+        means: base-arm means (m,) in [0, 1] (in (0, 1) for Beta), the same at every reset;
+            None (default) draws them uniformly at every reset.
+        strict: refuse infeasible super arms (default) or project them (``strict=False``).
+        family_params: parameters of :func:`~ldp_gym.oracles.make_family` for coverage (a dict
+            ``{"targets": n, "probs": p}``, ``{"targets": n, "density": d}``).
+        family_seed: seed of the coverage graph drawn when ``family_params`` gives no ``probs``.
+
+    Attributes:
+        family: the :class:`~ldp_gym.oracles.Family`.
+        means: (N, m) base-arm means of the runs.
+        opt: (N,) ``opt_mu`` of the runs.
+    """
+
+    def __init__(self, n_arms: int | None = None, max_size: int | None = None,
+                 family: str | Family = "topk", distribution: str = "bernoulli",
+                 concentration: float = 2.0, means: Any = None, strict: bool = True,
+                 family_params: dict | None = None, family_seed: int = 0):
+        if isinstance(family, Family):
+            for arg, value, want in (("n_arms", n_arms, family.m), ("max_size", max_size, family.K)):
+                if value is not None and check_int(arg, value) != want:
+                    raise ValueError(f"{arg}={value} does not match the family's {want}")
+            self.family = family
+        else:
+            m = check_int("n_arms", 20 if n_arms is None else n_arms)
+            K = check_int("max_size", 4 if max_size is None else max_size)
+            if K > m:
+                raise ValueError(f"max_size (K) must be <= n_arms (m), got max_size={K} > n_arms={m}")
+            if not isinstance(family, str) or family not in FAMILIES:
+                raise ValueError(f"family must be one of {FAMILIES} or a Family, got {family!r}")
+            if family == "paths" and m % K:
+                raise ValueError(f"family 'paths' needs n_arms to be a multiple of max_size, got "
+                                 f"n_arms={m}, max_size={K}")
+            if family_params is not None and not isinstance(family_params, dict):
+                raise TypeError("family_params must be a dict or None")
+            params = dict(family_params or {})
+            params.setdefault("seed", check_int("family_seed", family_seed, low=0))
+            self.family = make_family(family, m, K, params)
+        if distribution not in DISTRIBUTIONS:
+            raise ValueError(f"distribution must be one of {DISTRIBUTIONS}, got {distribution!r}")
+        self.distribution = distribution
+        self.concentration = check_real("concentration", concentration, low=0.0, low_open=True)
+        self.strict = check_bool("strict", strict)
+        m = self.family.m
+        if isinstance(self.family, Coverage) and self.family.n_sets > ENUMERATION_LIMIT:
+            raise ValueError(f"family 'coverage' computes opt exactly by enumerating C(n_arms, max_size) "
+                             f"= {self.family.n_sets} sets, more than {ENUMERATION_LIMIT}: lower "
+                             f"n_arms or max_size")
+        if means is None:
+            self.fixed_means = None
+        else:
+            mu = check_finite(means, "means").astype(np.float64)
+            if mu.shape != (m,):
+                raise ValueError(f"means must have shape ({m},) (n_arms), got {mu.shape}")
+            if ((mu < 0) | (mu > 1)).any():
+                raise ValueError("means must lie in [0, 1]")
+            if distribution == "beta" and ((mu <= 0) | (mu >= 1)).any():
+                raise ValueError("means must lie in (0, 1) for beta outcomes")
+            self.fixed_means = mu
+        self.n_arms, self.max_size = m, self.family.K
+        self.alpha, self.beta = float(self.family.alpha), float(self.family.beta)
+        self.action_space = SuperArmSpace(self.family)
+        self.observation_space = spaces.Box(0.0, 1.0, shape=(2 * m,), dtype=np.float32)
+        self.bounded_rewards = self.family.reward_bounds
+        self.reward_range = self.family.reward_bounds
+        self.means = np.zeros((0, m))
+        self.opt = np.zeros(0)
+        self._obs = np.zeros((0, 2 * m), dtype=np.float32)
+
+    def reset(self, rng, runs, n_runs):
+        m = self.n_arms
+        if self.means.shape[0] != n_runs:
+            self.means = np.zeros((n_runs, m))
+            self.opt = np.zeros(n_runs)
+            self._obs = np.zeros((n_runs, 2 * m), dtype=np.float32)
+        if self.fixed_means is not None:
+            self.means[runs] = self.fixed_means
+        else:
+            lo = 1e-3 if self.distribution == "beta" else 0.0
+            self.means[runs] = lo + (1 - 2 * lo) * rng.random((len(runs), m))
+        self.opt[runs] = self.family._optimum(self.means[runs])
+        self._target = self.alpha * self.beta * self.opt
+        self._alphas, self._betas = np.full(n_runs, self.alpha), np.full(n_runs, self.beta)
+        self._obs = self._obs.copy()  # observations already returned stay as they were
+        self._obs[runs] = 0.0
+
+    def observe(self):
+        return self._obs
+
+    def step(self, rng, actions):
+        S = actions.astype(bool)
+        n = S.shape[0]
+        projected = np.zeros(n, dtype=bool)
+        bad = self.family._first_infeasible(S)
+        if bad >= 0:
+            if self.strict:
+                arms = np.flatnonzero(S[bad]).tolist()
+                raise ValueError(f"infeasible action in actions[{bad}]: arms {arms} are not a super arm "
+                                 f"of {self.family!r} ({self.family.describe(S[bad])}); pass "
+                                 f"strict=False to project it")
+            projected = ~self.family._feasible(S)
+            S[projected] = self.family._project(S[projected])
+        mu = self.means
+        bernoulli = self.distribution == "bernoulli"
+        if bernoulli:
+            draws = rng.random(mu.shape)
+        else:
+            c = self.concentration
+            draws = rng.beta(mu * c, (1.0 - mu) * c)
+        seen = np.empty(mu.shape)
+        obs = np.empty((n, 2 * self.n_arms), dtype=np.float32)
+        rewards, expected = np.empty(n), np.empty(n)
+        _play(S, draws, mu, bernoulli, seen, obs, rewards, expected)
+        if not self.family.linear:
+            rewards = self.family._reward(S, seen)
+            expected = self.family._reward(S, mu)
+        self._obs = obs
+        target = self._target.copy()
+        return rewards, {"expected_reward": expected, "optimal_reward": target,
+                         "regret": target - expected, "alpha": self._alphas.copy(),
+                         "beta": self._betas.copy(), "projected": projected}
+
+
+class CombinatorialEnv(BanditEnv):
+    __doc__ = (CombinatorialCore.__doc__ or "") + """
+    Example:
+        >>> import numpy as np
+        >>> from ldp_gym.envs import CombinatorialEnv
+        >>> env = CombinatorialEnv(n_arms=4, max_size=2, means=[0.9, 0.1, 0.8, 0.2])
+        >>> obs, info = env.reset(seed=0)
+        >>> obs, reward, terminated, truncated, info = env.step(np.array([1, 0, 1, 0]))
+        >>> obs.shape, round(info["optimal_reward"], 12), round(info["regret"], 12)   # the best
+        ((8,), 1.7, 0.0)
+        >>> env.action_space.contains(np.array([1, 1, 1, 0], dtype=np.int8))   # |S| > K
+        False
+    """
+    core_class = CombinatorialCore
+
+
+CombinatorialVectorEnv = make_vector_class("CombinatorialVectorEnv", CombinatorialCore, """N runs of
+    :class:`CombinatorialEnv` in numpy.
+
+    Example:
+        >>> import numpy as np
+        >>> from ldp_gym.envs import CombinatorialVectorEnv
+        >>> envs = CombinatorialVectorEnv(num_envs=3, max_episode_steps=10, family="coverage",
+        ...                               n_arms=8, max_size=2)
+        >>> obs, info = envs.reset(seed=0)
+        >>> best = envs.core.family.oracle(envs.core.means)          # the greedy super arms
+        >>> obs, rewards, terminated, truncated, info = envs.step(best.astype(np.int8))
+        >>> obs.shape, bool((info["regret"] <= 0).all()), info["alpha"].round(3).tolist()
+        ((3, 16), True, [0.632, 0.632, 0.632])
+    """)
