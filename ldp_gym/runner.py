@@ -176,8 +176,11 @@ def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, 
     if bar is not None:
         bar.close()
     elapsed = time.perf_counter() - start
-    return name, out, {"seconds": elapsed, "decisions": int(decisions),
-                       "privacy": _privacy_label(agent, venv)}
+    meta = {"seconds": elapsed, "decisions": int(decisions), "privacy": _privacy_label(agent, venv)}
+    core: Any = getattr(_bandit_env(venv), "core", None)
+    if hasattr(core, "alpha") and hasattr(core, "beta"):  # an approximate oracle's guarantee
+        meta["oracle"] = {"alpha": float(core.alpha), "beta": float(core.beta)}
+    return name, out, meta
 
 
 def _privacy_label(agent: Any, venv: Any) -> str:
@@ -419,7 +422,9 @@ def run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_ru
                          "wrappers": [f"{w.__name__}({_jsonable(kw)})" for w, kw in wrappers],
                          "horizon": int(horizon), "n_runs": int(n_runs), "seed": _jsonable(seed),
                          "secure": bool(secure),
-                         "privacy": {name: m["privacy"] for name, _, m in outputs}},
+                         "privacy": {name: m["privacy"] for name, _, m in outputs},
+                         **({"oracle": outputs[0][2]["oracle"]} if "oracle" in outputs[0][2]
+                            else {})},
                    timings={name: m for name, _, m in outputs})
 
 

@@ -419,3 +419,17 @@ def test_every_agent_runs_or_refuses_clearly_on_every_env(env_id):
         else:
             with pytest.raises(ValueError, match="env|multi_parameter|action spaces|points"):
                 ldp_gym.run(env_id, {name: spec}, horizon=60, n_runs=2, seed=0, progress=False)
+
+
+def test_results_state_the_approximation_oracle():
+    """The (alpha, beta) of the oracle the regret is measured against goes into Results."""
+    from ldp_gym.agents import CUCB
+
+    env_kwargs = {"family": "coverage", "n_arms": 8, "max_size": 2}
+    res = ldp_gym.run("LDPCombinatorialBandit-v0", {"CUCB": CUCB}, horizon=20, n_runs=2, seed=0,
+                      env_kwargs=env_kwargs, progress=False)
+    assert res.meta["oracle"] == {"alpha": pytest.approx(1 - 1 / np.e), "beta": 1.0}
+    from ldp_gym.agents import UCB1
+
+    plain = ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1}, horizon=20, n_runs=2, seed=0, progress=False)
+    assert "oracle" not in plain.meta
