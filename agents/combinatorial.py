@@ -97,13 +97,30 @@ def oracle_weights(rng: np.random.Generator, index: np.ndarray, pulled: np.ndarr
     return np.where(free, index, 1.0 - q + 0.5 * q * (u + ~pulled))
 
 
-def _private_bounds(agent: Any, model: str, epsilon: Any, lower: Any, upper: Any) -> None:
-    """Validate epsilon and the declared outcome bounds of a private agent: the setting's
-    outcomes lie in [0, 1] (the paper's), the only bounds accepted."""
-    agent._set_privacy(model, epsilon, 0.0, _UNIT, lower, upper)
-    if (agent.lower, agent.upper) != (0.0, 1.0):
-        raise ValueError(f"lower, upper: {agent.name} takes outcomes in [0, 1] (the setting's "
-                         f"bounds), got [{agent.lower:g}, {agent.upper:g}]")
+class _Private:
+    """The construction shared by the private agents here: epsilon, the outcome bounds (the
+    setting's [0, 1], the only ones accepted) and the horizon their widths use."""
+
+    #: ``"local"`` or ``"global"``
+    model: ClassVar[str]
+    needs_horizon = True
+    test_params: ClassVar[dict[str, Any]] = {"epsilon": 1.0}
+    name: ClassVar[str]
+    lower: float
+    upper: float
+    _set_privacy: Any
+
+    @classmethod
+    def _unit_test_params(cls):
+        return [{"epsilon": 1.0}, {"epsilon": 0.5}]
+
+    def __init__(self, n_arms, *, epsilon: float, lower: float = 0.0, upper: float = 1.0,
+                 **kwargs):
+        self._set_privacy(self.model, epsilon, 0.0, _UNIT, lower, upper)
+        if (self.lower, self.upper) != (0.0, 1.0):
+            raise ValueError(f"lower, upper: {self.name} takes outcomes in [0, 1] (the "
+                             f"setting's bounds), got [{self.lower:g}, {self.upper:g}]")
+        super().__init__(n_arms, **kwargs)  # type: ignore[call-arg]
 
 
 class CombinatorialAgent(Agent):
@@ -259,22 +276,12 @@ class CUCB(CombinatorialAgent):
 # =========================================================================== local DP
 
 
-class _LocalCombinatorial(LocalDPAgent, CombinatorialAgent):
+class _LocalCombinatorial(_Private, LocalDPAgent, CombinatorialAgent):
     """Shared server state of CUCB-LDP1/2: counts ``T_i`` and sums of the noisy values."""
 
-    needs_horizon = True
-    test_params: ClassVar[dict[str, Any]] = {"epsilon": 1.0}
+    model = "local"
     #: the Laplace mechanism of the user side (float-safe, clips to [0, 1])
     mechanism: LaplaceMechanism
-
-    @classmethod
-    def _unit_test_params(cls):
-        return [{"epsilon": 1.0}, {"epsilon": 0.5}]
-
-    def __init__(self, n_arms, *, epsilon: float, lower: float = 0.0, upper: float = 1.0,
-                 **kwargs):
-        _private_bounds(self, "local", epsilon, lower, upper)
-        super().__init__(n_arms, **kwargs)
 
     def _width_constant(self) -> float:
         raise NotImplementedError
@@ -421,7 +428,7 @@ class CUCBLDP2(_LocalCombinatorial):
 # =========================================================================== global DP
 
 
-class CUCBDP(GlobalDPAgent, CombinatorialAgent):
+class CUCBDP(_Private, GlobalDPAgent, CombinatorialAgent):
     """CUCB-DP (Chen et al., ICML 2020, Algorithm 3): per-base-arm tree aggregation.
 
     The server sees the raw outcomes; each base arm's stream of outcomes goes through a
@@ -462,19 +469,9 @@ class CUCBDP(GlobalDPAgent, CombinatorialAgent):
     """
 
     name = "CUCB-DP"
-    needs_horizon = True
-    test_params: ClassVar[dict[str, Any]] = {"epsilon": 1.0}
+    model = "global"
     #: the constant of the privacy width (Algorithm 3 shows 12, Lemma 2 shows 24)
     c: ClassVar[float] = 12.0
-
-    @classmethod
-    def _unit_test_params(cls):
-        return [{"epsilon": 1.0}, {"epsilon": 0.5}]
-
-    def __init__(self, n_arms, *, epsilon: float, lower: float = 0.0, upper: float = 1.0,
-                 **kwargs):
-        _private_bounds(self, "global", epsilon, lower, upper)
-        super().__init__(n_arms, **kwargs)
 
     def _init_state(self, n):
         super()._init_state(n)

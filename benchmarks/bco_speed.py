@@ -22,7 +22,7 @@ import gymnasium as gym
 
 import ldp_gym
 from ldp_gym.agents import FKM, TwoPointGD
-from ldp_gym.wrappers import VectorGaussianReward, VectorTwoPointGaussian
+from ldp_gym.wrappers import VectorTwoPointGaussian, one_point
 
 DELTA = 1e-5
 
@@ -56,12 +56,8 @@ def main() -> None:
     p.add_argument("--horizon", type=int, default=20_000)
     p.add_argument("--repeat", type=int, default=3, help="timings per figure; the best is shown")
     args = p.parse_args()
-    bound = gym.make("LDPBCO-v0").unwrapped.core.loss_bound
-    private = {
-        FKM: [(VectorGaussianReward, {"epsilon": 1.0, "delta": DELTA, "lower": -bound,
-                                      "upper": bound})],
-        TwoPointGD: [(VectorTwoPointGaussian, {"epsilon": 1.0, "delta": DELTA})],
-    }
+    private = {FKM: [(one_point, {"epsilon": 1.0, "delta": DELTA})],
+               TwoPointGD: [(VectorTwoPointGaussian, {"epsilon": 1.0, "delta": DELTA})]}
     print(f"{'agent':<12}{'loop':>10}{'runner':>12}{'private':>12}{'x loop':>9}{'x loop (priv)':>15}")
     for cls, env_id in ((FKM, "LDPBCO-v0"), (TwoPointGD, "LDPMultiPointBCO-v0")):
         runner_speed(cls, env_id, 2, 100, (), 1)  # warm-up

@@ -86,7 +86,8 @@ def default_checkpoints(horizon: int, n: int = 31) -> np.ndarray:
 def make_vector_env(env: str | Callable, n_runs: int, horizon: int, wrappers: Any = (),
                     secure: bool = False, **env_kwargs: Any):
     """The native vector env of ``env`` (a registered id, or ``f(num_envs, max_episode_steps)``),
-    wrapped by ``wrappers``, a sequence of ``(VectorWrapperClass, kwargs)``; with ``secure``,
+    wrapped by ``wrappers``, a sequence of ``(wrapper, kwargs)`` (a vector wrapper class, or a
+    function of the env such as :func:`~ldp_gym.wrappers.bco.one_point`); with ``secure``,
     every wrapper that takes a ``secure`` argument (the privacy wrappers) gets ``secure=True``
     and a wrapper that draws noise otherwise is refused."""
     if callable(env):

@@ -115,6 +115,10 @@ def check_bounds(lower: Any, upper: Any) -> tuple[float, float]:
     return lo, hi
 
 
+#: the float dtypes the compiled checks take (others go through numpy)
+_COMPILED_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
+
+
 @njit(cache=True, nogil=True)
 def _all_finite(flat: np.ndarray) -> bool:  # pragma: no cover - compiled
     for v in flat:
@@ -145,8 +149,6 @@ def all_finite(arr: np.ndarray) -> bool:
         return bool(_all_finite(arr.reshape(-1)))
     return bool(np.isfinite(arr).all())
 
-
-_COMPILED_FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 
 
 def check_finite(x: Any, name: str = "x") -> np.ndarray:

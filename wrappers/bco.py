@@ -58,6 +58,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
 
+from ldp_gym.envs.bco import project_points
+
 from .feedback import STREAM_ARGS_DOC, FeedbackWrapper, VectorFeedbackWrapper
 from .mechanisms import GaussianMechanism, check_input
 from .reward import GaussianReward, VectorGaussianReward
@@ -93,7 +95,9 @@ def one_point(env: Any, epsilon: float, delta: float, seed: Any = None, *,
         seed, secure, oracle_info: as :class:`~ldp_gym.wrappers.reward.GaussianReward`.
 
     Returns:
-        the :class:`~ldp_gym.wrappers.reward.GaussianReward` (or its vector version).
+        the :class:`~ldp_gym.wrappers.reward.GaussianReward` (or its vector version). As a
+        function of the env it is also a runner wrapper: ``wrappers=[(one_point, {"epsilon":
+        1.0, "delta": 1e-5})]``.
 
     Example:
         >>> import gymnasium as gym
@@ -140,8 +144,6 @@ class _TwoPoint:
 
     def _released(self, actions: Any, losses: Any) -> np.ndarray:
         """``D`` (N,) for actions (N, 2d) and the env's losses (N, 2)."""
-        from ldp_gym.envs.bco import project_points
-
         points = project_points(np.asarray(actions, dtype=np.float64).reshape(-1, 2, self.dim),
                                 self.radius)[0]  # the points the env plays
         gap = np.linalg.norm(points[:, 0] - points[:, 1], axis=1)

@@ -33,6 +33,10 @@ Every such wrapper shares the same policies:
   (:data:`NOISE_KEY`: never the env's stream, even for the same integer); or,
   with ``secure=True``, from the OS CSPRNG (no seed accepted). Seeded noise is
   for simulation: whoever knows the seed knows the noise.
+* **Observations passed through**: a wrapper whose release passes the env's
+  observation through unnoised declares ``passes_observation = True`` and then
+  refuses a setting whose observation is private feedback
+  (``BanditCore.private_observation``).
 * **Round by round**: ``needs_round_by_round = True``, so the runner never
   takes the block path, which would bypass ``step`` (:mod:`ldp_gym.protocols`).
 * **Spec**: the constructor arguments are recorded (``RecordConstructorArgs``),
@@ -80,10 +84,25 @@ from gymnasium.vector.utils import batch_space
 from .mechanisms import Mechanism, check_bool, make_rng
 from .privacy import Privacy
 
-__all__ = ["NOISE_KEY", "FeedbackWrapper", "VectorFeedbackWrapper"]
+__all__ = ["NOISE_KEY", "FeedbackWrapper", "VectorFeedbackWrapper", "private_observation"]
 
 #: Spawn key under which a wrapper derives its noise stream from the reset seed.
 NOISE_KEY = 0x4C4450  # "LDP"
+
+
+def private_observation(env: Any) -> bool:
+    """Whether ``env`` (single, native vector, or Gymnasium's sync/async vector env of a
+    setting) observes private feedback (``BanditCore.private_observation``); an unresolved
+    setting of a multi-point id counts as private (fail closed)."""
+    core = getattr(getattr(env, "unwrapped", env), "core", None)
+    if core is not None:
+        return bool(getattr(core, "private_observation", False))
+    if hasattr(env, "get_attr"):  # Gymnasium's vector envs of single envs
+        try:
+            return any(getattr(c, "private_observation", False) for c in env.get_attr("core"))
+        except AttributeError:
+            pass
+    return "MultiPoint" in str(getattr(getattr(env, "spec", None), "id", ""))
 
 
 class _NoiseStream:
@@ -140,11 +159,18 @@ class _Release(_NoiseStream, RecordConstructorArgs):
     oracle_info: bool = False
     env: Any  # the wrapped env (set by the other base, gym.Wrapper or VectorWrapper)
     needs_round_by_round = True  # the runner's block path would bypass step (ldp_gym.protocols)
+    #: Whether ``release`` passes the env's observation through unnoised (the reward
+    #: wrappers): such a wrapper refuses a setting whose observation is private feedback.
+    passes_observation: bool = False
 
     def _init_release(self, seed: Any, secure: Any, oracle_info: Any) -> None:
         if "_saved_kwargs" not in vars(self):
             raise TypeError(f"{type(self).__name__}.__init__ must call "
                             f"RecordConstructorArgs.__init__(self, **its arguments) first")
+        if self.passes_observation and private_observation(self.env):
+            raise ValueError("env's observation carries the private feedback (the losses of "
+                             "the last round), which this wrapper would pass through: use the "
+                             "setting's own release (TwoPointGaussian for two-point BCO)")
         self._init_noise(seed, secure)
         self.oracle_info = check_bool("oracle_info", oracle_info)
 

@@ -73,30 +73,10 @@ class _Gaussian:
                                  seed=seed, secure=self.secure)
 
 
-def _private_observation(env: Any) -> bool:
-    """Whether ``env`` (single, native vector, or Gymnasium's sync/async vector env of a
-    setting) observes private feedback; an unresolved setting of a multi-point id counts as
-    private (fail closed)."""
-    core = getattr(getattr(env, "unwrapped", env), "core", None)
-    if core is not None:
-        return bool(getattr(core, "private_observation", False))
-    if hasattr(env, "get_attr"):  # Gymnasium's vector envs of single envs
-        try:
-            return any(getattr(c, "private_observation", False) for c in env.get_attr("core"))
-        except AttributeError:
-            pass
-    return "MultiPoint" in str(getattr(getattr(env, "spec", None), "id", ""))
-
-
-def _refuse_private_observations(env: Any) -> None:
-    if _private_observation(env):
-        raise ValueError("env's observation carries the private feedback (the losses of the "
-                         "last round), which a reward wrapper would pass through: use the "
-                         "setting's own release (TwoPointGaussian for two-point BCO)")
-
-
 class _SingleReward(FeedbackWrapper, gym.RewardWrapper):
     """A release that noises the reward and passes the observation through."""
+
+    passes_observation = True
 
     mechanism: LaplaceMechanism | GaussianMechanism
 
@@ -109,6 +89,8 @@ class _SingleReward(FeedbackWrapper, gym.RewardWrapper):
 
 class _VectorReward(VectorFeedbackWrapper, VectorRewardWrapper):
     """A release that noises the rewards and passes the observations through."""
+
+    passes_observation = True
 
     mechanism: LaplaceMechanism | GaussianMechanism
 
@@ -150,7 +132,6 @@ class LaplaceReward(_Laplace, _SingleReward):
         RecordConstructorArgs.__init__(self, epsilon=epsilon, lower=lower, upper=upper, seed=seed,
                                        secure=secure, oracle_info=oracle_info)
         self._params = (epsilon, lower, upper)
-        _refuse_private_observations(env)
         FeedbackWrapper.__init__(self, env, seed=seed, secure=secure, oracle_info=oracle_info)
 
 
@@ -175,7 +156,6 @@ class GaussianReward(_Gaussian, _SingleReward):
                                        calibration=calibration, seed=seed, secure=secure,
                                        oracle_info=oracle_info)
         self._params = (epsilon, delta, lower, upper, calibration)
-        _refuse_private_observations(env)
         FeedbackWrapper.__init__(self, env, seed=seed, secure=secure, oracle_info=oracle_info)
 
 
@@ -196,7 +176,6 @@ class VectorLaplaceReward(_Laplace, _VectorReward):
         RecordConstructorArgs.__init__(self, epsilon=epsilon, lower=lower, upper=upper, seed=seed,
                                        secure=secure, oracle_info=oracle_info)
         self._params = (epsilon, lower, upper)
-        _refuse_private_observations(env)
         VectorFeedbackWrapper.__init__(self, env, seed=seed, secure=secure,
                                        oracle_info=oracle_info)
 
@@ -223,6 +202,5 @@ class VectorGaussianReward(_Gaussian, _VectorReward):
                                        calibration=calibration, seed=seed, secure=secure,
                                        oracle_info=oracle_info)
         self._params = (epsilon, delta, lower, upper, calibration)
-        _refuse_private_observations(env)
         VectorFeedbackWrapper.__init__(self, env, seed=seed, secure=secure,
                                        oracle_info=oracle_info)

@@ -55,17 +55,15 @@ FAMILIES: dict[str, tuple[dict[str, Any], str, str, str]] = {
 }
 
 
-def _wrappers(feedback: str, eps: float | None, bound: float) -> list:
-    from ldp_gym.wrappers import VectorGaussianReward, VectorTwoPointGaussian
+def _wrappers(feedback: str, eps: float | None) -> list:
+    """Zheng's release of the feedback (Alg 1: one point, Alg 2: two points), calibrated as
+    the releases default (classic below epsilon 1, analytic from 1 on)."""
+    from ldp_gym.wrappers import VectorTwoPointGaussian, one_point
 
     if eps is None:
         return []
-    calibration = "classic" if eps < 1 else "analytic"
-    if feedback == "one":
-        return [(VectorGaussianReward, {"epsilon": eps, "delta": DELTA, "lower": -bound,
-                                        "upper": bound, "calibration": calibration})]
-    return [(VectorTwoPointGaussian, {"epsilon": eps, "delta": DELTA,
-                                      "calibration": calibration})]
+    release = one_point if feedback == "one" else VectorTwoPointGaussian
+    return [(release, {"epsilon": eps, "delta": DELTA})]
 
 
 #: the theory's exponent of T (``log T``: 0)
@@ -79,13 +77,11 @@ def _slope(x: np.ndarray, y: np.ndarray) -> float:
 def zheng2020_bco(quick, seed, n_jobs, progress) -> Report:
     """Regret against T of the one-point and two-point black boxes, private and not."""
     import ldp_gym.agents as agents
-    from ldp_gym.envs.bco import BCOCore
 
     horizons, n_runs = QUICK if quick else FULL
     levels: list[float | None] = [None, *EPSILONS]
     tasks, keys = [], []
     for family, (env_kwargs, box, _, _) in FAMILIES.items():
-        bound = BCOCore(**env_kwargs).loss_bound
         for feedback, env, cls in (("one", "LDPBCO-v0", getattr(agents, box)),
                                    ("two", "LDPMultiPointBCO-v0", agents.TwoPointGD)):
             for eps in levels:
@@ -95,7 +91,7 @@ def zheng2020_bco(quick, seed, n_jobs, progress) -> Report:
                     tasks.append(dict(env=env, agents={label: cls}, horizon=t, n_runs=n_runs,
                                       seed=seed, checkpoints=[t], progress=progress,
                                       env_kwargs=env_kwargs,
-                                      wrappers=_wrappers(feedback, eps, bound)))
+                                      wrappers=_wrappers(feedback, eps)))
                     keys.append((family, feedback, eps, t, label))
     out = sweep(tasks, n_jobs=n_jobs)
     regret: dict[tuple, np.ndarray] = {}
