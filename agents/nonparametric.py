@@ -75,6 +75,10 @@ __all__ = ["ABSE", "AGENTS", "AuxiliarySource", "CHOOSE", "FAST", "LDPMAB", "REP
 
 #: steps of a kernel call (bit flags), as in :mod:`ldp_gym.agents.glm_kernels`
 CHOOSE, REPORT, UPDATE, FAST = 1, 2, 4, 8
+#: the public code's departures (bit flags of :func:`partition_rounds`; NOT private)
+REUSED_SUMS, NOISE_IN_BIN = 1, 2
+#: their names, as :class:`LDPMAB`'s ``departures`` takes them
+DEPARTURES = {"reused_sums": REUSED_SUMS, "noise_in_bin": NOISE_IN_BIN}
 
 _JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
 #: helpers of the rounds, inlined into them (no call, and no reference counting of their
@@ -151,7 +155,7 @@ def _estimate(su, sv, cnt, eps, warmup, multi, n, b, k):  # pragma: no cover - c
 
 @njit(**_JIT)
 def _split(n, b, u, lo, hi, depth, split, left, active, arms, su, sv, cnt, alist, n_active,
-           n_nodes):  # pragma: no cover - compiled
+           n_nodes, acc):  # pragma: no cover - compiled
     """Refine bin b of run n (Alg 1): split it at the midpoint of one of its longest edges
     (``floor(u t)``-th of the t tied ones); its two children replace it at the end of the
     active list, with its active arms and fresh sums (the parent's data are not reused)."""
@@ -187,6 +191,9 @@ def _split(n, b, u, lo, hi, depth, split, left, active, arms, su, sv, cnt, alist
             for s in range(su.shape[2]):
                 su[n, child, s, k] = 0.0
                 sv[n, child, s, k] = 0.0
+                if acc.shape[0] > 0:
+                    for q in range(3):
+                        acc[n, child, s, k, q] = 0.0
         for s in range(su.shape[2]):
             cnt[n, child, s] = 0
     hi[n, c, dim] = mid
@@ -209,7 +216,8 @@ def _split(n, b, u, lo, hi, depth, split, left, active, arms, su, sv, cnt, alist
 def partition_rounds(mode, obs, rewards, forced, src, start, stop, lower, width, eps, warmup,
                      crad, multi, max_depth, taus, lo, hi, depth, split, left, active, arms, su,
                      sv, cnt, alist, n_active, n_nodes, dec, dec_pos, noise_u, noise_v, noise_pos,
-                     grid_u, grid_v, msg_bins, msg_u, msg_v, actions):  # pragma: no cover - compiled
+                     grid_u, grid_v, msg_bins, msg_u, msg_v, actions, departures, batch,
+                     acc):  # pragma: no cover - compiled
     """LDPMAB rounds ``start .. stop - 1`` of every run (Ma et al. Alg 2; Alg 3 for the
     auxiliary sources), step by step over all runs; returns the round reached (``stop`` when
     done, earlier when the node capacity, the decision uniforms ``dec`` or the noise buffers
@@ -228,7 +236,13 @@ def partition_rounds(mode, obs, rewards, forced, src, start, stop, lower, width,
     same sums, each slot the server can still read being ``snap(input) + noise`` with the
     noise the mechanisms drew (``noise_u``, ``noise_v``; a zero input's release is its
     noise), then the checks. ``rewards`` (N, L, K) every arm's or (N, L, 1) the given arm's;
-    contexts ``obs`` (N, L, d) in [0, 1]^d."""
+    contexts ``obs`` (N, L, d) in [0, 1]^d.
+
+    ``departures`` (bit flags, NOT private, the diagnostic ablation of :class:`LDPMAB`):
+    ``REUSED_SUMS`` checks a bin only every ``batch`` users of a source and then adds the
+    source's weighted cumulative sums again into ``acc`` (N, nodes, S, K, 3), which the
+    estimate and radius read; ``NOISE_IN_BIN`` adds noise only to the slots of the user's
+    own bin (``FAST``)."""
     n_runs = n_active.shape[0]
     cap = lo.shape[1]
     k_arms = arms.shape[2]
@@ -304,6 +318,8 @@ def partition_rounds(mode, obs, rewards, forced, src, start, stop, lower, width,
                     for k in range(k_arms):
                         if not arms[n, b, k]:
                             continue  # an eliminated arm's sums are never read again
+                        if (departures & NOISE_IN_BIN) and b != node:
+                            continue  # the public code's departure: no noise outside the bin
                         if b == node and k == arm:
                             su[n, b, src, k] += snap_add(1.0, noise_u[pu], grid_u)
                             if nk >= 2:
@@ -316,6 +332,18 @@ def partition_rounds(mode, obs, rewards, forced, src, start, stop, lower, width,
                         if nk >= 2:  # reward sums are read only to eliminate
                             pv += 1
                 # the server's checks of bin b (written here: no call per bin and step)
+                if departures & REUSED_SUMS:
+                    c = cnt[n, b, src]
+                    if c % batch != 0:
+                        continue  # the public code checks once per batch
+                    e2 = eps[src] * eps[src]
+                    for k in range(k_arms):
+                        if arms[n, b, k]:
+                            x = su[n, b, src, k]
+                            lam = min(1.0, e2 * x / c) if c > warmup else 0.0
+                            acc[n, b, src, k, 0] += lam * sv[n, b, src, k]
+                            acc[n, b, src, k, 1] += lam * x
+                            acc[n, b, src, k, 2] += lam * lam * max(x, c / e2)
                 if multi:
                     ready = False
                     for q in range(cnt.shape[2]):
@@ -335,6 +363,16 @@ def partition_rounds(mode, obs, rewards, forced, src, start, stop, lower, width,
                 tau = taus[j]
                 for k in range(k_arms):
                     if arms[n, b, k]:
+                        if departures & REUSED_SUMS:
+                            num, den, var = 0.0, 0.0, 0.0
+                            for q in range(acc.shape[2]):
+                                num += acc[n, b, q, k, 0]
+                                den += acc[n, b, q, k, 1]
+                                var += acc[n, b, q, k, 2]
+                            rhat[k] = min(1.0, max(0.0, num / (den + 1e-4)))
+                            rad[k] = crad * math.sqrt(var + 1e-4) / abs(den) if den != 0.0 \
+                                else np.inf
+                            continue
                         est, r = _estimate(su, sv, cnt, eps, warmup, multi, n, b, k)
                         rhat[k] = est
                         rad[k] = crad * r
@@ -355,7 +393,7 @@ def partition_rounds(mode, obs, rewards, forced, src, start, stop, lower, width,
                         u = dec[dec_pos[0]]
                         dec_pos[0] += 1
                         _split(n, b, u, lo, hi, depth, split, left, active, arms, su, sv, cnt,
-                               alist, n_active, n_nodes)
+                               alist, n_active, n_nodes, acc)
     noise_pos[0], noise_pos[1] = pu, pv
     return stop
 
@@ -649,14 +687,31 @@ class LDPMAB(LocalDPAgent):
     Laplace releases of l1 sensitivity 2 at eps/2 each; the slots and their layout
     depend on the public partition only.
 
+    **Ablation: the public code's departures (NOT PRIVATE).** ``departures`` names
+    departures of the authors' public code, for diagnosis only: ``"reused_sums"``
+    checks a bin once every ``departure_batch`` users of a source (default 100, the
+    code's batch) and adds the source's weighted cumulative sums *again* at each check
+    (``num += lambda sum V~``, ``den += lambda sum U~``,
+    ``var += lambda^2 max{sum U~, N/eps^2}``; estimate ``num/(den + 1e-4)`` clipped to
+    [0, 1], radius ``C sqrt(ln n) sqrt(var + 1e-4)/|den|``), so the radius shrinks with
+    the number of batches as well as the users and the results depend on the batch size;
+    ``"noise_in_bin"`` adds Laplace noise only to the slots of the user's own bin, the
+    other slots being exact zeros, which reveals the user's bin to the server. **With
+    either departure the agent is NOT locally private**: ``privacy`` is ``None``,
+    ``repr`` says so, and ``secure=True`` is refused. Never deploy it; it exists to show
+    what drives the published curves.
+
     Args:
         n_arms: K.
-        epsilon: the budget per user.
+        epsilon: the budget per user (nominal only with ``departures``).
         dim: d, the context dimension (read from the env by ``from_env``).
         C: the radius constant (> 0).
         lower, upper: declared reward bounds (mapped to [0, 1]).
         max_depth: override the depth cap (an int >= 0).
         warmup: override the warm-up length (an int >= 1).
+        departures: NOT PRIVATE ablation, names among ``"reused_sums"``,
+            ``"noise_in_bin"`` (default none: the faithful, private algorithm).
+        departure_batch: the batch of ``"reused_sums"`` (an int >= 1).
         horizon: n (required).
 
     Example:
@@ -686,8 +741,20 @@ class LDPMAB(LocalDPAgent):
 
     def __init__(self, n_arms: int, *, epsilon: float, dim: int = 2, C: float | None = None,
                  lower: float = 0.0, upper: float = 1.0, max_depth: int | None = None,
-                 warmup: int | None = None, **kwargs: Any):
+                 warmup: int | None = None, departures: Sequence[str] = (),
+                 departure_batch: int = 100, **kwargs: Any):
         self._set_privacy("local", epsilon, 0.0, "user", lower, upper)
+        if isinstance(departures, (str, bytes)) or not isinstance(departures, Sequence) \
+                or any(d not in DEPARTURES for d in departures) \
+                or len(set(departures)) != len(departures):
+            raise ValueError(f"departures must be a sequence of distinct names among "
+                             f"{tuple(DEPARTURES)}, got {departures!r}")
+        self.departures = tuple(d for d in DEPARTURES if d in departures)
+        self._departure_flags = sum(DEPARTURES[d] for d in self.departures)
+        self.departure_batch = check_int("departure_batch", departure_batch)
+        if self.departures and kwargs.get("secure"):
+            raise ValueError("departures: the public code's departures are NOT private; they "
+                             "cannot be combined with secure=True (a deployment's privacy)")
         self._k = check_int("n_arms", n_arms)
         self.dim = check_int("dim", dim)
         self.C = DEFAULT_C if C is None else check_real("C", C, low=0.0)
@@ -730,7 +797,7 @@ class LDPMAB(LocalDPAgent):
 
     #: the server's node arrays (axis 1: nodes; grown as bins are refined)
     NODE_ARRAYS = ("lo", "hi", "depth", "split", "left", "active", "arms", "su", "sv", "cnt",
-                   "bins")
+                   "bins", "acc")
 
     def _init_state(self, n):
         self._constants()
@@ -748,6 +815,9 @@ class LDPMAB(LocalDPAgent):
         #: noisy sums of U and V (N, nodes, sources, K) and users counted N_s(A) (N, nodes, sources)
         self.su, self.sv = np.zeros((n, cap, s, k)), np.zeros((n, cap, s, k))
         self.cnt = np.zeros((n, cap, s), np.int64)
+        #: the ablation's re-added weighted sums (N, nodes, sources, K, 3); empty otherwise
+        reused = bool(self._departure_flags & REUSED_SUMS)
+        self.acc = np.zeros((n if reused else 0, cap, s if reused else 0, k if reused else 0, 3))
         #: the active bins in slot order (the first n_active of each row)
         self.bins = np.zeros((n, cap), np.int64)
         self.hi[:, 0] = 1.0
@@ -815,7 +885,8 @@ class LDPMAB(LocalDPAgent):
                 self.max_depth, self.taus, self.lo, self.hi, self.depth, self.split, self.left, self.active,
                 self.arms, self.su, self.sv, self.cnt, self.bins, self.n_active, self.n_nodes,
                 self._decisions.values, self._decisions.pos, noise_u.values, noise_v.values, pos,
-                mech_u.grid, mech_v.grid, msgs["bins"], msgs["U"], msgs["V"], actions)
+                mech_u.grid, mech_v.grid, msgs["bins"], msgs["U"], msgs["V"], actions,
+                self._departure_flags, self.departure_batch, self.acc)
             noise_u.pos[0], noise_v.pos[0] = pos[0], pos[1]
         noise_u.settle()
         noise_v.settle()
@@ -861,9 +932,14 @@ class LDPMAB(LocalDPAgent):
                          pub["arms"], self.su, self.sv, self.cnt, pub["bins"], pub["n_active"],
                          self.n_nodes.copy(), _NO_FLOATS, np.zeros(1, np.int64), _NO_FLOATS,
                          _NO_FLOATS, np.zeros(2, np.int64), 1.0, 1.0, msgs["bins"], msgs["U"],
-                         msgs["V"], np.empty((self._n, 1), np.int64))
+                         msgs["V"], np.empty((self._n, 1), np.int64), 0, 1, _NO_ACC)
         mech_u, mech_v = self.mechanisms[src]
-        return {"bins": msgs["bins"][0], "U": mech_u(msgs["U"][0]), "V": mech_v(msgs["V"][0]),
+        out_u, out_v = mech_u(msgs["U"][0]), mech_v(msgs["V"][0])
+        if self._departure_flags & NOISE_IN_BIN:  # NOT private: exact zeros outside the bin
+            outside = msgs["bins"][0] != self.bin_of(x)[:, None]
+            out_u[outside] = 0.0
+            out_v[outside] = 0.0
+        return {"bins": msgs["bins"][0], "U": out_u, "V": out_v,
                 "source": np.full(self._n, src, np.int64)}
 
     def _message_buffers(self, rounds: int, width: int) -> dict[str, np.ndarray]:
@@ -927,15 +1003,22 @@ class LDPMAB(LocalDPAgent):
         self.t += length
         return actions
 
+    @property
+    def privacy(self) -> Any:
+        """epsilon-LDP per user; ``None`` (no guarantee) with ``departures``."""
+        return None if self.departures else super().privacy
+
     def __repr__(self) -> str:
+        priv = f"departures={self.departures}, NOT PRIVATE" if self.departures else self.privacy
         return f"{type(self).__name__}(n_arms={self.n_arms}, dim={self.dim}, " \
-               f"num_envs={self.num_envs}, {self.privacy})"
+               f"num_envs={self.num_envs}, {priv})"
 
 
 #: placeholders of the arrays a kernel step does not read
 _NO_OBS = np.zeros((1, 1, 1))
 _NO_REWARDS = np.zeros((1, 1, 1))
 _NO_FLOATS = np.zeros(0)
+_NO_ACC = np.zeros((0, 0, 0, 0, 3))
 _NO_MSGS = {"bins": np.zeros((0, 0, 0), np.int64), "U": np.zeros((0, 0, 0, 0)),
             "V": np.zeros((0, 0, 0, 0))}
 

@@ -29,7 +29,7 @@ def split(agent, node, u, run=0):
     """Refine ``node`` of ``run`` with the tie-breaking uniform ``u`` (Alg 1)."""
     NP._split(run, node, u, agent.lo, agent.hi, agent.depth, agent.split, agent.left,
               agent.active, agent.arms, agent.su, agent.sv, agent.cnt, agent.bins,
-              agent.n_active, agent.n_nodes)
+              agent.n_active, agent.n_nodes, agent.acc)
 
 
 def active_bins(agent, run=0):
