@@ -1069,7 +1069,7 @@ class LDPMABAux(LDPMAB):
         aux_epsilons: their budgets eps_m (> 0), one per dataset.
         aux_source: an object with ``auxiliary`` (specifications with ``"n"`` and
             ``"epsilon"``) and ``auxiliary_data(run)`` (set by ``from_env``).
-        The others as :class:`LDPMAB`.
+        **kwargs: the others as :class:`LDPMAB`.
 
     Example:
         >>> import gymnasium as gym

@@ -1,10 +1,8 @@
-"""The examples, the command line (errors: one line, exit code 2, nothing written) and doctests."""
+"""The examples, the experiments end to end and doctests (the command line's own tests: test_cli.py)."""
 
 import doctest
 import importlib
 import runpy
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -29,54 +27,6 @@ def test_quickstart_example_runs(tmp_path, capsys):
 def test_doctests(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
-
-
-def test_cli_list(capsys):
-    assert main(["list"]) == 0
-    out = capsys.readouterr().out
-    assert "LDPMAB-v0" in out and "AdaP-KLUCB" in out and "azize2022-fig2" in out
-
-
-def test_cli_run_writes_results(tmp_path, capsys):
-    out = tmp_path / "run"
-    code = main(["run", "LDPMAB-v0", "--agents", "ucb1,AdaP-UCB", "--epsilon", "0.5,1", "--horizon",
-                 "300", "--runs", "3", "--out", str(out), "--wrapper", "laplace", "--quiet"])
-    assert code == 0
-    assert {p.name for p in out.iterdir()} == {"results.npz", "table.md", "regret.png"}
-    text = capsys.readouterr().out
-    assert "AdaP-UCB eps=0.5" in text and "UCB1 + laplace eps=1" in text
-    assert not list(tmp_path.glob(".run.tmp-*"))
-
-
-@pytest.mark.parametrize("argv,needle", [
-    (["run", "Nope-v0", "--agents", "UCB1"], "Nope-v0"),
-    (["run", "LDPMAB-v0", "--agents", "Foo"], "Foo"),
-    (["run", "LDPMAB-v0", "--agents", "UCB1", "--epsilon", "0"], "epsilon"),
-    (["run", "LDPMAB-v0", "--agents", "UCB1", "--epsilon", "nan"], "epsilon"),
-    (["run", "LDPMAB-v0", "--agents", "UCB1", "--horizon", "-5"], "horizon"),
-    (["run", "LDPMAB-v0", "--agents", "UCB1", "--runs", "x"], "runs"),
-    (["run", "LDPMAB-v0", "--agents", "UCB1", "--wrapper", "gaussian", "--delta", "2"], "delta"),
-    (["reproduce", "nope"], "nope"),
-    ([], "command"),
-])
-def test_cli_errors_one_line_exit_2_nothing_written(tmp_path, capsys, argv, needle):
-    out = tmp_path / "out"
-    extra = ["--out", str(out)] if argv[:1] in (["run"], ["reproduce"]) else []
-    assert main(argv + extra) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("ldp-gym: error:") and needle in err
-    assert not out.exists() and list(tmp_path.iterdir()) == []
-
-
-def test_cli_refuses_existing_output(tmp_path, capsys):
-    (tmp_path / "x").mkdir()
-    assert main(["run", "LDPMAB-v0", "--agents", "UCB1", "--out", str(tmp_path / "x")]) == 2
-    assert "exists" in capsys.readouterr().err
-
-
-def test_console_script_entry_point():
-    proc = subprocess.run([sys.executable, "-m", "ldp_gym.cli", "list"], capture_output=True, text=True)
-    assert proc.returncode == 0 and "LDPMAB-v0" in proc.stdout
 
 
 def test_reproduce_quick_local_vs_global(tmp_path, capsys):
@@ -134,8 +84,3 @@ def test_teaching_notebooks_run(capsys, name, expected):
     out = capsys.readouterr().out
     assert all(e in out for e in expected)
 
-
-def test_cli_contextual_agent_on_mab_env_is_a_user_error(tmp_path, capsys):
-    assert main(["run", "LDPMAB-v0", "--agents", "LDP-OLS", "--out", str(tmp_path / "o")]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "contextual env" in err and not (tmp_path / "o").exists()
