@@ -11,13 +11,54 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Results"]
+__all__ = ["BANDS", "MERGE_CHECKS", "Results", "round_label", "tidy_log_axes"]
+
+#: What :meth:`Results.merge` refuses unless told (``allow_different``): results of different
+#: envs (id or keyword arguments), horizons or numbers of runs, and an agent name in both.
+MERGE_CHECKS = ("env", "horizon", "n_runs", "agents")
+#: The run settings in ``meta``; where merged results differ, ``meta["per_agent"][key]``
+#: gives each agent's.
+_SETTINGS = ("env", "env_kwargs", "wrappers", "horizon", "n_runs", "seed", "secure")
+#: What a plot's band is, by ``kind`` of :meth:`Results.band`.
+BANDS = {"ci": "95 % confidence interval of the mean", "sd": "± 1 sd of the runs",
+         "half-sd": "± 0.5 sd of the runs"}
+#: The note under a table with an sd of 0.
+ZERO_SD_NOTE = ("sd 0 (marked °): every run has exactly the same regret there, the agent's "
+                "plays up to that round did not depend on the random draws (e.g. DP-SE, which "
+                "pulls every active arm a fixed number of times per epoch: until the runs "
+                "eliminate different arms, they all pull the same arms equally often)")
+
+
+def round_label(t: Any) -> str:
+    """A round or horizon as tables and plots write it: ``10,000,000`` (one notation)."""
+    return f"{int(t):,}"
+
+
+def tidy_log_axes(ax: Any) -> None:
+    """Tick labels of ``ax``'s log axes that do not overlap: no labels on minor ticks when the
+    axis spans a decade or more (the decades are labelled), else only on 2 and 5 x 10^k."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    def two_and_five(x: float, _pos: Any = None) -> str:
+        if x <= 0:
+            return ""
+        exponent = math.floor(math.log10(x) + 1e-9)
+        mantissa = round(x / 10**exponent, 6)
+        return f"{x:g}" if mantissa in (2.0, 5.0) else ""
+
+    for axis, lims in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        if axis.get_scale() != "log":
+            continue
+        lo, hi = sorted(lims)
+        wide = lo > 0 and hi / lo >= 10
+        axis.set_minor_formatter(NullFormatter() if wide else FuncFormatter(two_and_five))
 
 
 @dataclass
@@ -86,24 +127,103 @@ class Results:
         return rows
 
     def table(self, at: list[int] | None = None) -> str:
-        """The summary as a Markdown table (what the CLI prints)."""
+        """The summary as a Markdown table (what the CLI prints): one column per round of
+        ``at`` (default the last checkpoint), cumulative regret as mean ± sd over the runs,
+        and under the table a line saying so (and explaining an sd of 0, marked °).
+
+        Headers write rounds one way: ``t = 10,000`` for a round, ``T = 100,000`` for the
+        horizon."""
         rows = self.summary(at)
-        ts = [int(self.checkpoints[-1])] if at is None else at
-        head = "| agent | privacy | " + " | ".join(f"regret at T={t:g}" for t in ts) + " |"
-        lines = [head, "|" + "---|" * (2 + len(ts))]
+        ts = [int(self.checkpoints[-1])] if at is None else [int(t) for t in at]
+        horizon = self.meta.get("horizon")
+        runs = {a: r.shape[0] for a, r in self.regret.items()}
+        same_runs = len(set(runs.values())) == 1
+        heads = [f"regret at {'T' if t == horizon else 't'} = {round_label(t)}" for t in ts]
+        head = ["agent", "privacy"] + ([] if same_runs else ["runs"]) + heads
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        zero = False
         for r in rows:
-            cells = [f"{r[f'mean@{t}']:.1f} ± {r[f'sd@{t}']:.1f}" for t in ts]
-            lines.append(f"| {r['agent']} | {r['privacy']} | " + " | ".join(cells) + " |")
+            cells = [r["agent"], r["privacy"]] + ([] if same_runs else [str(runs[r["agent"]])])
+            for t in ts:
+                sd = r[f"sd@{t}"]
+                flat = sd == 0 and runs[r["agent"]] > 1
+                zero |= flat
+                cells.append(f"{r[f'mean@{t}']:.1f} ± {sd:.1f}" + ("°" if flat else ""))
+            lines.append("| " + " | ".join(cells) + " |")
+        over = f"{next(iter(runs.values()))} runs" if same_runs else "the runs of each agent"
+        lines.append("")
+        lines.append(f"Cells: cumulative regret, mean ± sd over {over} (sd of the runs, not of "
+                     f"the mean); t: round, T: horizon.")
+        if zero:
+            lines.append(ZERO_SD_NOTE + ".")
         return "\n".join(lines)
 
-    def merge(self, other: Results) -> Results:
-        """Agents of both results (same checkpoints and runs) in one object."""
+    def merge(self, other: Results, allow_different: Collection[str] | bool = ()) -> Results:
+        """Agents of both results in one object (same checkpoints, always).
+
+        Refused unless ``allow_different`` names it (a collection of :data:`MERGE_CHECKS`,
+        or ``True`` for all): ``"env"``, results of different envs (id or keyword
+        arguments); ``"horizon"``, of different horizons; ``"n_runs"``, of different numbers
+        of runs; ``"agents"``, an agent name in both (``other``'s then replaces it). Settings
+        that differ (these, and the wrappers, seed or secure mode, which may always differ)
+        are kept per agent in ``meta["per_agent"][setting]`` instead of ``meta[setting]``.
+        """
+        allowed = set(MERGE_CHECKS) if allow_different is True else \
+            set() if allow_different is False else set(allow_different)
+        if allowed - set(MERGE_CHECKS):
+            raise ValueError(f"allow_different must name some of {MERGE_CHECKS}, got "
+                             f"{sorted(allowed - set(MERGE_CHECKS))}")
         if not np.array_equal(self.checkpoints, other.checkpoints):
             raise ValueError("results have different checkpoints")
-        meta = dict(self.meta)
+        clash = [a for a in other.regret if a in self.regret]
+        if clash and "agents" not in allowed:
+            raise ValueError(f"agent {clash[0]!r} is in both results; rename it, or merge with "
+                             f"allow_different=['agents'] to keep the other's")
+        mine, theirs = self._settings(), other._settings()
+        runs = {a: r.shape[0] for a, r in self.regret.items()}
+        runs_other = {a: r.shape[0] for a, r in other.regret.items()}
+        for check, keys in (("env", ("env", "env_kwargs")), ("horizon", ("horizon",))):
+            if check in allowed:
+                continue
+            for key in keys:
+                known = {_key(v) for v in (*mine[key].values(), *theirs[key].values())
+                         if v is not None}  # (results built by hand may not say)
+                if len(known) > 1:
+                    raise ValueError(f"results have different {key} ({_listing(mine[key])} "
+                                     f"and {_listing(theirs[key])}); merge with "
+                                     f"allow_different=[{check!r}] to compare them anyway")
+        if "n_runs" not in allowed and len({*runs.values(), *runs_other.values()}) > 1:
+            raise ValueError(f"results have different numbers of runs ({sorted(set(runs.values()))} "
+                             f"and {sorted(set(runs_other.values()))}); merge with "
+                             f"allow_different=['n_runs'] to compare them anyway")
+        regret = {**{a: r for a, r in self.regret.items() if a not in other.regret},
+                  **other.regret}
+        meta = {k: v for k, v in self.meta.items() if k != "per_agent"}
         meta["privacy"] = {**self.meta.get("privacy", {}), **other.meta.get("privacy", {})}
-        return Results(self.checkpoints, {**self.regret, **other.regret}, meta,
-                       {**self.timings, **other.timings})
+        per_agent = {}
+        for key in _SETTINGS:
+            values = {**mine[key], **theirs[key]}
+            values = {a: values[a] for a in regret}
+            if len({_key(v) for v in values.values()}) <= 1:
+                if values and (key in self.meta or key in other.meta):
+                    meta[key] = next(iter(values.values()))
+            else:
+                meta.pop(key, None)
+                per_agent[key] = values
+        if per_agent:
+            meta["per_agent"] = per_agent
+        return Results(self.checkpoints, regret, meta, {**self.timings, **other.timings})
+
+    def _settings(self) -> dict[str, dict[str, Any]]:
+        """Each run setting of :data:`_SETTINGS`, by agent."""
+        per_agent = self.meta.get("per_agent", {})
+        return {key: dict(per_agent[key]) if key in per_agent else
+                {a: self.meta.get(key) for a in self.regret} for key in _SETTINGS}
+
+    def runs_label(self) -> str:
+        """``20 runs`` (``10-20 runs`` when the agents have different numbers)."""
+        counts = sorted({r.shape[0] for r in self.regret.values()})
+        return f"{counts[0]} runs" if len(counts) == 1 else f"{counts[0]}-{counts[-1]} runs"
 
     def to_dataframe(self):
         """Long table: agent, t, mean, sd, ci_low, ci_high (needs pandas)."""
@@ -118,7 +238,9 @@ class Results:
 
     def plot(self, ax: Any = None, band: str = "ci", logx: bool = False, logy: bool = False,
              reference: dict[str, np.ndarray] | None = None, title: str | None = None):
-        """Regret curves with bands (needs matplotlib). ``reference``: extra curves (lower bounds)."""
+        """Regret curves with bands (needs matplotlib); the legend says what the band is
+        (``band``: a kind of :meth:`band`) and over how many runs. ``reference``: extra curves
+        (lower bounds)."""
         if ax is None:
             import matplotlib.pyplot as plt
 
@@ -137,7 +259,9 @@ class Results:
             ax.set_yscale("log")
         if title:
             ax.set_title(title)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, title=f"mean of {self.runs_label()}; band: {BANDS[band]}",
+                  title_fontsize=8)
+        tidy_log_axes(ax)
         return ax
 
     def save(self, path: str | Path) -> Path:
@@ -155,3 +279,13 @@ class Results:
             info = json.loads(str(f["meta"]))
             regret = {a: f[f"regret/{a}"] for a in info["agents"]}
             return cls(f["checkpoints"], regret, info["meta"], info["timings"])
+
+
+def _key(value: Any) -> str:
+    """A comparable form of a setting (they are JSON-able: lists, dicts, numbers)."""
+    return json.dumps(value, sort_keys=True, default=repr)
+
+
+def _listing(values: dict[str, Any]) -> str:
+    distinct = {_key(v): v for v in values.values()}
+    return ", ".join(repr(v) for v in distinct.values())

@@ -50,11 +50,14 @@ Example:
 from __future__ import annotations
 
 import inspect
+import math
 import sys
+import threading
 import time
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import gymnasium as gym
@@ -145,19 +148,9 @@ def _bandit_env(venv: Any) -> Any:
     return base
 
 
-def _progress(total: int, enabled: bool | None, desc: str):
-    if enabled is False or (enabled is None and not sys.stderr.isatty()):
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, desc=desc, unit="round", leave=False)
-
-
 def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, seed: Any,
-               checkpoints: np.ndarray, env_kwargs: dict, wrappers: Any, progress: bool | None,
-               secure: bool = False):
+               checkpoints: np.ndarray, env_kwargs: dict, wrappers: Any, sink: Any = None,
+               task: int = 0, secure: bool = False):
     root = np.random.SeedSequence(seed)
     env_seed = int(root.spawn(1)[0].generate_state(1)[0])
     venv = make_vector_env(env, n_runs, horizon, wrappers, secure, **env_kwargs)
@@ -167,15 +160,17 @@ def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, 
     obs, _ = venv.reset(seed=env_seed)
     out = np.zeros((n_runs, len(checkpoints)))
     cum = np.zeros(n_runs)
-    bar = _progress(horizon, progress, name)
+    report = None if sink is None else _Reporter(sink, task)
+    if report is not None:
+        report(0, final=True)  # started
     start = time.perf_counter()
     player = _block_player(agent, venv, horizon)
     if player is None:
-        decisions = _round_by_round(venv, agent, obs, horizon, checkpoints, out, cum, bar)
+        decisions = _round_by_round(venv, agent, obs, horizon, checkpoints, out, cum, report)
     else:
-        decisions = _by_blocks(player, obs, horizon, checkpoints, out, cum, bar)
-    if bar is not None:
-        bar.close()
+        decisions = _by_blocks(player, obs, horizon, checkpoints, out, cum, report)
+    if report is not None:
+        report(horizon, final=True)
     elapsed = time.perf_counter() - start
     meta = {"seconds": elapsed, "decisions": int(decisions), "privacy": _privacy_label(agent, venv)}
     core: Any = getattr(_bandit_env(venv), "core", None)
@@ -198,12 +193,238 @@ def _privacy_label(agent: Any, venv: Any) -> str:
     return "; ".join(labels) or "none"
 
 
+# --------------------------------------------------------------------------- progress
+
+
+#: Seconds between two progress lines when stderr is not a terminal (``progress=None``).
+PROGRESS_INTERVAL = 30.0
+#: Least seconds between two reports of one agent's run (they may cross processes).
+REPORT_INTERVAL = 0.5
+#: Characters of an agent's name shown in the progress bar (the bar stays on one line).
+_NAME_WIDTH = 28
+
+
+def _progress_mode(enabled: bool | None) -> str | None:
+    """``"bar"`` (tqdm), ``"lines"`` (a line every :data:`PROGRESS_INTERVAL` seconds) or
+    ``None``: ``progress=False`` shows nothing, ``True`` a bar, ``None`` a bar when stderr
+    is a terminal and lines otherwise (no tqdm: lines)."""
+    if enabled is False:
+        return None
+    if enabled is None and not _isatty(sys.stderr):
+        return "lines"
+    try:
+        import tqdm  # noqa: F401
+    except ImportError:
+        return "lines"
+    return "bar"
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _duration(seconds: float) -> str:
+    s = int(round(seconds))
+    h, m = s // 3600, s // 60 % 60
+    return f"{h}h{m:02d}m" if h else f"{m}m{s % 60:02d}s" if m else f"{s}s"
+
+
+def _count(x: float) -> str:
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if x >= scale:
+            return f"{x / scale:.2f}{suffix}"
+    return f"{x:.0f}"
+
+
+class _Job:
+    """The progress of a whole job, every agent's run of every :func:`run` of a :func:`sweep`,
+    shown once, by the parent process: one tqdm bar on a terminal, else a line on stderr every
+    ``interval`` seconds (and a last one at the end if any was written).
+
+    ``tasks``: (agent name, runs, rounds) of every agent's run, in order. The runs report
+    ``(task, rounds done by each of its runs)`` through :meth:`put`, from this process or,
+    through a queue, from worker processes; the work done is counted in run-rounds (runs x
+    rounds), so the time left weighs every task by its size.
+    """
+
+    def __init__(self, tasks: list[tuple[str, int, int]], mode: str, label: str = "",
+                 stream: Any = None, interval: float | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        self.names = [t[0] for t in tasks]
+        self.runs = [int(t[1]) for t in tasks]
+        self.rounds = [int(t[2]) for t in tasks]
+        self.total = sum(r * t for r, t in zip(self.runs, self.rounds))
+        self.done = [0] * len(tasks)
+        self.running: dict[int, None] = {}  # started, not finished, in order of start
+        self.finished = 0
+        self.label = label or "ldp-gym"
+        self.stream = stream if stream is not None else sys.stderr
+        self.interval = PROGRESS_INTERVAL if interval is None else interval
+        self.clock = clock
+        self.start = self.last_line = clock()
+        self.lines = 0
+        self.lock = threading.Lock()
+        self.bar: Any = None
+        if mode == "bar":
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=self.total, desc=self.label, leave=False, smoothing=0,
+                            unit_scale=True, dynamic_ncols=True, file=self.stream,
+                            bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
+                                       "runs x rounds [{elapsed}<{remaining}]")
+
+    @classmethod
+    def create(cls, tasks: list[tuple[str, int, int]], progress: bool | None,
+               label: str = "") -> _Job | None:
+        mode = _progress_mode(progress)
+        return None if mode is None or not tasks else cls(tasks, mode, label)
+
+    def put(self, message: tuple[int, int]) -> None:
+        """Task ``message[0]``'s runs have each played ``message[1]`` rounds."""
+        task, rounds = message
+        with self.lock:
+            if self.done[task] < self.rounds[task]:  # (a finished task's reports are late)
+                self.done[task] = max(self.done[task], min(int(rounds), self.rounds[task]))
+                if self.done[task] >= self.rounds[task]:
+                    self.running.pop(task, None)
+                    self.finished += 1
+                else:
+                    self.running[task] = None
+            self._show()
+
+    def tick(self) -> None:
+        """No news: the line of every ``interval`` seconds is still written on time."""
+        with self.lock:
+            if self.bar is None:
+                self._show()
+
+    def units(self) -> int:
+        return sum(d * r for d, r in zip(self.done, self.runs))
+
+    def describe(self) -> str:
+        """Which agents are running: ``agent 2/4 DP-SE`` (``agents 2-3/4 ...`` in parallel)."""
+        n = len(self.names)
+        if not self.running:
+            return f"{self.label}: {self.finished}/{n} agents done"
+        ids = sorted(self.running)
+        names = ", ".join(self._short(self.names[i]) for i in ids[:2]) + (", ..." if len(ids) > 2
+                                                                          else "")
+        which = f"agent {ids[0] + 1}/{n}" if len(ids) == 1 else \
+            f"agents {','.join(str(i + 1) for i in ids[:3])}{',...' if len(ids) > 3 else ''}/{n}"
+        done = f" ({self.finished} done)" if self.finished else ""
+        return f"{self.label}: {which} {names}{done}"
+
+    @staticmethod
+    def _short(name: str) -> str:
+        return name if len(name) <= _NAME_WIDTH else name[:_NAME_WIDTH - 3] + "..."
+
+    def line(self) -> str:
+        """The progress as one line (what is written when stderr is not a terminal)."""
+        done, elapsed = self.units(), self.clock() - self.start
+        left = f"~{_duration(elapsed * (self.total - done) / done)} left" if done else \
+            "time left unknown"
+        return (f"{self.describe()} | {100 * done / max(self.total, 1):3.0f}% | "
+                f"{_count(done)}/{_count(self.total)} runs x rounds | "
+                f"{_duration(elapsed)} elapsed, {left}")
+
+    def _show(self) -> None:
+        if self.bar is not None:
+            self.bar.n = self.units()
+            self.bar.set_description_str(self.describe(), refresh=False)
+            self.bar.refresh()
+        elif self.clock() - self.last_line >= self.interval:
+            self.last_line = self.clock()
+            self._write(self.line())
+
+    def _write(self, text: str) -> None:
+        self.lines += 1
+        print(text, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        elif self.lines:  # a job long enough to have written lines ends with one
+            self._write(self.line())
+
+    def __enter__(self) -> _Job:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class _Reporter:
+    """How one agent's run reports to the job: ``(task, rounds done)`` into ``sink`` (the job,
+    or a queue to it from a worker process), at most every :data:`REPORT_INTERVAL` seconds;
+    the runner calls it every few thousand rounds or once a block, never once a round."""
+
+    __slots__ = ("sink", "task", "last")
+
+    def __init__(self, sink: Any, task: int):
+        self.sink, self.task, self.last = sink, task, -math.inf
+
+    def __call__(self, rounds: int, final: bool = False) -> None:
+        now = time.monotonic()
+        if final or now - self.last >= REPORT_INTERVAL:
+            self.last = now
+            self.sink.put((self.task, int(rounds)))
+
+
+@contextmanager
+def _bridge(job: _Job | None, parallel: bool, backend: str | None) -> Iterator[Any]:
+    """Where the tasks report: the job itself in this process (and threads), else a queue of
+    a :class:`multiprocessing.Manager` drained into the job by a thread of this process
+    (joblib's process backends); ``None`` (no progress) on other backends (dask, ray), whose
+    workers may be on other machines."""
+    backend = _backend_in_force(backend)
+    if not isinstance(job, _Job) or not parallel or backend == "threading":
+        yield job  # in this process, or already a queue (a sweep's task run in parallel)
+        return
+    if backend not in (None, "loky", "multiprocessing"):
+        yield None
+        return
+    import multiprocessing
+    import queue as queue_module
+
+    with multiprocessing.Manager() as manager:
+        q = manager.Queue()
+        stop = threading.Event()
+
+        def drain() -> None:
+            while True:
+                try:
+                    message = q.get(timeout=1.0)
+                except queue_module.Empty:
+                    if stop.is_set():
+                        return
+                    job.tick()
+                    continue
+                except (EOFError, OSError):  # the manager is gone
+                    return
+                if message is None:
+                    return
+                job.put(message)
+
+        thread = threading.Thread(target=drain, daemon=True)
+        thread.start()
+        try:
+            yield q
+        finally:
+            stop.set()
+            q.put(None)
+            thread.join(timeout=5.0)
+
+
 # --------------------------------------------------------------------------- the two paths
 
 
 def _round_by_round(venv: Any, agent: Any, obs: Any, horizon: int, checkpoints: np.ndarray,
-                    out: np.ndarray, cum: np.ndarray, bar: Any) -> int:
-    """``act``, ``venv.step`` (every wrapper's included), ``observe``, one round at a time."""
+                    out: np.ndarray, cum: np.ndarray, report: _Reporter | None) -> int:
+    """``act``, ``venv.step`` (every wrapper's included), ``observe``, one round at a time;
+    progress reported every hundredth of the horizon."""
     base = _bandit_env(venv)
     column = np.full(horizon + 1, -1)  # checkpoint round -> column of `out`
     column[checkpoints] = np.arange(len(checkpoints))
@@ -216,13 +437,13 @@ def _round_by_round(venv: Any, agent: Any, obs: Any, horizon: int, checkpoints: 
         obs = next_obs
         if column[step] >= 0:
             out[:, column[step]] = cum
-        if bar is not None and step % every == 0:
-            bar.update(every)
+        if report is not None and step % every == 0:
+            report(step)
     return horizon
 
 
 def _by_blocks(player: BlockPlayer, obs: Any, horizon: int, checkpoints: np.ndarray,
-               out: np.ndarray, cum: np.ndarray, bar: Any) -> int:
+               out: np.ndarray, cum: np.ndarray, report: _Reporter | None) -> int:
     """``player.play`` until every run has played ``horizon`` rounds, stretches cut at the next
     checkpoint (or the horizon); the regret is recorded where a segment ends on a checkpoint.
     Returns the number of decisions (segments) per run."""
@@ -240,9 +461,8 @@ def _by_blocks(player: BlockPlayer, obs: Any, horizon: int, checkpoints: np.ndar
             out[i, c] = path[i, j]
         t, cum[:] = ends[:, -1], path[:, -1]
         decisions += rounds.shape[1]
-        if bar is not None:
-            bar.n = int(t.min())
-            bar.refresh()
+        if report is not None:  # once a block (the reporter keeps to its interval)
+            report(int(t.min()))
     return decisions
 
 
@@ -379,7 +599,7 @@ def _check_run_args(horizon: Any, n_runs: Any, checkpoints: Any) -> np.ndarray:
 def run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_runs: int = 10,
         seed: Any = 0, checkpoints: Any = None, env_kwargs: dict | None = None,
         wrappers: Any = (), progress: bool | None = None, n_jobs: int = 1,
-        backend: str | None = None, secure: bool = False) -> Results:
+        backend: str | None = None, secure: bool = False, label: str = "") -> Results:
     """Run every agent on the same ``n_runs`` independent instances of ``env``.
 
     Args:
@@ -394,28 +614,49 @@ def run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_ru
         env_kwargs: keyword arguments of the env (e.g. ``means``).
         wrappers: ``(VectorWrapperClass, kwargs)`` pairs applied in order, e.g.
             ``[(VectorLaplaceReward, {"epsilon": 1.0})]`` for the one-point reduction.
-        progress: progress bars (``None``: when stderr is a terminal and tqdm is installed).
+        progress: show the progress of the whole job (every agent, runs x rounds done, time
+            left): ``None`` (default) a tqdm bar when stderr is a terminal, else a line on
+            stderr every :data:`PROGRESS_INTERVAL` seconds (silent if the job ends sooner);
+            ``True`` a bar (lines without tqdm); ``False`` nothing. With ``n_jobs > 1`` the
+            workers report to the one display of the parent process.
         n_jobs: agents run in parallel processes through joblib when > 1 (or -1).
-        backend: joblib backend (``"loky"`` default; ``"dask"``, ``"ray"`` from the extras).
+        backend: joblib backend (``"loky"``; ``"dask"``, ``"ray"`` from the extras); default:
+            the backend of an enclosing ``joblib.parallel_config``, else loky.
         secure: every private agent and privacy wrapper draws its noise from the OS CSPRNG
             (deployment mode: the noise cannot be replayed, so the results are not
             reproducible; ``seed`` then drives only the envs and the agents' public
             decisions). Agent objects passed ready-made must have been built with
             ``secure=True``. Without it, noise is seeded: right for simulation, but whoever
             knows the seed knows the noise.
+        label: what the progress shows first (default ``"ldp-gym"``).
 
     Returns:
         :class:`~ldp_gym.results.Results` with regret of shape (n_runs, len(checkpoints)).
     """
+    return _run(env, agents, horizon, n_runs, seed, checkpoints, env_kwargs, wrappers, progress,
+                n_jobs, backend, secure, label)
+
+
+def _run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_runs: int = 10,
+         seed: Any = 0, checkpoints: Any = None, env_kwargs: dict | None = None,
+         wrappers: Any = (), progress: bool | None = None, n_jobs: int = 1,
+         backend: str | None = None, secure: bool = False, label: str = "", *,
+         sink: Any = None, offset: int = 0, nested: bool = False) -> Results:
+    """:func:`run`; ``nested``: a task of a :func:`sweep`, whose agents report to ``sink`` as
+    the job's tasks ``offset``, ``offset + 1``, ... (``progress`` and ``label`` are the
+    sweep's business)."""
     cps = _check_run_args(horizon, n_runs, checkpoints)
     check_bool("secure", secure)
     if not agents:
         raise ValueError("agents must name at least one agent")
     env_kwargs = dict(env_kwargs or {})
     wrappers = tuple(wrappers)
-    tasks = [(env, name, spec, int(horizon), int(n_runs), seed, cps, env_kwargs, wrappers,
-              progress, bool(secure)) for name, spec in agents.items()]
-    outputs = _parallel(_run_agent, tasks, n_jobs, backend)
+    plan = [(name, int(n_runs), int(horizon)) for name in agents]
+    with (nullcontext(sink) if nested else _job(plan, progress, label)) as job, \
+            _bridge(job, _is_parallel(len(plan), n_jobs), backend) as into:
+        tasks = [(env, name, spec, int(horizon), int(n_runs), seed, cps, env_kwargs, wrappers,
+                  into, offset + i, bool(secure)) for i, (name, spec) in enumerate(agents.items())]
+        outputs = _parallel(_run_agent, tasks, n_jobs, backend)
     env_name = env if isinstance(env, str) else getattr(env, "__name__", repr(env))
     return Results(checkpoints=cps, regret={name: out for name, out, _ in outputs},
                    meta={"env": env_name, "env_kwargs": {k: _jsonable(v) for k, v in
@@ -439,29 +680,64 @@ def _jsonable(v: Any) -> Any:
     return v if isinstance(v, (str, int, float, bool, type(None), dict)) else repr(v)
 
 
-def _parallel(fn: Callable, tasks: list[tuple], n_jobs: int, backend: str | None) -> list:
-    if n_jobs == 1 or len(tasks) == 1:
-        return [fn(*t) for t in tasks]
+def _is_parallel(n_tasks: int, n_jobs: int) -> bool:
+    """Whether :func:`_parallel` hands ``n_tasks`` tasks to joblib (installed, more than one
+    task and job)."""
+    if n_jobs == 1 or n_tasks <= 1:
+        return False
     try:
-        import joblib
+        import joblib  # noqa: F401
     except ImportError:  # joblib is optional: run sequentially
+        return False
+    return True
+
+
+def _parallel(fn: Callable, tasks: list[tuple], n_jobs: int, backend: str | None) -> list:
+    if not _is_parallel(len(tasks), n_jobs):
         return [fn(*t) for t in tasks]
+    import joblib
+
     if backend == "ray":
         from ray.util.joblib import register_ray
 
         register_ray()
-    with joblib.parallel_backend(backend or "loky", n_jobs=n_jobs):
+    # backend None: the backend of an enclosing joblib.parallel_config (joblib's default, loky,
+    # without one), so that experiments that sweep inside run where their caller says
+    config = joblib.parallel_config(n_jobs=n_jobs) if backend is None else \
+        joblib.parallel_config(backend=backend, n_jobs=n_jobs)
+    with config:
         return joblib.Parallel()(joblib.delayed(fn)(*t) for t in tasks)
 
 
-def sweep(tasks: list[dict[str, Any]], n_jobs: int = -1, backend: str | None = None) -> list[Results]:
+def _backend_in_force(backend: str | None) -> str | None:
+    """``backend``, else the name of the backend of an enclosing ``joblib.parallel_config``
+    (``"dask"``, ``"ray"``, ``"threading"``, ...); ``None`` for joblib's default (loky), or
+    without joblib."""
+    if backend is not None:
+        return backend
+    try:
+        from joblib.parallel import BACKENDS, get_active_backend
+    except ImportError:
+        return None
+    active = type(get_active_backend()[0])
+    return next((name for name, cls in BACKENDS.items() if cls is active and name != "loky"), None)
+
+
+def sweep(tasks: list[dict[str, Any]], n_jobs: int = -1, backend: str | None = None,
+          label: str = "") -> list[Results]:
     """Run several :func:`run` calls (e.g. over epsilon, settings or seeds) in parallel.
+
+    One progress display covers the whole sweep (every agent of every call): shown unless
+    every task says ``progress=False``, forced if one says ``True``, else as ``None`` says
+    (see :func:`run`); the tasks' ``label`` is ignored, the sweep's is shown.
 
     Args:
         tasks: keyword arguments of :func:`run`, one dict per call.
         n_jobs: joblib workers (-1: all cores).
-        backend: ``"loky"`` (local processes, default), ``"dask"`` (needs a
-            ``dask.distributed.Client``) or ``"ray"``.
+        backend: ``"loky"`` (local processes), ``"dask"`` (needs a
+            ``dask.distributed.Client``) or ``"ray"`` (no progress on those two); default: the
+            backend of an enclosing ``joblib.parallel_config``, else loky.
+        label: what the progress shows first (default ``"ldp-gym"``).
 
     Example:
         >>> from ldp_gym.agents import AdaPKLUCB
@@ -470,8 +746,32 @@ def sweep(tasks: list[dict[str, Any]], n_jobs: int = -1, backend: str | None = N
         >>> len(sweep(tasks, n_jobs=1))
         2
     """
-    return _parallel(_run_kwargs, [(t,) for t in tasks], n_jobs, backend)
+    settings = [t.get("progress") for t in tasks]
+    progress = False if all(p is False for p in settings) else True if True in settings else None
+    plan: list[tuple[str, int, int]] = []
+    offsets = []
+    for t in tasks:
+        offsets.append(len(plan))
+        plan += [(str(name), _as_int(t.get("n_runs", 10)), _as_int(t.get("horizon")))
+                 for name in t.get("agents") or {}]
+    with _job(plan, progress, label) as job, \
+            _bridge(job, _is_parallel(len(tasks), n_jobs), backend) as into:
+        return _parallel(_run_kwargs, [(t, into, off) for t, off in zip(tasks, offsets)],
+                         n_jobs, backend)
 
 
-def _run_kwargs(kwargs: dict[str, Any]) -> Results:
-    return run(**kwargs)
+def _as_int(value: Any) -> int:
+    try:
+        return max(int(value), 0)
+    except (TypeError, ValueError):  # run() refuses it, with its own message
+        return 0
+
+
+def _job(plan: list[tuple[str, int, int]], progress: bool | None, label: str) -> Any:
+    """The job's progress as a context manager (``None`` inside when nothing is shown)."""
+    job = _Job.create(plan, progress, label)
+    return nullcontext(None) if job is None else job
+
+
+def _run_kwargs(kwargs: dict[str, Any], sink: Any = None, offset: int = 0) -> Results:
+    return _run(**kwargs, sink=sink, offset=offset, nested=True)

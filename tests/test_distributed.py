@@ -56,7 +56,13 @@ def test_sweep_on_dask_local_cluster_is_bitwise_sequential(sequential):
         # the tasks ran on the cluster's worker processes, not in this one
         assert {t["worker"] for t in stream.data} <= set(client.scheduler_info()["workers"])
         assert len(stream.data) > 0
+        # without backend=, sweep runs where an enclosing joblib.parallel_config says
+        import joblib
+        with joblib.parallel_config(backend="dask"), distributed.get_task_stream(client) as inner:
+            enclosed = sweep(_tasks(), n_jobs=2)
+        assert len(inner.data) > 0
     _assert_bitwise_equal(sequential, out)
+    _assert_bitwise_equal(sequential, enclosed)
 
 
 def test_sweep_on_ray_is_bitwise_sequential(sequential, monkeypatch):

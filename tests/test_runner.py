@@ -336,17 +336,22 @@ def test_results_save_load_dataframe_plot(tmp_path):
     matplotlib.use("Agg")
     ax = res.plot(logx=True, reference={"bound": np.ones(len(res.checkpoints))})
     assert len(ax.get_lines()) == 4
-    assert "regret at T=300" in res.table()
+    assert "regret at T = 300" in res.table()
     with pytest.raises(ValueError, match="checkpoint"):
         res.at("UCB1", 7777)
 
 
-def test_sweep_parallel_equals_sequential():
+def test_sweep_parallel_equals_sequential(monkeypatch, capsys):
+    """Same numbers; the workers report to the one progress display of the parent (here lines
+    on a stderr that is not a terminal, one per report with no interval)."""
     tasks = [dict(env="LDPMAB-v0", agents={"A": (AdaPKLUCB, {"epsilon": e})}, horizon=500,
                   n_runs=3, seed=0, progress=False) for e in (0.5, 2.0)]
     seq = ldp_gym.sweep(tasks, n_jobs=1)
-    par = ldp_gym.sweep(tasks, n_jobs=2)
+    monkeypatch.setattr(runner, "PROGRESS_INTERVAL", 0.0)
+    par = ldp_gym.sweep([{**t, "progress": None} for t in tasks], n_jobs=2, label="sweep")
     assert seq == par
+    err = capsys.readouterr().err.splitlines()
+    assert err and err[-1].startswith("sweep: 2/2 agents done | 100% | 3.00k/3.00k runs x rounds")
 
 
 def test_third_party_agent_object_runs():
@@ -433,3 +438,178 @@ def test_results_state_the_approximation_oracle():
 
     plain = ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1}, horizon=20, n_runs=2, seed=0, progress=False)
     assert "oracle" not in plain.meta
+
+
+# --------------------------------------------------------------------------- progress
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_progress_lines_at_a_steady_interval_over_the_whole_job():
+    """Not a terminal: a line every interval (30 s), on news or on a tick, saying which agent
+    of how many, runs x rounds done of the whole job and the time left; a last line at the
+    end if any was written."""
+    import io
+
+    clock, out = FakeClock(), io.StringIO()
+    job = runner._Job([("UCB1", 10, 1000), ("DP-SE", 10, 1000)], "lines", stream=out,
+                      interval=30.0, clock=clock)
+    job.put((0, 0))
+    clock.now = 10.0
+    job.put((0, 500))
+    assert out.getvalue() == ""  # within the interval: silent
+    clock.now = 30.0
+    job.put((0, 600))
+    clock.now = 45.0
+    job.put((0, 1000))
+    job.put((1, 0))
+    clock.now = 60.0
+    job.tick()  # no news for a while: the line comes on time all the same
+    clock.now = 75.0
+    job.put((1, 1000))
+    job.close()
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "ldp-gym: agent 1/2 UCB1 |  30% | 6.00k/20.00k runs x rounds | 30s elapsed, ~1m10s left",
+        "ldp-gym: agent 2/2 DP-SE (1 done) |  50% | 10.00k/20.00k runs x rounds | 1m00s elapsed, "
+        "~1m00s left",
+        "ldp-gym: 2/2 agents done | 100% | 20.00k/20.00k runs x rounds | 1m15s elapsed, "
+        "~0s left"]
+
+
+def test_progress_names_the_agents_running_in_parallel_and_shortens_long_names():
+    import io
+
+    job = runner._Job([("A" * 40, 2, 10), ("B", 2, 10), ("C", 2, 10)], "lines",
+                      stream=io.StringIO(), clock=FakeClock())
+    job.put((1, 3))
+    job.put((0, 2))
+    assert job.describe() == f"ldp-gym: agents 1,2/3 {'A' * 25}..., B"
+
+
+def test_a_short_job_writes_nothing_and_quiet_writes_nothing(capsys):
+    """Jobs shorter than the interval stay silent when stderr is not a terminal, and
+    ``progress=False`` (``--quiet``) never writes."""
+    ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1}, horizon=200, n_runs=2, seed=0)
+    ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1}, horizon=200, n_runs=2, seed=0, progress=False)
+    assert capsys.readouterr().err == ""
+    assert runner._progress_mode(False) is None and runner._progress_mode(None) == "lines"
+
+
+def test_run_reports_every_agent_in_order_to_one_display(monkeypatch, capsys):
+    """Both paths (round by round, by blocks) report to the job; the lines name agent i of n."""
+    monkeypatch.setattr(runner, "PROGRESS_INTERVAL", 0.0)
+    monkeypatch.setattr(runner, "REPORT_INTERVAL", 0.0)
+    ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1, "AdaP-UCB": (AdaPUCB, {"epsilon": 1.0})},
+                horizon=300, n_runs=2, seed=0, wrappers=[(RoundByRound, {})], label="job")
+    ldp_gym.run("LDPMAB-v0", {"DP-UCB": (DPUCB, {"epsilon": 1.0})}, horizon=300, n_runs=2, seed=0)
+    err = capsys.readouterr().err.splitlines()
+    assert any(line.startswith("job: agent 1/2 UCB1 |") for line in err)
+    assert any(line.startswith("job: agent 2/2 AdaP-UCB (1 done) |") for line in err)
+    assert err.index(next(x for x in err if "job: agent 2/2" in x)) > 0
+    assert "job: 2/2 agents done | 100% | 1.20k/1.20k runs x rounds" in err[err.index(
+        next(x for x in err if x.startswith("ldp-gym:"))) - 1]
+    assert err[-1].startswith("ldp-gym: 1/1 agents done | 100% | 600/600 runs x rounds")
+
+
+# --------------------------------------------------------------------------- merge, tables, plots
+
+
+def _results(agents=("A",), n_runs=3, horizon=100, env="LDPMAB-v0", env_kwargs=None,
+             wrappers=(), sd=True):
+    cps = np.array([10, horizon])
+    regret = {a: np.arange(n_runs * 2, dtype=float).reshape(n_runs, 2) * sd + 5 for a in agents}
+    meta = {"env": env, "env_kwargs": env_kwargs or {}, "wrappers": list(wrappers),
+            "horizon": horizon, "n_runs": n_runs, "seed": 0, "secure": False,
+            "privacy": {a: "none" for a in agents}}
+    return Results(cps, regret, meta)
+
+
+@pytest.mark.parametrize("other,allow,msg", [
+    (dict(env="LDPGLMBandit-v0"), "env", "different env"),
+    (dict(env_kwargs={"means": [0.5, 0.4]}), "env", "different env_kwargs"),
+    (dict(horizon=200), "horizon", "different horizon"),
+    (dict(n_runs=4), "n_runs", "different numbers of runs"),
+    (dict(agents=("A",)), "agents", "'A' is in both"),
+])
+def test_merge_refuses_different_settings_unless_told(other, allow, msg):
+    base = _results()
+    kw = {"agents": ("B",), **other}
+    if "horizon" in other:  # same checkpoints, different horizons
+        kw["horizon"] = 200
+    mine = base if "horizon" not in other else Results(np.array([10, 200]), base.regret, base.meta)
+    theirs = _results(**kw)
+    with pytest.raises(ValueError, match=msg):
+        mine.merge(theirs)
+    merged = mine.merge(theirs, allow_different=[allow])
+    assert set(merged.agents) == set(mine.agents) | set(theirs.agents)
+    mine.merge(theirs, allow_different=True)
+    with pytest.raises(ValueError, match="allow_different"):
+        mine.merge(theirs, allow_different=["nope"])
+
+
+def test_merge_keeps_differing_settings_per_agent():
+    """Wrappers may differ (the one-point reduction next to private agents): kept per agent;
+    a setting both share stays in meta; chained merges keep the record."""
+    a = _results(("A",))
+    b = _results(("B",), wrappers=["VectorLaplaceReward({'epsilon': 1.0})"])
+    c = _results(("C",), env_kwargs={"means": [0.1]})
+    merged = a.merge(b)
+    assert merged.meta["env"] == "LDPMAB-v0" and "wrappers" not in merged.meta
+    assert merged.meta["per_agent"]["wrappers"] == {"A": [], "B": b.meta["wrappers"]}
+    both = merged.merge(c, allow_different=["env"])
+    assert both.meta["per_agent"]["wrappers"]["C"] == []
+    assert both.meta["per_agent"]["env_kwargs"] == {"A": {}, "B": {}, "C": {"means": [0.1]}}
+    with pytest.raises(ValueError, match="env_kwargs"):
+        both.merge(_results(("D",)))
+    kept = a.merge(_results(("A",)), allow_different=["agents"])
+    assert kept.agents == ["A"]
+
+
+def test_table_says_what_the_cells_are_and_explains_an_sd_of_zero():
+    res = _results(("A",)).merge(_results(("DP-SE",), sd=False))
+    table = res.table([10, 100])
+    head, rule, a, dpse, blank, cells, zero = table.splitlines()
+    assert head == "| agent | privacy | regret at t = 10 | regret at T = 100 |"
+    assert a == "| A | none | 7.0 ± 2.0 | 8.0 ± 2.0 |"
+    assert dpse == "| DP-SE | none | 5.0 ± 0.0° | 5.0 ± 0.0° |"
+    assert cells.startswith("Cells: cumulative regret, mean ± sd over 3 runs")
+    assert zero.startswith("sd 0 (marked °): every run has exactly the same regret")
+    big = Results(np.array([10**6, 10**7]), {"A": np.ones((2, 2))}, {"horizon": 10**7})
+    assert "regret at t = 1,000,000 | regret at T = 10,000,000" in big.table([10**6, 10**7])
+    mixed = _results(("A",)).merge(_results(("B",), n_runs=5), allow_different=["n_runs"])
+    assert "| agent | privacy | runs |" in mixed.table()
+    assert "mean ± sd over the runs of each agent" in mixed.table()
+
+
+def test_plot_says_what_the_band_is_and_minor_log_labels_do_not_crowd():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from ldp_gym.results import tidy_log_axes
+
+    res = _results(("A", "B"))
+    for band, text in (("ci", "95 % confidence interval"), ("sd", "± 1 sd"),
+                       ("half-sd", "± 0.5 sd")):
+        ax = res.plot(band=band, logx=True)
+        title = ax.get_legend().get_title().get_text()
+        assert text in title and "mean of 3 runs" in title
+    ax = res.plot(logx=True)
+    ax.set_xlim(1000, 9000)  # less than a decade: minor ticks labelled at 2 and 5 only
+    tidy_log_axes(ax)
+
+    def shown(ax):
+        ax.figure.canvas.draw()
+        lo, hi = ax.get_xlim()
+        return [t.get_text() for t in ax.xaxis.get_minorticklabels()
+                if t.get_text() and lo <= t.get_position()[0] <= hi]
+    assert shown(ax) == ["2000", "5000"]
+    ax.set_xlim(10, 10**4)  # decades: no minor labels
+    tidy_log_axes(ax)
+    assert shown(ax) == []

@@ -38,9 +38,10 @@ from typing import Any
 
 import numpy as np
 
+from ldp_gym.results import round_label
 from ldp_gym.runner import sweep
 
-from .common import Experiment, Report, figure, merge_all
+from .common import Experiment, Report, caption, figure, merge_all
 
 #: (horizons, runs) of the quick and the full versions
 QUICK = ((1_000, 3_000, 10_000), 5)
@@ -101,10 +102,11 @@ def zheng2020_bco(quick, seed, n_jobs, progress) -> Report:
         by_horizon.setdefault(t, []).append(res)
     T = np.array(horizons, dtype=np.float64)
     fit = T >= T[-1] / 100  # the last two decades
-    lines = ["| family | feedback | privacy | regret at T=" + f"{horizons[-1]:g} (mean +- sd) | "
-             "slope on log T | theory |", "|---|---|---|---|---|---|"]
-    eps_lines = ["| family | feedback | slope of log regret on log(1/eps) at T="
-                 f"{horizons[-1]:g} | theory |", "|---|---|---|---|"]
+    last_t = round_label(horizons[-1])
+    lines = [f"| family | feedback | privacy | regret at T = {last_t} | slope on log T | theory |",
+             "|---|---|---|---|---|---|"]
+    eps_lines = [f"| family | feedback | slope of log regret on log(1/eps) at T = {last_t} | "
+                 "theory |", "|---|---|---|---|"]
     notes = [f"horizons {list(horizons)}, each run separately, {n_runs} runs each, d = 5, "
              f"delta = {DELTA:g}; slopes fitted over T >= {horizons[-1] / 100:g}"]
     fig, axes = figure()
@@ -116,7 +118,8 @@ def zheng2020_bco(quick, seed, n_jobs, progress) -> Report:
                 slope = _slope(T[fit], means[fit])
                 priv = "non-private" if eps is None else f"eps={eps:g}"
                 lines.append(f"| {family} | {feedback}-point ({name}) | {priv} | "
-                             f"{last.mean():.4g} +- {last.std():.2g} | {slope:.2f} | {rate} |")
+                             f"{last.mean():.4g} ± {last.std(ddof=1):.2g} | {slope:.2f} | "
+                             f"{rate} |")
                 exponent = _EXPONENTS[rate]
                 if abs(slope - exponent) > 0.1:
                     notes.append(f"{family} {feedback}-point {priv}: slope {slope:.2f} is "
@@ -133,11 +136,13 @@ def zheng2020_bco(quick, seed, n_jobs, progress) -> Report:
     for exponent in (0.5, 2 / 3, 0.75):  # reference lines through the first point's scale
         axes.loglog(T, T**exponent / T[0]**exponent, ls=":", color="grey", lw=0.8)
     axes.set_xlabel("horizon T")
-    axes.set_ylabel("regret at T (mean)")
+    axes.set_ylabel(f"regret at T (mean of {n_runs} runs)")
     axes.set_title("Zheng et al. 2020, BCO: regret against T (dotted: T^1/2, T^2/3, T^3/4)")
     axes.legend(fontsize=6)
-    table = "\n".join(lines) + "\n\n" + "\n".join(eps_lines)
-    results = {f"T{t}": merge_all(rs) for t, rs in by_horizon.items()}
+    table = "\n".join(lines) + "\n\n" + caption(horizons[-1], n_runs) + "\n\n" + \
+        "\n".join(eps_lines)
+    # one file per horizon: the loss families (env kwargs) and one- and two-point envs differ
+    results = {f"T{t}": merge_all(rs, allow_different=["env"]) for t, rs in by_horizon.items()}
     return Report("Zheng et al. 2020: bandit convex optimisation rates" + (" (quick)" if quick else ""),
                   table, results, fig.figure, notes)
 

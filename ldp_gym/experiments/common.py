@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from ldp_gym.results import Results
+from ldp_gym.results import ZERO_SD_NOTE, Results, round_label, tidy_log_axes
 
-__all__ = ["Experiment", "Report", "checkpoints", "epsilon_axes", "figure", "merge_all"]
+__all__ = ["Experiment", "Report", "caption", "checkpoints", "epsilon_axes", "figure", "merge_all",
+           "regret_cell"]
 
 
 @dataclass
@@ -34,6 +35,8 @@ class Report:
         for name, res in self.results.items():
             paths.append(res.save(folder / f"{name}.npz"))
         if self.figure is not None:
+            for ax in self.figure.get_axes():  # the final limits: minor labels that fit
+                tidy_log_axes(ax)
             paths.append(folder / "figure.png")
             self.figure.savefig(paths[-1], dpi=120, bbox_inches="tight")
         return paths
@@ -65,21 +68,40 @@ def figure():
     return plt.subplots(figsize=(6.4, 4.4))
 
 
-
-
-def epsilon_axes(ax, horizon: int, logy: bool = False) -> None:
-    """Label a plot of regret at T against epsilon (log x axis)."""
+def epsilon_axes(ax, horizon: int, logy: bool = False, what: str = "mean") -> None:
+    """Label a plot of regret at T against epsilon (log x axis); ``what``: what the points
+    (and bars) are, e.g. ``"mean ± sd over 20 runs"``."""
     ax.set_xscale("log")
     if logy:
         ax.set_yscale("log")
     ax.set_xlabel("epsilon")
-    ax.set_ylabel(f"regret at T={horizon:g}")
+    ax.set_ylabel(f"regret at T = {round_label(horizon)} ({what})")
     ax.legend(fontsize=8)
+    tidy_log_axes(ax)
 
 
-def merge_all(results: list[Results]) -> Results:
-    """One :class:`Results` with the agents of all (same checkpoints and runs)."""
+def regret_cell(values: np.ndarray, digits: int = 1) -> str:
+    """A table cell of regret over the runs: ``mean ± sd`` (sd of the runs, ddof 1), marked
+    ``°`` when the sd is 0 over several runs (see :func:`caption`)."""
+    values = np.asarray(values, dtype=np.float64)
+    sd = float(values.std(ddof=1)) if values.size > 1 else 0.0
+    return f"{values.mean():.{digits}f} ± {sd:.{digits}f}" + ("°" if sd == 0 and values.size > 1
+                                                              else "")
+
+
+def caption(horizon: int, n_runs: int, table: str = "") -> str:
+    """The line under a table of :func:`regret_cell` cells saying what they are (and, if
+    ``table`` has a cell marked ``°``, what an sd of 0 means)."""
+    text = (f"Cells: cumulative regret at T = {round_label(horizon)}, mean ± sd over {n_runs} "
+            f"runs (sd of the runs, not of the mean).")
+    return text + ("\n" + ZERO_SD_NOTE + "." if "°" in table else "")
+
+
+def merge_all(results: list[Results], allow_different: Any = ()) -> Results:
+    """One :class:`Results` with the agents of all (same checkpoints; the same env, horizon
+    and runs and distinct agent names unless ``allow_different`` says otherwise, as in
+    :meth:`Results.merge`)."""
     merged = results[0]
     for r in results[1:]:
-        merged = merged.merge(r)
+        merged = merged.merge(r, allow_different=allow_different)
     return merged

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ldp_gym.results import round_label
 from ldp_gym.runner import run, sweep
 
 from .common import Experiment, Report, checkpoints, figure, merge_all
@@ -36,14 +37,25 @@ QUICK, FULL = (10**4, 5), (10**5, 10)
 RATES_QUICK, RATES_FULL = (10**4, 5), (10**6, 10)
 
 
-def _tuned_step(env: str, cls: type, kwargs: dict, horizon: int, seed: int, n_jobs: int,
-                env_kwargs: dict | None = None) -> float:
+def _tuned_steps(env: str, requests: dict[Any, tuple[type, dict]], horizon: int, seed: int,
+                 n_jobs: int, progress: bool | None,
+                 env_kwargs: dict | None = None) -> dict[Any, float]:
+    """The step of ``STEP_GRID`` with the lowest mean regret at ``horizon`` for each request
+    (key -> agent class and its keyword arguments), all tuned in one sweep (one progress)."""
+    keys = list(requests)
     tasks = [dict(env=env, agents={f"step={s:g}": (cls, {**kwargs, "step": s})}, horizon=horizon,
-                  n_runs=TUNING_RUNS, seed=seed + 10_000, checkpoints=[horizon], progress=False,
-                  env_kwargs=env_kwargs or {}) for s in STEP_GRID]
-    out = sweep(tasks, n_jobs=n_jobs)
-    finals = [r.regret[f"step={s:g}"][:, -1].mean() for r, s in zip(out, STEP_GRID)]
-    return STEP_GRID[int(np.argmin(finals))]
+                  n_runs=TUNING_RUNS, seed=seed + 10_000, checkpoints=[horizon],
+                  progress=progress, env_kwargs=env_kwargs or {})
+             for cls, kwargs in requests.values() for s in STEP_GRID]
+    if not tasks:
+        return {}
+    out = sweep(tasks, n_jobs=n_jobs, label="tuning the steps")
+    steps = {}
+    for i, key in enumerate(keys):
+        block = out[i * len(STEP_GRID):(i + 1) * len(STEP_GRID)]
+        finals = [r.regret[f"step={s:g}"][:, -1].mean() for r, s in zip(block, STEP_GRID)]
+        steps[key] = STEP_GRID[int(np.argmin(finals))]
+    return steps
 
 
 def _compare(title: str, env: str, families: Families, delta: float,
@@ -53,23 +65,27 @@ def _compare(title: str, env: str, families: Families, delta: float,
     kwargs, tune the step?)."""
     horizon, n_runs = QUICK if quick else FULL
     marks = [10**3, 10**4, 10**5]
-    tasks, steps = [], {}
+    specs = {(label, eps): (cls, {"epsilon": eps,
+                                  **({"delta": delta} if "delta" in cls.test_params else {}), **kw})
+             for eps in EPSILONS for label, (cls, kw, _) in families.items()}
+    steps = _tuned_steps(env, {key: specs[key] for key in specs if families[key[0]][2]}, horizon,
+                         seed, n_jobs, progress, env_kwargs)
+    tasks = []
     for eps in EPSILONS:
         agents = {}
-        for label, (cls, kw, tune) in families.items():
-            kwargs = {"epsilon": eps, **({"delta": delta} if "delta" in cls.test_params else {}), **kw}
-            if tune:
-                steps[(label, eps)] = _tuned_step(env, cls, kwargs, horizon, seed, n_jobs, env_kwargs)
-                kwargs["step"] = steps[(label, eps)]
+        for label in families:
+            cls, kwargs = specs[(label, eps)]
+            if (label, eps) in steps:
+                kwargs = {**kwargs, "step": steps[(label, eps)]}
             agents[f"{label} eps={eps:g}"] = (cls, kwargs)
         tasks.append(dict(env=env, agents=agents, horizon=horizon, n_runs=n_runs, seed=seed,
                           checkpoints=checkpoints(horizon, marks), progress=progress,
                           env_kwargs=env_kwargs or {}))
-    res = merge_all(sweep(tasks, n_jobs=n_jobs))
+    res = merge_all(sweep(tasks, n_jobs=n_jobs, label="runs"))
     at = sorted({m for m in marks if m <= horizon} | {horizon})
     fig, ax = figure()
-    res.plot(ax=ax, band="half-sd", logx=True, title=f"{title}: {n_runs} runs, mean +- 0.5 sd")
-    notes = [f"T={horizon}, {n_runs} runs, delta={delta:g}"]
+    res.plot(ax=ax, band="half-sd", logx=True, title=f"{title}: {n_runs} runs")
+    notes = [f"T = {round_label(horizon)}, {n_runs} runs, delta={delta:g}"]
     notes += [f"tuned step of {label} at eps={eps:g}: {s:g} (grid {STEP_GRID})"
               + (" -- at the grid's edge" if s in (STEP_GRID[0], STEP_GRID[-1]) else "")
               for (label, eps), s in steps.items()]
@@ -132,17 +148,18 @@ def zheng2020_rates(quick, seed, n_jobs, progress) -> Report:
 
     horizon, n_runs = RATES_QUICK if quick else RATES_FULL
     env = "LDPLinearBandit-v0"
+    steps = _tuned_steps(env, {"LDP-GLOC": (LDPGLOC, {"epsilon": 1.0}),
+                               "LDP-SGD": (LDPSGD, {"epsilon": 1.0})}, horizon, seed, n_jobs,
+                         progress)
     agents = {"LDP-UCB": (LDPLinUCB, {"epsilon": 1.0}),
-              "LDP-GLOC": (LDPGLOC, {"epsilon": 1.0, "step": _tuned_step(
-                  env, LDPGLOC, {"epsilon": 1.0}, horizon, seed, n_jobs)}),
+              "LDP-GLOC": (LDPGLOC, {"epsilon": 1.0, "step": steps["LDP-GLOC"]}),
               "LDP-OLS": (LDPOLS, {"epsilon": 1.0}),
-              "LDP-SGD": (LDPSGD, {"epsilon": 1.0, "step": _tuned_step(
-                  env, LDPSGD, {"epsilon": 1.0}, horizon, seed, n_jobs)})}
+              "LDP-SGD": (LDPSGD, {"epsilon": 1.0, "step": steps["LDP-SGD"]})}
     cps = np.unique(np.round(np.geomspace(horizon / 100, horizon, 12)).astype(np.int64))
     res = run(env, agents, horizon=horizon, n_runs=n_runs, seed=seed, checkpoints=cps,
-              progress=progress, n_jobs=n_jobs)
-    lines = ["| agent | slope of log regret on log t, t in [T/100, T] | in [T/10, T] | predicted |",
-             "|---|---|---|---|"]
+              progress=progress, n_jobs=n_jobs, label="runs")
+    lines = ["| agent | slope of log mean regret on log t, t in [T/100, T] | in [T/10, T] | "
+             "predicted |", "|---|---|---|---|"]
     predicted = {"LDP-UCB": "3/4", "LDP-GLOC": "3/4", "LDP-OLS": "1/2", "LDP-SGD": "1/2"}
     late = cps >= horizon / 10
     fig, ax = figure()
@@ -152,12 +169,13 @@ def zheng2020_rates(quick, seed, n_jobs, progress) -> Report:
         lines.append(f"| {a} | {slope:.2f} | {late_slope:.2f} | {predicted[a]} |")
         ax.loglog(cps, res.mean(a), marker="o", label=f"{a} (slope {slope:.2f})")
     ax.set_xlabel("round t")
-    ax.set_ylabel("cumulative regret")
+    ax.set_ylabel(f"cumulative regret (mean of {n_runs} runs)")
     ax.legend(fontsize=8)
-    steps = {a: kw["step"] for a, (_, kw) in agents.items() if "step" in kw}
+    lines += ["", f"Slopes of a least-squares line through (log t, log mean regret over {n_runs} "
+              f"runs) at the checkpoints; T = {round_label(horizon)}."]
     return Report("Regret rates (Zheng et al. 2020; Han et al. 2021)" + (" (quick)" if quick else ""),
                   "\n".join(lines), {"rates": res}, fig.figure,
-                  [f"T={horizon}, {n_runs} runs, eps=1, delta=0.01",
+                  [f"T = {round_label(horizon)}, {n_runs} runs, eps=1, delta=0.01",
                    "tuned steps: " + ", ".join(f"{a} {s:g}" for a, s in steps.items())])
 
 

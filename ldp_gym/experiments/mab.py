@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from ldp_gym.results import round_label
 from ldp_gym.runner import run
 
-from .common import Experiment, Report, checkpoints, epsilon_axes, figure, merge_all
+from .common import (
+    Experiment,
+    Report,
+    caption,
+    checkpoints,
+    epsilon_axes,
+    figure,
+    merge_all,
+    regret_cell,
+)
 
 # --------------------------------------------------------------------------- Azize & Basu
 
@@ -70,13 +80,19 @@ def azize2022_fig2(quick: bool, seed: int, n_jobs: int, progress: bool | None) -
     final = {a: res.at(a, horizon).mean() for a in res.agents}
     order = sorted(final, key=final.__getitem__)
     best = final[order[0]]
-    notes = ["ordering at T={:g} (lowest first): {}".format(horizon, " < ".join(order)),
+    notes = ["ordering at T = {} (lowest first): {}".format(round_label(horizon), " < ".join(order)),
              "ratios to the lowest: " + ", ".join(f"{a} {final[a] / best:.2f}x" for a in order),
              "problem-dependent lower bound at T: {:.1f}".format(float(lower[-1])),
              "decisions per run: " + ", ".join(
                  f"{a} {res.timings[a]['decisions']}" for a in res.agents),
              "seconds per agent: " + ", ".join(
                  f"{a} {res.timings[a]['seconds']:.1f}" for a in res.agents)]
+    flat = [a for a in res.agents if n_runs > 1 and res.at(a, horizon).std() == 0]
+    if flat:
+        notes.append(f"{', '.join(flat)}: sd 0 at T, every run has exactly the same regret: "
+                     "DP-SE plays every active arm for a fixed number of rounds per epoch, and "
+                     "on this instance eliminated the same arms at the same epochs in every run, "
+                     "so its regret (sum of gaps x pulls) does not depend on the draws")
     return Report("Azize & Basu 2022, Fig. 2" + (" (quick)" if quick else ""),
                   res.table(at), {"fig2": res}, fig.figure, notes)
 
@@ -101,24 +117,27 @@ def azize2022_fig3(quick: bool, seed: int, n_jobs: int, progress: bool | None) -
     ns_mean = np.array([merged.at(f"no shift eps={e:g}", horizon).mean() for e in epsilons])
     ns_sd = np.array([merged.at(f"no shift eps={e:g}", horizon).std(ddof=1) for e in epsilons])
     lower = np.array([float(problem_dependent_lower_bound(means, horizon, e)) for e in epsilons])
-    lines = ["| epsilon | AdaP-KLUCB, regret at T (mean ± sd) | diagnostic: eq. 8 without the "
-             "epsilon shift | lower bound |", "|---|---|---|---|"]
-    lines += [f"| {e:g} | {m:.1f} ± {s:.1f} | {nm:.1f} ± {ns:.1f} | {lb:.1f} |"
-              for e, m, s, nm, ns, lb in zip(epsilons, mean, sd, ns_mean, ns_sd, lower)]
+    T = round_label(horizon)
+    lines = [f"| epsilon | AdaP-KLUCB, regret at T = {T} | diagnostic: eq. 8 without the "
+             f"epsilon shift, regret at T = {T} | lower bound at T = {T} |", "|---|---|---|---|"]
+    lines += [f"| {e:g} | {regret_cell(merged.at(f'eps={e:g}', horizon))} | "
+              f"{regret_cell(merged.at(f'no shift eps={e:g}', horizon))} | {lb:.1f} |"
+              for e, lb in zip(epsilons, lower)]
+    lines += ["", caption(horizon, n_runs, "\n".join(lines))]
     fig, ax = figure()
     ax.errorbar(epsilons, mean, yerr=sd, marker="o", label="AdaP-KLUCB (eq. 8 with the epsilon shift)")
     ax.errorbar(epsilons, ns_mean, yerr=ns_sd, marker="s", ls=":",
                 label="diagnostic: no epsilon shift in eq. 8")
     ax.plot(epsilons, lower, "k--", lw=1, label="lower bound (Table 2)")
     ax.set_title(f"Bernoulli {means}, {n_runs} runs")
-    epsilon_axes(ax, horizon)
+    epsilon_axes(ax, horizon, what=f"mean ± sd over {n_runs} runs")
     notes = []
     for label, m in (("AdaP-KLUCB", mean), ("no-shift diagnostic", ns_mean)):
         knee = next((e for e, v in zip(epsilons, m) if v <= 1.1 * m[-1]), epsilons[-1])
         notes.append(f"{label}: regret is within 10% of its eps={epsilons[-1]:g} value from "
                      f"eps={knee:g} on")
     notes.append("regret of the episodic agents is quantised: every arm's count is a power of 2, "
-                 "so many runs end with identical regret (sd 0)")
+                 "so many runs end with identical regret (an sd of 0 where all do)")
     return Report("Azize & Basu 2022, Fig. 3" + (" (quick)" if quick else ""),
                   "\n".join(lines), {"fig3": merged}, fig.figure, notes)
 
@@ -173,13 +192,14 @@ def mab_local_vs_global(quick: bool, seed: int, n_jobs: int, progress: bool | No
     fig, ax = figure()
     for fam in families:
         vals = [merged.at(f"{fam} eps={e:g}", horizon) for e in epsilons]
-        lines.append(f"| {fam} | " + " | ".join(f"{v.mean():.0f} ± {v.std(ddof=1):.0f}"
-                                                 for v in vals) + " |")
+        lines.append(f"| {fam} | " + " | ".join(regret_cell(v, 0) for v in vals) + " |")
         ax.plot(epsilons, [v.mean() for v in vals], marker="o", label=fam)
-    epsilon_axes(ax, horizon, logy=True)
+    lines += ["", caption(horizon, n_runs, "\n".join(lines))]
+    epsilon_axes(ax, horizon, logy=True, what=f"mean over {n_runs} runs")
     return Report("Local vs global DP on LDPMAB-v0" + (" (quick)" if quick else ""),
                   "\n".join(lines), {"local_vs_global": merged}, fig.figure,
-                  [f"T={horizon}, {n_runs} runs, Bernoulli means (0.75, 0.625, 0.5, 0.375, 0.25)"])
+                  [f"T = {round_label(horizon)}, {n_runs} runs, Bernoulli means "
+                   "(0.75, 0.625, 0.5, 0.375, 0.25)"])
 
 
 EXPERIMENTS = (
