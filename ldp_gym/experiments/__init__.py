@@ -10,10 +10,10 @@ Example:
     True
 """
 
-from . import bco, glm, mab
+from . import bco, combinatorial, glm, mab, nonparametric
 from .common import Experiment, Report
 
-EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (*mab.EXPERIMENTS, *glm.EXPERIMENTS,
-                                                        *bco.EXPERIMENTS)}
+EXPERIMENTS: dict[str, Experiment] = {
+    e.name: e for module in (mab, glm, bco, nonparametric, combinatorial) for e in module.EXPERIMENTS}
 
 __all__ = ["EXPERIMENTS", "Experiment", "Report"]
