@@ -34,12 +34,23 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numba
 import numpy as np
 from scipy import special
 
 from ldp_gym.envs.glm import LINKS
-from ldp_gym.validation import check_actions, check_delta, check_finite, check_int, check_real
+from ldp_gym.validation import (
+    check_action,
+    check_actions,
+    check_delta,
+    check_finite,
+    check_finite_pair,
+    check_int,
+    check_real,
+    copy_finite,
+)
 from ldp_gym.wrappers.mechanisms import GaussianStatistics, L2BallMechanism, clip_l2
+from ldp_gym.wrappers.noise import NoiseStream, tracing
 
 from . import glm_kernels
 from .base import Agent, LocalDPAgent, readonly
@@ -355,7 +366,12 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
     ``update`` its update step, and ``play_block`` all three over a block of rounds
     drawn ahead; the messages pass through a buffer between report and update on
     every path, and ``last_report`` is the last round's message on every path.
-    Subclasses declare ``_message_spec``, ``_noise``, ``_kernel`` and ``_record``.
+    Subclasses declare ``_message_spec``, ``_noise``, ``_kernel_call`` and ``_record``.
+
+    The Gymnasium path (``act``, then ``observe``) calls the kernel on buffers built once
+    per state (:class:`_RoundBuffers`): each input is validated once and copied into
+    them, the round's noise is copied from the mechanism's streams, and the two calls of
+    a round (choose; report and update) reuse one argument tuple each.
     """
 
     test_params = {"epsilon": 1.0, "delta": 0.01}
@@ -370,14 +386,19 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
     plays_blocks = True
     #: the server state's arrays that users read (``public_state``)
     public_names: tuple[str, ...] = ()
-    #: the arrays reused by every per-round call (:attr:`_round_args`), built lazily
-    _round: Any
+    #: the mechanism of the messages (set by ``_init_state``); its ``streams`` give the noise
+    mechanism: Any
+    #: the buffers reused by every per-round call (:attr:`_round_args`), built lazily
+    _round: _RoundBuffers | None
 
     def __init__(self, n_arms, *, epsilon: float, delta: float = 0.01, alpha: float = 0.05,
                  **kwargs):
         self.alpha = check_real("alpha", alpha, low=0.0, high=1.0)
         self._budget = (epsilon, delta)
         super().__init__(n_arms, **kwargs)
+        width = self.dim if self.multi_parameter else self.n_arms * self.dim
+        #: one observation's shape, or the batch's: the inputs the per-round path copies
+        self._obs_shape = (width,) if self.num_envs is None else (self._n, width)
 
     def _set_budget(self, pure: bool) -> None:
         eps, delta = self._budget
@@ -392,14 +413,22 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         raise NotImplementedError
 
     def _noise(self, rounds: int) -> dict[str, np.ndarray]:
-        """The mechanisms' noise for ``rounds`` rounds of every run, (rounds, N, ...)."""
+        """The mechanisms' noise for ``rounds`` rounds of every run, (rounds, N, ...), by the
+        names of the mechanism's streams (``self.mechanism.streams``) they come from."""
+        raise NotImplementedError
+
+    def _kernel_call(self, mode: int, obs: np.ndarray, rewards: np.ndarray, forced: np.ndarray,
+                     state: dict[str, np.ndarray], noise: dict[str, np.ndarray],
+                     msgs: dict[str, np.ndarray], actions: np.ndarray) -> tuple[Any, tuple]:
+        """The algorithm's kernel and its arguments for these arrays."""
         raise NotImplementedError
 
     def _kernel(self, mode: int, obs: np.ndarray, rewards: np.ndarray, forced: np.ndarray,
                 state: dict[str, np.ndarray], noise: dict[str, np.ndarray],
                 msgs: dict[str, np.ndarray], actions: np.ndarray) -> None:
         """Run the algorithm's kernel on ``state`` (updated in place where ``mode`` updates)."""
-        raise NotImplementedError
+        kernel, args = self._kernel_call(mode, obs, rewards, forced, state, noise, msgs, actions)
+        kernel(*args)
 
     def _record(self, msgs: dict[str, np.ndarray], noise: dict[str, np.ndarray]) -> None:
         """Trace the releases of ``msgs`` for the replay test."""
@@ -423,18 +452,18 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         self._round = None
         super().reset(seed)
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_round"] = None  # compiled entry points and views: rebuilt on the next round
+        return state
+
     @property
-    def _round_args(self) -> dict[str, Any]:
-        """Arrays reused by every per-round call (built once per state): the state, the
-        placeholders of the steps a call does not run, one round's message buffer."""
-        if getattr(self, "_round", None) is None:
-            self._round = {
-                "state": self._state(), "msgs": self._buffers(1), "none": self._buffers(0),
-                "noise": readonly(**{k: np.zeros((0,) * v.ndim, v.dtype)
-                                     for k, v in self._noise(0).items()}),
-                "choose": np.full((self._n, 1), -1, dtype=np.int64),
-                "rewards": np.zeros((self._n, 1, 1)), "actions": np.empty((self._n, 1), np.int64)}
-        return self._round
+    def _round_args(self) -> _RoundBuffers:
+        """The buffers and kernel calls of the Gymnasium path (built once per state)."""
+        r = getattr(self, "_round", None)
+        if r is None:
+            r = self._round = _RoundBuffers(self)
+        return r
 
     @property
     def last_report(self) -> dict[str, np.ndarray] | None:  # type: ignore[override]
@@ -452,24 +481,60 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
                              f"d={self.dim}), got {obs.shape}")
         return obs
 
+    def act(self, obs):
+        r = self._round_args
+        # float observations of the right shape: checked and copied in one compiled pass;
+        # anything else takes Agent.act (its checks, then _act)
+        if not copy_finite(r.obs_in, obs, "obs"):
+            return super().act(obs)
+        r.choose[0](*r.choose[1])
+        return int(r.actions[0, 0]) if self.num_envs is None else r.actions[:, 0].copy()
+
+    def observe(self, obs, action, reward, next_obs):
+        # the checks of Agent.observe, in its order (obs and next_obs in one compiled call if
+        # they are float arrays of the right shape, else Agent.observe's path); nothing is
+        # written before every input passed
+        if not check_finite_pair(obs, "obs", next_obs, "next_obs", self._obs_shape):
+            return super().observe(obs, action, reward, next_obs)  # its checks, then _observe
+        if self.num_envs is None:
+            given = check_action(self.action_space, action)
+            if type(reward) is not float or not math.isfinite(reward):  # a Gymnasium reward
+                reward = self._rewards(reward, ())
+        else:
+            given = check_actions(self.action_space, action, self._n)
+            reward = self._rewards(reward, (self._n,))
+        r = self._round_args
+        r.obs_in[...] = obs
+        if self.num_envs is None:
+            r.given[0, 0], r.rewards[0, 0, 0] = given, reward
+        else:
+            r.given[:, 0], r.rewards[:, 0, 0] = given, reward
+        self._play_round(r)
+
     def _act(self, obs):
         r = self._round_args
-        self._kernel(glm_kernels.CHOOSE, self._check_obs(obs, None)[:, None], r["rewards"],
-                     r["choose"], r["state"], r["noise"], r["none"], r["actions"])
-        return r["actions"][:, 0].copy()
+        r.obs[:, 0] = self._check_obs(obs, None)  # float64: exactly the values the kernel reads
+        r.choose[0](*r.choose[1])
+        return r.actions[:, 0].copy()
 
     def _observe(self, obs, actions, rewards, next_obs):
-        """One round on the Gymnasium path: the report and update steps of the kernel in one
-        call (``local_report`` then ``update``, through the message buffer). The inputs were
-        validated by :meth:`observe`."""
+        """One round on the Gymnasium path, from inputs validated by :meth:`observe`."""
         r = self._round_args
-        msgs, noise = r["msgs"], self._noise(1)
-        # observe() hands float64 rewards and int64 actions (the Discrete space's dtype)
-        self._kernel(glm_kernels.REPORT | glm_kernels.UPDATE, self._check_obs(obs, None)[:, None],
-                     rewards.reshape(self._n, 1, 1), actions.reshape(self._n, 1), r["state"],
-                     noise, msgs, r["actions"])
-        self._record(msgs, noise)
-        self._last_msgs = msgs
+        r.obs[:, 0] = self._check_obs(obs, None)
+        r.given[:, 0] = actions
+        r.rewards[:, 0, 0] = rewards
+        self._play_round(r)
+
+    def _play_round(self, r: _RoundBuffers) -> None:
+        """The report and update steps of the kernel in one call (``local_report`` then
+        ``update``, through the message buffer) on the round's buffers, with the round's
+        noise taken from the mechanism's streams."""
+        for stream, flat in r.noise_fill:
+            stream.take_into(flat)
+        r.play[0](*r.play[1])
+        if tracing():
+            self._record(r.msgs, r.noise)
+        self._last_msgs = r.msgs
 
     def local_report(self, obs, actions, rewards, next_obs, public_state):
         """User side: the privatised messages of a batch of users (one round), given the public
@@ -492,7 +557,7 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
             if not name.startswith("_"):
                 buf[0] = report[name]
         self._kernel(glm_kernels.UPDATE, _NO_OBS, np.zeros((self._n, 1, 1)), np.full((self._n, 1), -1),
-                     self._state(), self._round_args["noise"], msgs,
+                     self._state(), self._round_args.no_noise, msgs,
                      np.empty((self._n, 1), np.int64))
 
     def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
@@ -529,6 +594,51 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
 
 #: placeholder for the observations the update step does not read
 _NO_OBS = np.zeros((1, 1, 0), dtype=np.float32)
+
+
+class _RoundBuffers:
+    """The Gymnasium path's arrays of one agent state, and its two kernel calls on them.
+
+    ``obs`` (N, 1, width) float64 (``obs_in``: the same memory shaped as the input, (width,)
+    for one run or (N, width)), ``given`` (the observed actions), ``rewards``, ``actions``
+    (written by the choose step), ``msgs`` (one round's message buffer), ``noise`` (one round's
+    noise, filled from the streams through flat memoryviews, ``noise_fill``) and the calls
+    ``choose`` and ``play`` (report and update), each a kernel and its argument tuple.
+    """
+
+    def __init__(self, agent: _LDPContextual):
+        n = agent._n
+        width = agent.dim if agent.multi_parameter else agent.n_arms * agent.dim
+        self.obs = np.zeros((n, 1, width))
+        self.obs_in = self.obs.reshape(agent._obs_shape)
+        self.given = np.zeros((n, 1), dtype=np.int64)
+        self.rewards = np.zeros((n, 1, 1))
+        self.actions = np.zeros((n, 1), dtype=np.int64)
+        self.msgs = agent._buffers(1)
+        empty = agent._noise(0)  # takes nothing from the streams
+        self.no_noise = readonly(**{k: np.zeros((0,) * v.ndim, v.dtype) for k, v in empty.items()})
+        self.noise = {k: np.zeros((1,) + v.shape[1:], v.dtype) for k, v in empty.items()}
+        streams: dict[str, NoiseStream] = agent.mechanism.streams
+        self.noise_fill = tuple((streams[k], v.reshape(-1).data) for k, v in self.noise.items())
+        state = agent._state()
+        choose = np.full((n, 1), -1, dtype=np.int64)
+        self.choose = _bind(*agent._kernel_call(glm_kernels.CHOOSE, self.obs, self.rewards, choose,
+                                                state, self.noise, self.msgs, self.actions))
+        self.play = _bind(*agent._kernel_call(glm_kernels.REPORT | glm_kernels.UPDATE, self.obs,
+                                              self.rewards, self.given, state, self.noise,
+                                              self.msgs, self.actions))
+
+
+def _bind(kernel: Any, args: tuple) -> tuple[Any, tuple]:
+    """``(entry, args)``: the compiled version of ``kernel`` that its dispatcher would pick for
+    the types of ``args``, resolved once (the per-round calls pass these same arrays every
+    time, so their types never change), which skips the dispatcher's typing of ~25 arguments
+    on every call; the kernel itself where it is not a numba dispatcher (JIT disabled)."""
+    compile_ = getattr(kernel, "compile", None)
+    if compile_ is None:
+        return kernel, args
+    entry = compile_(tuple(numba.typeof(a) for a in args))
+    return (entry if callable(entry) else kernel), args
 
 
 def _gaussian_noise(mech: GaussianStatistics, rounds: int, n: int,
@@ -576,9 +686,9 @@ class _NoisyRegression(_LDPContextual):
     def _noise(self, rounds):
         return _gaussian_noise(self.mechanism, rounds, self._n)
 
-    def _kernel(self, mode, obs, rewards, forced, state, noise, msgs, actions):
+    def _kernel_call(self, mode, obs, rewards, forced, state, noise, msgs, actions):
         m = self.mechanism
-        glm_kernels.regression_rounds(
+        return glm_kernels.regression_rounds, (
             mode, obs, rewards, forced, self.n_arms, self.beta_kind, self.beta_params,
             self.shift_coef, self.context_bound, self.reward_bound, *_part(m, "M", noise),
             *_part(m, "u", noise), state["t"], state["V"], state["u"], state["theta"],
@@ -760,9 +870,9 @@ class LDPGLOC(LDPLinUCB):
         return {"M": ((self.D, self.D), np.float64), "zx": ((self.D,), np.float64),
                 "grad": ((self.D,), np.float64)}
 
-    def _kernel(self, mode, obs, rewards, forced, state, noise, msgs, actions):
+    def _kernel_call(self, mode, obs, rewards, forced, state, noise, msgs, actions):
         m = self.mechanism
-        glm_kernels.gloc_rounds(
+        return glm_kernels.gloc_rounds, (
             mode, obs, rewards, forced, self.n_arms, self.beta_params, self.shift_coef,
             self.step / math.sqrt(self.horizon), LINK_CODES[self.link], self.context_bound,
             self.reward_bound, *_part(m, "M", noise), *_part(m, "zx", noise),
@@ -826,9 +936,9 @@ class LDPSGD(_StepSize, _LDPContextual):
     def _noise(self, rounds):
         return _ball_noise(self.mechanism, rounds, self._n)
 
-    def _kernel(self, mode, obs, rewards, forced, state, noise, msgs, actions):
+    def _kernel_call(self, mode, obs, rewards, forced, state, noise, msgs, actions):
         m = self.mechanism
-        glm_kernels.sgd_rounds(
+        return glm_kernels.sgd_rounds, (
             mode, obs, rewards, forced, self.n_arms, LINK_CODES[self.link], self.step_size,
             m.radius, m.output_radius, m.p_keep_side, noise["direction"], noise["sign"],
             noise["side"], noise["sphere"], self.context_bound, self.reward_bound, state["t"],
@@ -926,9 +1036,9 @@ class LDPMultiOLS(_HanMulti):
     def _noise(self, rounds):
         return _gaussian_noise(self.mechanism, rounds, self._n, (self.n_arms,))
 
-    def _kernel(self, mode, obs, rewards, forced, state, noise, msgs, actions):
+    def _kernel_call(self, mode, obs, rewards, forced, state, noise, msgs, actions):
         m = self.mechanism
-        glm_kernels.multi_ols_rounds(
+        return glm_kernels.multi_ols_rounds, (
             mode, obs, rewards, forced, self.warmup * self.n_arms, self.gap, self.c_tilde,
             self.context_bound, self.reward_bound, *_part(m, "M", noise), *_part(m, "u", noise),
             state["t"], state["theta_warm"], state["V"], state["u"], state["pulls"],
@@ -997,9 +1107,9 @@ class LDPMultiSGD(_StepSize, _HanMulti):
     def _noise(self, rounds):
         return _ball_noise(self.mechanism, rounds, self._n, (self.n_arms,))
 
-    def _kernel(self, mode, obs, rewards, forced, state, noise, msgs, actions):
+    def _kernel_call(self, mode, obs, rewards, forced, state, noise, msgs, actions):
         m = self.mechanism
-        glm_kernels.multi_sgd_rounds(
+        return glm_kernels.multi_sgd_rounds, (
             mode, obs, rewards, forced, self.warmup * self.n_arms, self.gap, LINK_CODES[self.link],
             self.step_size, m.radius, m.output_radius, m.p_keep_side, noise["direction"],
             noise["sign"], noise["side"], noise["sphere"], self.context_bound, self.reward_bound,

@@ -36,6 +36,7 @@ __all__ = [
     "make_rng",
     "recording",
     "snap",
+    "tracing",
 ]
 
 # --------------------------------------------------------------------------- randomness
@@ -153,6 +154,12 @@ def recording() -> Iterator[list[dict]]:
         _TRACE.reset(token)
 
 
+def tracing() -> bool:
+    """Whether a :func:`recording` block is active (callers skip building trace records
+    otherwise)."""
+    return _TRACE.get() is not None
+
+
 def _record(name: str, clipped: np.ndarray, sensitivity, noise, epsilon: float, delta: float):
     trace = _TRACE.get()
     if trace is not None:
@@ -214,8 +221,20 @@ class NoiseStream:
 
     def __init__(self, rng: Any, draw: Any, chunk: int = 4096):
         self.rng, self.draw, self.chunk = rng, draw, chunk
-        self._buf = np.empty(0)
-        self._pos = 0
+        self._set_buffer(np.empty(0), 0)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_mem"]  # memoryviews do not pickle: rebuilt from the buffer
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._mem = self._buf.data
+
+    def _set_buffer(self, buf: np.ndarray, pos: int) -> None:
+        self._buf, self._pos = buf, pos
+        self._mem = buf.data  # a memoryview, for take_into: a copy without numpy's overhead
 
     def take(self, count: int) -> np.ndarray:
         """The next ``count`` values (a read-only array)."""
@@ -228,10 +247,22 @@ class NoiseStream:
         need = count - left.shape[0]
         fresh = self.draw(self.rng, max(need, self.chunk))
         fresh.flags.writeable = False
-        self._buf, self._pos = fresh, need
+        self._set_buffer(fresh, need)
         out = np.concatenate([left, fresh[:need]]) if left.shape[0] else fresh[:need]
         out.flags.writeable = False
         return out
+
+    def take_into(self, out: memoryview) -> None:
+        """Copy the next ``len(out)`` values into ``out`` (a memoryview of a 1-D float64
+        array): the values of ``take(len(out))``, without a new array per call (a per-round
+        path's buffer)."""
+        count = len(out)
+        end = self._pos + count
+        if end <= self._buf.shape[0]:
+            out[:] = self._mem[self._pos:end]
+            self._pos = end
+        else:
+            out[:] = np.ascontiguousarray(self.take(count), dtype=np.float64).data
 
 
 def _grid_normals(rng: Any, count: int, *, sd: float, grid: float) -> np.ndarray:

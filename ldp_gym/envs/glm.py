@@ -121,10 +121,10 @@ def _outcomes(x, theta, link, noise, u, means, rewards, regret):
 
 
 @njit(cache=True, nogil=True)
-def _step_outcomes(x, theta, link, noise, u, actions, rewards, mean, best, best_arm):
+def _step_outcomes(x, theta, link, noise, u, actions, rewards, mean, best, best_arm, regret):
     """One round of N runs: the chosen arm's reward (from the uniforms u, identity and logistic
-    links, as :func:`_outcomes`) and mean, the best mean and arm. x (N, K, d) with theta
-    (N, 1, d), or x (N, 1, d) with theta (N, K, d)."""
+    links, as :func:`_outcomes`) and mean, the best mean and arm, the regret (best - mean).
+    x (N, K, d) with theta (N, 1, d), or x (N, 1, d) with theta (N, K, d)."""
     n_runs = x.shape[0]
     k_arms = max(x.shape[1], theta.shape[1])
     d = x.shape[2]
@@ -140,7 +140,7 @@ def _step_outcomes(x, theta, link, noise, u, actions, rewards, mean, best, best_
                 top, arg = m, k
             if k == actions[n]:
                 chosen = m
-        mean[n], best[n], best_arm[n] = chosen, top, arg
+        mean[n], best[n], best_arm[n], regret[n] = chosen, top, arg, top - chosen
         if link == 0:
             rewards[n] = chosen + noise * (2.0 * u[n] - 1.0)
         elif link == 1:
@@ -162,6 +162,7 @@ class _GLMBase(BanditCore, DrawsBlocks):
         if contexts not in CONTEXTS:
             raise ValueError(f"contexts must be one of {CONTEXTS}, got {contexts!r}")
         self.link, self.contexts = link, contexts
+        self._link_code = LINKS.index(link)
         self.noise = check_real("noise", noise, low=0.0, low_open=False)
         default_bound = {"identity": 1.0 + self.noise, "logistic": 1.0, "poisson": 5.0}[link]
         self.reward_bound = default_bound if reward_bound is None else check_real(
@@ -249,14 +250,17 @@ class _GLMBase(BanditCore, DrawsBlocks):
     def step(self, rng, actions):
         x_next, u = self._next_round(rng)
         n = self.x.shape[0]
-        rewards, mean, best, best_arm = (np.empty(n), np.empty(n), np.empty(n),
-                                          np.empty(n, dtype=np.int64))
+        rewards, mean, best, regret = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+        best_arm = np.empty(n, dtype=np.int64)
         _step_outcomes(self.x.reshape(n, -1, self.dim), self.theta.reshape(n, -1, self.dim),
-                       LINKS.index(self.link), self.noise, u, actions, rewards, mean, best, best_arm)
-        if self.link == "poisson":
+                       self._link_code, self.noise, u, actions, rewards, mean, best, best_arm,
+                       regret)
+        if self._link_code == 2:  # Poisson
             rewards = self._rewards(rng, mean)
-        self.x = x_next.copy()
-        return rewards, {"expected_reward": mean, "optimal_reward": best, "regret": best - mean,
+        # the next contexts: a row of the chunk drawn ahead, which is served once and never
+        # written to again (a reset of some runs writes their rows of this one only)
+        self.x = x_next
+        return rewards, {"expected_reward": mean, "optimal_reward": best, "regret": regret,
                          "optimal_action": best_arm}
 
 
