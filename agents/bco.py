@@ -57,11 +57,12 @@ import math
 import numbers
 from typing import Any, ClassVar
 
+import numba
 import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from ldp_gym.validation import check_int, check_real
+from ldp_gym.validation import check_actions, check_int, check_real
 
 from .base import Agent
 
@@ -73,6 +74,7 @@ SCHEDULES = ("auto", "convex", "strongly_convex")
 
 
 _JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
+_NO_PARAMS = np.empty(0)
 
 
 # --------------------------------------------------------------------------- compiled steps
@@ -233,6 +235,90 @@ def _hazan_levy_update(c, w, rewards, mu, curvature, eta, radius, iterations,
         for j in range(d):
             x[i, j] = factor * c[i, j]
     return most
+
+
+# --------------------------------------------------------------------------- the block path
+# FKM and ADX play a block of an EvaluatesBlocks setting (ldp_gym.protocols) in one kernel:
+# every round, act (the compiled step of ``act``), the setting's compiled round (``play``),
+# the release's compiled feedback (or the env's own), observe (the compiled step of
+# ``observe``). The randomness was drawn ahead by its owners (the env's, the agent's unit
+# vectors, the release's noise), in the order of round-by-round play, and the functions are the
+# ones round-by-round play calls: the block is bitwise the rounds played one by one.
+
+
+@njit(**_JIT)
+def _inside_box(x, radius):  # pragma: no cover - compiled
+    """Whether every value of x (N, m) is finite and in ``[-radius, radius]`` (the agent's own
+    action check, as ``observe`` makes it)."""
+    for v in x.reshape(-1):
+        if not (v >= -radius and v <= radius):
+            return False
+    return True
+
+
+def _gd_block(normals, y, u, rho, t0, mu, eta, gain, cap, radius, two, world, play, args,
+              feedback, params, noise, rewards, losses, regret, projected, seen, mech, x,
+              regrets, flags):  # pragma: no cover - compiled
+    """Rounds of FKM (``two`` False) or ADX (``two`` True) on a drawn block: ``normals``
+    (L, N, d) the agent's draws; ``world`` (L, N, ...) the setting's; ``play(x, world[s],
+    *args)`` its round, writing ``rewards``, ``losses``, ``regret``, ``projected``;
+    ``feedback(x, losses, rewards, noise[s], params, seen, mech[s])`` what the learner sees,
+    ``seen`` (N, 1 + k): the reward, then the observation. The step size is ``1/(mu t)`` when
+    mu > 0, else eta. Returns the rounds played: L, or the round whose action the env or the
+    agent refuses (x then holds it; nothing of that round was learned)."""
+    n_rounds, n = normals.shape[0], normals.shape[1]
+    xa = np.empty_like(x)
+    diff = np.empty(n)
+    for s in range(n_rounds):
+        u[:] = normals[s]
+        _sphere_play(u, rho, y, x)            # act: u made unit, x = y + rho u (and y - rho u)
+        xa[:] = x
+        if not play(xa, world[s], *args):     # the env's checks, projection and round
+            return s
+        if not _inside_box(x, radius):        # observe's check of the agent's own action
+            return s
+        feedback(x, losses, rewards, noise[s], params, seen, mech[s])
+        regrets[s] = regret
+        flags[s] = projected
+        t = t0 + s + 1
+        step = 1.0 / (mu * t) if mu > 0.0 else eta
+        if two:                                # D = f(x_1) - f(x_2), from the observation
+            for i in range(n):
+                diff[i] = seen[i, 1] - seen[i, 2]
+            _step_project(y, u, diff, -step * gain, cap)
+        else:                                  # f = -reward
+            for i in range(n):
+                diff[i] = seen[i, 0]
+            _step_project(y, u, diff, step * gain, cap)
+    return n_rounds
+
+
+#: The arguments of :func:`_gd_block`, in order.
+_GD_ARGS = ("normals", "y", "u", "rho", "t0", "mu", "eta", "gain", "cap", "radius", "two",
+            "world", "play", "args", "feedback", "params", "noise", "rewards", "losses", "regret",
+            "projected", "seen", "mech", "x", "regrets", "flags")
+#: :func:`_gd_block` compiled for each type of its data: its function arguments are typed by
+#: their signatures (numba's first-class function types), so that the kernel is cached on disk
+#: and calls any compiled round and feedback of those signatures.
+_GD_KERNELS: dict[tuple, Any] = {}
+
+
+def _gd_kernel(values: dict[str, Any]) -> Any:
+    """:func:`_gd_block` compiled for the types of its arguments ``values`` (by name; the
+    round and feedback functions are typed by the arguments they are called with)."""
+    t = {name: numba.typeof(v) for name, v in values.items() if name not in ("play", "feedback")}
+    key = tuple(t[name] for name in _GD_ARGS if name in t)
+    kernel = _GD_KERNELS.get(key)
+    if kernel is None:
+        ty = numba.types
+        row = ty.Array(t["world"].dtype, t["world"].ndim - 1, "C")
+        noise_row, mech_row = ty.Array(ty.float64, 1, "C"), ty.Array(ty.float64, 1, "C")
+        t["play"] = ty.FunctionType(ty.boolean(t["x"], row, *t["args"].types))
+        t["feedback"] = ty.FunctionType(ty.none(t["x"], t["losses"], t["rewards"], noise_row,
+                                                t["params"], t["seen"], mech_row))
+        sig = ty.int64(*(t[name] for name in _GD_ARGS))
+        kernel = _GD_KERNELS[key] = njit(sig, **_JIT)(_gd_block)
+    return kernel
 
 
 def ellipsoid_point(x: np.ndarray, u: np.ndarray, radius: float, lam: float = 0.0,
@@ -421,10 +507,63 @@ class _SchedulePicker(BCOAgent):
         return 1.0 / (self.strong_convexity * t) if self.schedule == "strongly_convex" else self.eta
 
 
+class _GradientDescent(_SchedulePicker):
+    """FKM and ADX: gradient descent on y from sphere sampling around it, which also play
+    blocks of an :class:`~ldp_gym.protocols.EvaluatesBlocks` setting in one compiled kernel
+    (``plays_evaluated_blocks``, :meth:`play_world`): the runner's block path."""
+
+    plays_evaluated_blocks: ClassVar[bool] = True
+    rho: float
+    y: np.ndarray
+    _cap: float
+    _gain: float
+
+    def play_world(self, world: np.ndarray, round_kernel: Any,
+                   release: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Play ``len(world)`` rounds of N runs in one compiled kernel: act, the setting's
+        compiled round (``round_kernel``, :class:`~ldp_gym.protocols.RoundKernel`), the
+        release's compiled feedback (``release``, :class:`~ldp_gym.protocols.ReleaseKernel`,
+        or None: the env's feedback), observe. Bitwise the rounds played by ``act``, the env's
+        ``step`` (under the release's wrapper) and ``observe``: the unit vectors are drawn
+        ahead from the agent's stream (one call: the same numbers).
+
+        Returns:
+            ``(regrets, projected, seen)``: the instantaneous regrets (L, N), the env's
+            ``projected`` flags (L, N) and what the learner saw of the last round (N, 1 + k):
+            the reward, then the observation.
+
+        Raises:
+            ValueError: an action the env's ``step`` or ``observe`` refuses, as they would (the
+                rounds before it are played and learned from).
+        """
+        length, n, k = int(world.shape[0]), self._n, self.points
+        normals = self.rng.standard_normal((length, n, self.dim))
+        regrets, flags = np.empty((length, n)), np.empty((length, n), dtype=bool)
+        mech, seen = np.zeros((length, n)), np.zeros((n, 1 + k))
+        x = np.empty((n, k * self.dim))
+        if release is None:
+            feedback, params, noise = round_kernel.feedback, _NO_PARAMS, np.empty((length, 0))
+        else:
+            feedback, params, noise = release.feedback, release.params, release.noise
+        mu = self.strong_convexity if self.schedule == "strongly_convex" else 0.0
+        args = (normals, self.y, self.u, self.rho, int(self.t), float(mu), self.eta, self._gain,
+                self._cap, self.radius, k == 2, world, round_kernel.play, round_kernel.args, feedback,
+                params, noise, round_kernel.rewards, round_kernel.losses, round_kernel.regret,
+                round_kernel.projected, seen, mech, x, regrets, flags)
+        done = _gd_kernel(dict(zip(_GD_ARGS, args, strict=True)))(*args)
+        self.t += done
+        if release is not None:
+            release.record(mech[:done])
+        if done < length:   # the error of round-by-round play
+            check_actions(self.action_space, x, n)
+            raise AssertionError("the block kernel refused an action the checks accept")
+        return regrets, flags, seen
+
+
 # =========================================================================== one point
 
 
-class FKM(_SchedulePicker):
+class FKM(_GradientDescent):
     """FKM: bandit gradient descent with one-point sphere sampling (Flaxman, Kalai and McMahan 2005).
 
     Algorithm BGD of Flaxman, Kalai and McMahan (2005, "Online convex optimization in
@@ -689,7 +828,7 @@ class HazanLevy(_BarrierAgent):
 # =========================================================================== two points
 
 
-class TwoPointGD(_SchedulePicker):
+class TwoPointGD(_GradientDescent):
     """ADX: projected gradient descent with two-point feedback (Agarwal, Dekel and Xiao 2010).
 
     The two-point algorithm of Agarwal, Dekel and Xiao (2010, "Optimal algorithms for

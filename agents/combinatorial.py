@@ -28,6 +28,15 @@ exactly "the K largest indices, ties uniformly at random, unpulled first", so
 with ``K = 1`` CUCB-LDP1 and CUCB-LDP2 have the law of
 :class:`~ldp_gym.agents.mab.LDPUCB` on the multi-armed bandit.
 
+Compiled paths: ``act`` computes the index and the tie-breaking of every run in
+one numba pass (:func:`_weights_into`, bitwise :meth:`CombinatorialAgent.index`
+and :func:`oracle_weights` on the same decision stream) and calls the library
+families' oracle without re-checking the weights; ``observe`` checks the
+runner's batch (int8 actions, float observations) in one compiled pass and
+falls back to the checked path of the base class for anything else or any
+failure, so every error below is unchanged. The noise still comes from the
+mechanisms' ``__call__``.
+
 Feedback validation (``observe``): ``next_obs`` must have length 2m, its mask
 must equal the action (feedback of another super arm is refused), and the
 outcomes of S must lie in ``outcome_bounds`` (default [0, 1]; read off the
@@ -61,12 +70,16 @@ Example:
 from __future__ import annotations
 
 import math
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
+from numba import njit
 
+from ldp_gym.oracles import Family, oracle_row
 from ldp_gym.validation import check_int
+from ldp_gym.wrappers.compiled import snap_add
 from ldp_gym.wrappers.continual import TreeMechanism
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism
 
@@ -95,6 +108,292 @@ def oracle_weights(rng: np.random.Generator, index: np.ndarray, pulled: np.ndarr
     q = 0.25 - 0.25 * top  # h/2, with h = (1 - top)/2
     u = rng.random(index.shape)
     return np.where(free, index, 1.0 - q + 0.5 * q * (u + ~pulled))
+
+
+#: the index formulas of the fused kernel :func:`_weights_into` (``mu_bar`` before the cap)
+_CUCB, _LOCAL, _GLOBAL = 0, 1, 2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _index_value(kind, k, total, a, b, c):  # pragma: no cover - compiled
+    """``mu_bar`` of a pulled arm (``k > 0`` pulls, sum ``total``): before the cap
+    ``total/k + sqrt(a/k)`` (CUCB, ``a = 1.5 ln t``), ``total/k + b/sqrt(k)`` (LDP1/2, ``b``
+    the width constant) or ``total/k + sqrt(b/k) + c/k`` (DP)."""
+    n = float(k)
+    if kind == 0:
+        v = total / n + np.sqrt(a / n)
+    elif kind == 1:
+        v = total / n + b / np.sqrt(n)
+    else:
+        v = total / n + np.sqrt(b / n) + c / n
+    return min(v, 1.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _tie_break_row(counts, index, u, out):  # pragma: no cover - compiled
+    """``oracle_weights`` of one run (m,) from the capped index of its pulled arms (``index``,
+    read where ``counts > 0``; ``out`` may be ``index``); ``u`` the uniforms ``rng.random``
+    drew for the run."""
+    m = counts.shape[0]
+    top = 0.0
+    for i in range(m):
+        if counts[i] > 0:
+            v = index[i]
+            if v < 1.0 and v > top:
+                top = v
+    q = 0.25 - 0.25 * top
+    for i in range(m):
+        if counts[i] > 0:
+            v = index[i]
+            out[i] = v if v < 1.0 else 1.0 - q + 0.5 * q * (u[i] + 0.0)
+        else:
+            out[i] = 1.0 - q + 0.5 * q * (u[i] + 1.0)
+
+
+@njit(cache=True, nogil=True)
+def _weights_row(kind, counts, sums, a, b, c, u, out):  # pragma: no cover - compiled
+    """``oracle_weights`` of one run (m,): :func:`_index_value` of every pulled arm, then
+    :func:`_tie_break_row`."""
+    for i in range(counts.shape[0]):
+        if counts[i] > 0:
+            out[i] = _index_value(kind, counts[i], sums[i], a, b, c)
+    _tie_break_row(counts, out, u, out)
+
+
+@njit(cache=True, nogil=True)
+def _weights_into(kind, counts, sums, a, b, c, u, out):  # pragma: no cover - compiled
+    """``oracle_weights(rng, index(), counts > 0)`` of every run in one pass, bitwise (the same
+    IEEE operations in the same order; ``u`` the uniforms ``rng.random`` drew for it):
+    :func:`_weights_row` of each run, ``a`` (N,)."""
+    for r in range(counts.shape[0]):
+        _weights_row(kind, counts[r], sums[r], a[r], b, c, u[r], out[r])
+    return out
+
+
+# ---------------------------------------------------------------------------- the block path
+#: what the user sends on the block path: the raw outcomes of S (CUCB, not private), CUCB-LDP1's
+#: or CUCB-LDP2's message
+_RAW, _LDP1, _LDP2 = 0, 1, 2
+#: run-rounds played per call of the block kernel (bounds the decision uniforms drawn at once)
+PIECE = 1 << 14
+#: noise values a mechanism draws at once for the block path (``mechanism(zeros(CHUNK))``)
+CHUNK = 1 << 16
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ldp1_report_row(x, S, noise, pos, grid, values):  # pragma: no cover - compiled
+    """User side of CUCB-LDP1 on the block path, one user: for every base arm i of S
+    (increasing i) ``values[i] = snap_add(x_i, noise[pos], grid)``, ``pos`` moving on, 0
+    elsewhere; returns the next position. ``noise`` is the ``k g`` the user's
+    :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` (budget epsilon/K) drew ahead, so
+    the value is bitwise what the mechanism releases on ``x_i`` with the same draw
+    (``local_report``); ``x`` lies in the mechanism's [0, 1] (checked by the caller: nothing
+    to clip)."""
+    for i in range(x.shape[0]):
+        if S[i]:
+            values[i] = snap_add(np.float64(x[i]), noise[pos], grid)
+            pos += 1
+        else:
+            values[i] = 0.0
+    return pos
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ldp2_report_row(x, S, counts, noise, pos, grid):  # pragma: no cover - compiled
+    """User side of CUCB-LDP2 on the block path, one user: ``I = argmin_{i in S} counts_i``
+    (public counts; ties to the smallest index; -1 for an empty S: nothing sent) and
+    ``snap_add(x_I, noise[pos], grid)`` (the mechanism's release of ``x_I``, budget epsilon);
+    one noise value is used per user whether sent or not, as ``local_report``'s mechanism
+    draws one per run. Returns ``(arm, value, next position)``."""
+    arm, least = -1, np.iinfo(np.int64).max
+    for i in range(x.shape[0]):
+        if S[i] and counts[i] < least:
+            arm, least = i, counts[i]
+    value = snap_add(np.float64(x[arm]), noise[pos], grid) if arm >= 0 else 0.0
+    return arm, value, pos + 1
+
+
+@njit(cache=True, nogil=True)
+def _ldp1_report_rows(x, S, noise, pos, grid, values):  # pragma: no cover - compiled
+    """:func:`ldp1_report_row` of every run (``block_report``)."""
+    p = pos[0]
+    for r in range(x.shape[0]):
+        p = ldp1_report_row(x[r], S[r], noise, p, grid, values[r])
+    pos[0] = p
+
+
+@njit(cache=True, nogil=True)
+def _ldp2_report_rows(x, S, counts, noise, pos, grid, arms, values):  # pragma: no cover
+    """:func:`ldp2_report_row` of every run (``block_report``)."""
+    p = pos[0]
+    for r in range(x.shape[0]):
+        arms[r], values[r], p = ldp2_report_row(x[r], S[r], counts[r], noise, p, grid)
+    pos[0] = p
+
+
+@njit(cache=True, nogil=True)
+def _play_rounds(index_kind, release, outcomes, start, stop, counts, sums, t, a, b, u,
+                 oracle_kind, width, count, probs, noise, pos, grid,
+                 actions):  # pragma: no cover - compiled
+    """Rounds ``start`` to ``stop`` of a block of every base arm's outcomes (N, L, m), round
+    by round over all runs (so the noise is used in the order of the per-round path: round,
+    run, arm), each round the per-round protocol:
+
+    1. user: the weights of the public state (:func:`_weights_row`, ``u`` (stop - start, N,
+       m) the decision uniforms ``act`` would draw, ``a`` (N, stop - start) CUCB's
+       ``1.5 ln t``) and the family's oracle (:func:`~ldp_gym.oracles.oracle_row`): S;
+    2. user: the message of the round's feedback (the outcomes of S): the raw outcomes
+       (``_RAW``, CUCB), :func:`ldp1_report_row` or :func:`ldp2_report_row`;
+    3. server: the update from the message only (counts and sums), ``t += 1``.
+    """
+    runs, length, m = outcomes.shape
+    w = np.empty(m)
+    S = np.zeros(m, np.bool_)
+    message = np.zeros(m)  # the user's message to the server (raw outcomes, or LDP1's values)
+    vals = np.empty(max(count, 1))
+    picks = np.empty(max(count, 1), np.int64)
+    uncovered = np.empty(probs.shape[1])
+    # what the server's state gives, kept up to date as arms are updated (the same operations
+    # as recomputing it every round): CUCB's means sums/T_i (its width moves with t), the
+    # LDP agents' capped index (constant width)
+    cache = np.zeros((runs, m))
+    for r in range(runs):
+        for i in range(m):
+            if counts[r, i] > 0:
+                cache[r, i] = sums[r, i] / float(counts[r, i]) if index_kind == 0 \
+                    else _index_value(index_kind, counts[r, i], sums[r, i], 0.0, b, 0.0)
+    p = pos[0]
+    for s in range(start, stop):
+        for r in range(runs):
+            # ---- user: index of the public state, oracle
+            cr = counts[r]
+            if index_kind == 0:
+                at = a[r, s - start]
+                for i in range(m):
+                    if cr[i] > 0:
+                        w[i] = min(cache[r, i] + np.sqrt(at / float(cr[i])), 1.0)
+                _tie_break_row(cr, w, u[s - start, r], w)
+            else:
+                _tie_break_row(cr, cache[r], u[s - start, r], w)
+            S[:] = False
+            oracle_row(oracle_kind, w, width, count, probs, vals, picks, uncovered, S)
+            x = outcomes[r, s]
+            # ---- user: the report; then server: the update, from the message only
+            if release == 2:
+                arm, value, p = ldp2_report_row(x, S, cr, noise, p, grid)
+                if arm >= 0:
+                    cr[arm] += 1
+                    sums[r, arm] += value
+                    cache[r, arm] = _index_value(index_kind, cr[arm], sums[r, arm], 0.0, b, 0.0)
+            else:
+                if release == 1:
+                    p = ldp1_report_row(x, S, noise, p, grid, message)
+                else:
+                    for i in range(m):
+                        message[i] = np.float64(x[i]) if S[i] else 0.0
+                for i in range(m):
+                    if S[i]:
+                        cr[i] += 1
+                        sums[r, i] += message[i]
+                        cache[r, i] = sums[r, i] / float(cr[i]) if index_kind == 0 else \
+                            _index_value(index_kind, cr[i], sums[r, i], 0.0, b, 0.0)
+            t[r] += 1
+            for i in range(m):
+                actions[r, s, i] = 1 if S[i] else 0
+    pos[0] = p
+
+
+#: the background thread that draws the next chunk of noise while a block kernel runs (the
+#: kernels release the GIL); created at first use
+_POOL: list[ThreadPoolExecutor] = []
+
+
+def _background() -> ThreadPoolExecutor:
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="ldp-gym-cucb-noise"))
+    return _POOL[0]
+
+
+class _NoiseAhead:
+    """A mechanism's noise drawn ahead in fixed chunks of :data:`CHUNK` values
+    (``mechanism(zeros(CHUNK))``: the library's audited draw, ``k g`` on its grid) and used in
+    order, so that the stream does not depend on how the rounds are split into blocks.
+
+    :meth:`prefetch` draws the next chunk in a background thread while a kernel runs; chunks
+    are drawn one after the other whatever the timing, and :meth:`settle` folds a chunk still
+    drawing into the buffer, so that nothing is pending between calls (the mechanism is never
+    used by two threads at once)."""
+
+    def __init__(self, mechanism: LaplaceMechanism):
+        self.mechanism = mechanism
+        self.values = np.zeros(0)
+        self.pos = np.zeros(1, dtype=np.int64)
+        self._pending: Future | None = None
+
+    def _chunk(self) -> np.ndarray:
+        if self._pending is not None:
+            chunk, self._pending = self._pending.result(), None
+            return chunk
+        return self.mechanism(np.zeros(CHUNK))
+
+    def ensure(self, need: int) -> None:
+        """At least ``need`` unused values from ``pos`` on."""
+        left = self.values[int(self.pos[0]):]
+        if left.shape[0] >= need:
+            return
+        parts = [left]
+        have = left.shape[0]
+        while have < need:
+            parts.append(self._chunk())
+            have += CHUNK
+        self.values = np.ascontiguousarray(np.concatenate(parts))
+        self.pos[0] = 0
+
+    def prefetch(self) -> None:
+        """Start drawing the next chunk in the background, unless two are left."""
+        if self._pending is None and self.values.shape[0] - int(self.pos[0]) < 2 * CHUNK:
+            self._pending = _background().submit(self.mechanism, np.zeros(CHUNK))
+
+    def settle(self) -> None:
+        """Fold a chunk drawing in the background into the buffer."""
+        if self._pending is not None:
+            chunk, self._pending = self._pending.result(), None
+            self.values = np.concatenate([self.values[int(self.pos[0]):], chunk])
+            self.pos[0] = 0
+
+
+@njit(cache=True, nogil=True)
+def _feedback_status(obs, next_obs, actions, rewards, lo, hi):  # pragma: no cover - compiled
+    """0 when one round's batch is well formed: ``obs``, ``next_obs`` and ``rewards`` finite,
+    ``actions`` 0/1, the mask of ``next_obs`` equal to the actions and the outcomes of S in
+    ``[lo, hi]``; otherwise 1 (the checked path then says what is wrong)."""
+    runs, m = actions.shape
+    for r in range(runs):
+        if not np.isfinite(rewards[r]):
+            return 1
+        for j in range(2 * m):
+            if not (np.isfinite(obs[r, j]) and np.isfinite(next_obs[r, j])):
+                return 1
+        for i in range(m):
+            a = actions[r, i]
+            if a != 0 and a != 1:
+                return 1
+            if next_obs[r, m + i] != a:
+                return 1
+            if a == 1 and (next_obs[r, i] < lo or next_obs[r, i] > hi):
+                return 1
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _accumulate(actions, next_obs, counts, sums):  # pragma: no cover - compiled
+    """CUCB's update: ``T_i += 1`` and the outcome added to the sum for every arm of S."""
+    runs, m = actions.shape
+    for r in range(runs):
+        for i in range(m):
+            if actions[r, i]:
+                counts[r, i] += 1
+                sums[r, i] += np.float64(next_obs[r, i])
 
 
 class _Private:
@@ -216,11 +515,128 @@ class CombinatorialAgent(Agent):
         return played, outcomes
 
     def _act(self, obs):
-        weights = oracle_weights(self.rng, self.index(), self.counts > 0)
+        counts = self.counts
+        u = self.rng.random(counts.shape)  # the draw of oracle_weights
+        weights = _weights_into(*self._index_terms(), u, np.empty(counts.shape))
+        if isinstance(self.family, Family):  # the library's families: finite weights, unchecked
+            return self.family._oracle(weights).view(np.int8)
         return np.asarray(self.family.oracle(weights), dtype=bool).astype(np.int8)
 
     def index(self) -> np.ndarray:
         """The paper's ``mu_bar`` (N, m): ``min{mu~ + width, 1}``, 1 for unpulled arms."""
+        raise NotImplementedError
+
+    def _index_terms(self) -> tuple:
+        """The arguments ``kind, counts, sums, a, b, c`` of :func:`_weights_into` for
+        :meth:`index` (which is the reference: the kernel gives bitwise its weights)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ block path
+    #: what the user sends on the block path (``_RAW``, ``_LDP1``, ``_LDP2``); ``None``: no
+    #: block path (the agent plays round by round)
+    _release: ClassVar[int | None] = None
+    _ahead: _NoiseAhead | None = None
+
+    @property
+    def plays_outcome_blocks(self) -> bool:
+        """Whether :meth:`play_outcomes` is available (the runner's block path,
+        :class:`~ldp_gym.protocols.PlaysOutcomeBlocks`): a class with a compiled block path
+        (CUCB, CUCB-LDP1, CUCB-LDP2) and a library family with a compiled oracle (top-K,
+        paths, coverage)."""
+        return self._release is not None and isinstance(self.family, Family) \
+            and self.family._kernel_spec() is not None
+
+    def _mechanism(self) -> LaplaceMechanism | None:
+        """The user's mechanism whose noise the block path draws ahead (None: CUCB)."""
+        return None
+
+    def _block_noise(self, need: int) -> tuple[np.ndarray, np.ndarray]:
+        """The block path's noise buffer (values, position) with ``need`` values ahead, drawn
+        by the user's mechanism (a new buffer when the mechanism was replaced)."""
+        mech = self._mechanism()
+        assert mech is not None
+        if self._ahead is None or self._ahead.mechanism is not mech:
+            self._ahead = _NoiseAhead(mech)
+        self._ahead.ensure(need)
+        return self._ahead.values, self._ahead.pos
+
+    def play_outcomes(self, outcomes: Any) -> np.ndarray:
+        """Block path: play L rounds on every base arm's outcomes (N, L, m) drawn ahead by the
+        env (:meth:`~ldp_gym.envs.combinatorial.CombinatorialCore.draw_outcomes`; the agent
+        reads those of its super arm only) and return the super arms (N, L, m) int8.
+
+        One compiled kernel (:func:`_play_rounds`) plays the rounds in order, each the
+        per-round protocol (index of the public state and oracle; the user's message; the
+        server's update from the message): the decision stream is drawn as ``act`` draws it
+        and, for CUCB, the actions are bitwise those of ``act``/``observe`` on the same
+        feedback. The private agents' noise is drawn ahead by their
+        :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` in chunks of :data:`CHUNK`
+        values and added by :func:`~ldp_gym.wrappers.compiled.snap_add` (the mechanism's
+        release, bitwise, on the same draw): the law of per-round play, another stream.
+        ``last_report`` is left as it was. Every outcome must lie in ``outcome_bounds`` (and
+        the mechanism's [0, 1]: nothing is clipped here), else ``ValueError``."""
+        if not self.plays_outcome_blocks:
+            raise ValueError(f"{self.name} has no block path with family {self.family!r} "
+                             f"(plays_outcome_blocks is False): play it by act/observe")
+        n, m = self._n, self.n_arms
+        x = np.asarray(outcomes)
+        if x.ndim != 3 or x.shape[0] != n or x.shape[2] != m or x.dtype.kind != "f":
+            raise ValueError(f"outcomes must be a float array (N={n}, L, m={m}), got "
+                             f"{x.dtype} {x.shape}")
+        lo, hi = self.outcome_bounds
+        mech = self._mechanism()
+        if mech is not None:
+            lo, hi = max(lo, mech.lower), min(hi, mech.upper)
+        if x.size and not (x.min() >= lo and x.max() <= hi):  # NaN fails too
+            raise ValueError(f"outcomes must lie in [{lo:g}, {hi:g}] on the block path")
+        kind, counts, sums, _, b, _ = self._index_terms()
+        oracle_kind, width, count, probs = self.family._kernel_spec()
+        length = x.shape[1]
+        actions = np.empty((n, length, m), dtype=np.int8)
+        grid = 1.0 if mech is None else mech.grid
+        noise, pos = np.zeros(0), np.zeros(1, dtype=np.int64)
+        step = max(1, PIECE // max(n, 1))
+        scratch = np.empty((min(step, length), n, m))
+        for start in range(0, length, step):
+            stop = min(length, start + step)
+            u = self.rng.random(out=scratch[:stop - start])  # act's draws, round after round
+            a = 1.5 * np.log(np.maximum(self.t[:, None] + np.arange(stop - start), 1)) \
+                if kind == _CUCB else np.zeros((n, 0))
+            if mech is not None:
+                noise, pos = self._block_noise((stop - start) * n
+                                               * (self.K if self._release == _LDP1 else 1))
+                assert self._ahead is not None
+                self._ahead.prefetch()  # drawn while the kernel runs
+            _play_rounds(kind, self._release, x, start, stop, counts, sums, self.t, a, b, u,
+                         oracle_kind, width, count, probs, noise, pos, grid, actions)
+        if self._ahead is not None:
+            self._ahead.settle()
+        return actions
+
+    def observe(self, obs: Any, action: Any, reward: Any, next_obs: Any) -> None:
+        # the runner's batch (arrays of the expected dtypes and shapes) checked in one compiled
+        # pass; anything else, or a batch that fails it, takes the checked path of the base class
+        n, m = self._n, self.n_arms
+        if self.num_envs is not None and type(obs) is np.ndarray \
+                and type(next_obs) is np.ndarray and type(action) is np.ndarray \
+                and type(reward) is np.ndarray and action.dtype == np.int8 \
+                and action.shape == (n, m) and obs.shape == (n, 2 * m) \
+                and next_obs.shape == (n, 2 * m) and obs.dtype.kind == "f" \
+                and next_obs.dtype.kind == "f" and reward.dtype == np.float64 \
+                and reward.shape == (n,):
+            lo, hi = self.outcome_bounds
+            if _feedback_status(obs, next_obs, action, reward, lo, hi) == 0:
+                self._learn(obs, action, reward, next_obs)
+                return
+        super().observe(obs, action, reward, next_obs)
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        self._feedback(actions, next_obs)
+        self._learn(obs, actions, rewards, next_obs)
+
+    def _learn(self, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+               next_obs: np.ndarray) -> None:
+        """Learn from a checked round (``actions`` 0/1 int8, ``next_obs`` its feedback)."""
         raise NotImplementedError
 
 
@@ -255,6 +671,7 @@ class CUCB(CombinatorialAgent):
     """
 
     name = "CUCB"
+    _release = _RAW
 
     def _init_state(self, n):
         super()._init_state(n)
@@ -266,10 +683,11 @@ class CUCB(CombinatorialAgent):
         idx = np.minimum(self.sums / n + np.sqrt(1.5 * np.log(t) / n), 1.0)
         return np.where(self.counts > 0, idx, 1.0)
 
-    def _observe(self, obs, actions, rewards, next_obs):
-        played, outcomes = self._feedback(actions, next_obs)
-        self.counts += played
-        self.sums += np.where(played, outcomes, 0.0)
+    def _index_terms(self):
+        return _CUCB, self.counts, self.sums, 1.5 * np.log(np.maximum(self.t, 1)), 0.0, 0.0
+
+    def _learn(self, obs, actions, rewards, next_obs):
+        _accumulate(actions, next_obs, self.counts, self.sums)
         self.t += 1
 
 
@@ -291,6 +709,11 @@ class _LocalCombinatorial(_Private, LocalDPAgent, CombinatorialAgent):
         self.noisy_sums = np.zeros((n, self.n_arms))
         assert self.horizon is not None
         self.width = self._width_constant()
+        self._no_terms = np.zeros(n)
+        self._ahead = None
+
+    def _mechanism(self):
+        return self.mechanism
 
     def public_state(self):
         """The server's broadcast: ``counts`` (T_i) and ``noisy_sums`` (read-only)."""
@@ -303,9 +726,13 @@ class _LocalCombinatorial(_Private, LocalDPAgent, CombinatorialAgent):
         idx = np.minimum(state["noisy_sums"] / n + self.width / np.sqrt(n), 1.0)
         return np.where(counts > 0, idx, 1.0)
 
-    def _observe(self, obs, actions, rewards, next_obs):
-        self._feedback(actions, next_obs)
-        super()._observe(obs, actions, rewards, next_obs)
+    def _index_terms(self):
+        return _LOCAL, self.counts, self.noisy_sums, self._no_terms, self.width, 0.0
+
+    _observe = CombinatorialAgent._observe  # the feedback checked, then learned (not LocalDPAgent's)
+
+    def _learn(self, obs, actions, rewards, next_obs):
+        LocalDPAgent._observe(self, obs, actions, rewards, next_obs)  # report, then update
 
 
 class CUCBLDP1(_LocalCombinatorial):
@@ -345,6 +772,7 @@ class CUCBLDP1(_LocalCombinatorial):
     """
 
     name = "CUCB-LDP1"
+    _release = _LDP1
 
     def _width_constant(self):
         assert self.horizon is not None
@@ -358,6 +786,17 @@ class CUCBLDP1(_LocalCombinatorial):
         played = np.asarray(actions).astype(bool)
         values = np.zeros(played.shape)
         values[played] = self.mechanism(np.asarray(next_obs)[:, :self.n_arms][played])
+        return {"mask": played, "values": values}
+
+    def block_report(self, actions: Any, outcomes: Any) -> dict[str, np.ndarray]:
+        """User side of the block path, for audits: the message (as :meth:`local_report`'s)
+        that :meth:`play_outcomes`' report step (:func:`ldp1_report_row`) builds for super arms
+        ``actions`` (N, m) on outcomes (N, m) in [0, 1], from the block path's noise."""
+        played = np.asarray(actions).astype(bool)
+        x = np.ascontiguousarray(outcomes, dtype=np.float64)
+        noise, pos = self._block_noise(int(played.sum()))
+        values = np.zeros(played.shape)
+        _ldp1_report_rows(x, played, noise, pos, self.mechanism.grid, values)
         return {"mask": played, "values": values}
 
     def update(self, report):
@@ -398,6 +837,7 @@ class CUCBLDP2(_LocalCombinatorial):
     """
 
     name = "CUCB-LDP2"
+    _release = _LDP2
 
     def _width_constant(self):
         assert self.horizon is not None
@@ -415,6 +855,20 @@ class CUCBLDP2(_LocalCombinatorial):
         sent = played[rows, arm]
         value = np.where(sent, self.mechanism(np.asarray(next_obs)[rows, arm]), 0.0)
         return {"arm": np.where(sent, arm, -1), "value": value}
+
+    def block_report(self, actions: Any, outcomes: Any,
+                     public_state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """User side of the block path, for audits: the message (as :meth:`local_report`'s)
+        that :meth:`play_outcomes`' report step (:func:`ldp2_report_row`) builds for super arms
+        ``actions`` (N, m) on outcomes (N, m) in [0, 1] given the broadcast counts, from the
+        block path's noise."""
+        played = np.asarray(actions).astype(bool)
+        x = np.ascontiguousarray(outcomes, dtype=np.float64)
+        counts = np.ascontiguousarray(public_state["counts"], dtype=np.int64)
+        noise, pos = self._block_noise(played.shape[0])
+        arms, values = np.empty(played.shape[0], np.int64), np.empty(played.shape[0])
+        _ldp2_report_rows(x, played, counts, noise, pos, self.mechanism.grid, arms, values)
+        return {"arm": arms, "value": values}
 
     def update(self, report):
         arm = report["arm"]
@@ -481,15 +935,19 @@ class CUCBDP(_Private, GlobalDPAgent, CombinatorialAgent):
                                   **self.noise_source())
         self._c1 = 4.0 * math.log(self.n_arms * T)
         self._c2 = self.c * self.K * math.log(T) ** 3 / self.epsilon
+        self._no_terms = np.zeros(n)
 
     def index(self):
         n = np.maximum(self.counts, 1)
         idx = self.tree.noisy_sums / n + np.sqrt(self._c1 / n) + self._c2 / n
         return np.where(self.counts > 0, np.minimum(idx, 1.0), 1.0)
 
-    def _observe(self, obs, actions, rewards, next_obs):
-        played, outcomes = self._feedback(actions, next_obs)
-        self.tree.add(np.clip(outcomes, 0.0, 1.0), played)
+    def _index_terms(self):
+        return _GLOBAL, self.counts, self.tree.noisy_sums, self._no_terms, self._c1, self._c2
+
+    def _learn(self, obs, actions, rewards, next_obs):
+        played = actions.view(bool)
+        self.tree.add(np.clip(next_obs[:, :self.n_arms], 0.0, 1.0), played)
         self.counts += played
         self.t += 1
 

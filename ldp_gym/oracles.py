@@ -72,6 +72,8 @@ __all__ = ["ENUMERATION_LIMIT", "FAMILIES", "Coverage", "Family", "LayeredPaths"
 FAMILIES = ("topk", "paths", "coverage")
 #: the largest number of size-K sets :meth:`Coverage.optimum` enumerates
 ENUMERATION_LIMIT = 200_000
+#: the coverage graph of the families that have none
+_NO_PROBS = np.zeros((0, 0))
 
 
 @njit(cache=True, nogil=True)
@@ -94,31 +96,37 @@ def _coverage_values(S, x, probs, out):  # pragma: no cover - compiled
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _greedy_row(w, probs, K, uncovered, out):  # pragma: no cover - compiled
+    """Greedy maximum coverage of one run: weights w (m,) in [0, 1], K times the arm of
+    largest marginal gain ``w_i sum_j p_ij u_j`` (u: probability that target j is still
+    uncovered), ties to the lowest index; ``uncovered`` (targets,) is scratch."""
+    m = w.shape[0]
+    targets = probs.shape[1]
+    uncovered[:] = 1.0
+    for _ in range(K):
+        best, pick = -1.0, 0
+        for i in range(m):
+            if out[i]:
+                continue
+            gain = 0.0
+            for j in range(targets):
+                gain += probs[i, j] * uncovered[j]
+            gain *= w[i]
+            if gain > best:
+                best, pick = gain, i
+        out[pick] = True
+        wi = w[pick]
+        for j in range(targets):
+            uncovered[j] *= 1.0 - probs[pick, j] * wi
+
+
 @njit(cache=True, nogil=True)
 def _greedy(w, probs, K, out):  # pragma: no cover - compiled
-    """Greedy maximum coverage for weights w (N, m) in [0, 1]: K times, the arm of largest
-    marginal gain ``w_i sum_j p_ij u_j`` (u: probability that target j is still uncovered),
-    ties to the lowest index."""
-    runs, m = w.shape
-    targets = probs.shape[1]
-    uncovered = np.empty(targets)
-    for r in range(runs):
-        uncovered[:] = 1.0
-        for _ in range(K):
-            best, pick = -1.0, 0
-            for i in range(m):
-                if out[r, i]:
-                    continue
-                gain = 0.0
-                for j in range(targets):
-                    gain += probs[i, j] * uncovered[j]
-                gain *= w[r, i]
-                if gain > best:
-                    best, pick = gain, i
-            out[r, pick] = True
-            wi = w[r, pick]
-            for j in range(targets):
-                uncovered[j] *= 1.0 - probs[pick, j] * wi
+    """:func:`_greedy_row` on every run of w (N, m)."""
+    uncovered = np.empty(probs.shape[1])
+    for r in range(w.shape[0]):
+        _greedy_row(w[r], probs, K, uncovered, out[r])
     return out
 
 
@@ -137,23 +145,62 @@ def _first_infeasible(S, width, lo, hi):  # pragma: no cover - compiled
     return -1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _block_best_row(w, width, count, vals, picks, out):  # pragma: no cover - compiled
+    """In every block of ``width`` consecutive arms of one run's weights w (m,), the ``count``
+    largest (ties to the lowest index); after the first, only the positive ones. Top-K is one
+    block of m arms with count K; layered paths are blocks of one layer with count 1.
+    ``vals`` (count,) and ``picks`` (count,) are scratch; ``out`` must be zeroed.
+
+    One pass per block: the ``count`` best so far, in decreasing order (a later arm enters
+    only with a strictly larger weight, so ties go to the lowest index)."""
+    m = w.shape[0]
+    for start in range(0, m, width):
+        kept = 0
+        for i in range(start, start + width):
+            v = w[i]
+            if kept == count and not v > vals[count - 1]:
+                continue
+            j = kept if kept < count else count - 1
+            while j > 0 and v > vals[j - 1]:  # shift the smaller ones down
+                vals[j], picks[j] = vals[j - 1], picks[j - 1]
+                j -= 1
+            vals[j], picks[j] = v, i
+            if kept < count:
+                kept += 1
+        out[picks[0]] = True
+        for k in range(1, kept):
+            if not vals[k] > 0.0:
+                break
+            out[picks[k]] = True
+
+
 @njit(cache=True, nogil=True)
 def _block_best(w, width, count, out):  # pragma: no cover - compiled
-    """In every block of ``width`` consecutive arms of every run, the ``count`` largest weights
-    (ties to the lowest index); after the first, only the positive ones. Top-K is one block
-    of m arms with count K; layered paths are blocks of one layer with count 1."""
-    runs, m = w.shape
-    for r in range(runs):
-        for start in range(0, m, width):
-            for k in range(count):
-                best, pick = -np.inf, -1
-                for i in range(start, start + width):
-                    if not out[r, i] and (pick < 0 or w[r, i] > best):
-                        best, pick = w[r, i], i
-                if k > 0 and not best > 0.0:
-                    break
-                out[r, pick] = True
+    """:func:`_block_best_row` on every run of w (N, m)."""
+    vals = np.empty(count)
+    picks = np.empty(count, dtype=np.int64)
+    for r in range(w.shape[0]):
+        _block_best_row(w[r], width, count, vals, picks, out[r])
     return out
+
+
+#: the oracles of :func:`oracle_row` (``Family._kernel_spec``)
+BLOCK_BEST, GREEDY = 0, 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def oracle_row(kind, w, width, count, probs, vals, picks, uncovered, out):  # pragma: no cover
+    """The library families' oracle on one run's weights w (m,), into the zeroed bool row
+    ``out``: :func:`_block_best_row` (``kind`` BLOCK_BEST: top-K, paths) or, on w clipped to
+    [0, 1], :func:`_greedy_row` (GREEDY: coverage). Bitwise :meth:`Family.oracle` of the row
+    (the agents' compiled block path calls it)."""
+    if kind == 0:
+        _block_best_row(w, width, count, vals, picks, out)
+    else:
+        for i in range(w.shape[0]):
+            w[i] = min(max(w[i], 0.0), 1.0)  # np.clip(w, 0, 1), as Coverage._oracle
+        _greedy_row(w, probs, count, uncovered, out)
 
 
 class Family:
@@ -244,6 +291,12 @@ class Family:
     def _oracle(self, w: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
+    def _kernel_spec(self) -> tuple[int, int, int, np.ndarray] | None:
+        """``(kind, width, count, probs)`` of :func:`oracle_row` for this family's oracle (the
+        agents' compiled block path), or ``None`` when it has none (a subclass that overrides
+        :meth:`_oracle` and not this)."""
+        return None
+
     def _feasible(self, S: np.ndarray) -> np.ndarray:
         count = np.count_nonzero(S, axis=1)
         return (count >= 1) & (count <= self.K)
@@ -316,6 +369,9 @@ class TopK(Family):
     def _oracle(self, w):
         return _block_best(w, self.m, self.K, np.zeros(w.shape, dtype=bool))
 
+    def _kernel_spec(self):
+        return (BLOCK_BEST, self.m, self.K, _NO_PROBS) if type(self) is TopK else None
+
 
 class LayeredPaths(Family):
     """The paths of a layered graph with ``layers`` (= K) fully connected layers of ``width``
@@ -343,6 +399,9 @@ class LayeredPaths(Family):
 
     def _oracle(self, w):
         return _block_best(w, self.width, 1, np.zeros(w.shape, dtype=bool))
+
+    def _kernel_spec(self):
+        return (BLOCK_BEST, self.width, 1, _NO_PROBS) if type(self) is LayeredPaths else None
 
     def _feasible(self, S):
         return (np.count_nonzero(S.reshape(S.shape[0], self.layers, self.width), axis=2) == 1).all(axis=1)
@@ -418,6 +477,9 @@ class Coverage(Family):
     def _oracle(self, w):
         w = np.clip(w, 0.0, 1.0)
         return _greedy(w, self.probs, self.K, np.zeros(w.shape, dtype=bool))
+
+    def _kernel_spec(self):
+        return (GREEDY, self.m, self.K, self.probs) if type(self) is Coverage else None
 
     def _optimum(self, mu):
         if self.n_sets > ENUMERATION_LIMIT:

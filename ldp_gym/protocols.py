@@ -32,12 +32,14 @@ ahead is declared here, never guessed:
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
 __all__ = ["BlockPlayer", "Commits", "DrawsBlocks", "DrawsStretches", "PlaysBlocks",
            "PlaysOutcomeBlocks", "ScoresBlocks", "Speculates"]
+__all__ += ["EvaluatesBlocks", "PlaysEvaluatedBlocks", "ReleaseKernel", "ReleasesBlocks",
+            "RoundKernel"]
 
 
 @runtime_checkable
@@ -130,3 +132,83 @@ class BlockPlayer(Protocol):
             ``(next_obs, rounds, regret)``: run i played segments of ``rounds[i, j]`` rounds
             (0 allowed) of one decision each, at a summed regret of ``regret[i, j]``.
         """
+
+
+# --------------------------------------------------------------------------- evaluated blocks
+# Settings whose round randomness does not depend on the actions but whose losses do, and are
+# cheap to compute (bandit convex optimisation): the randomness of a block is drawn ahead and
+# the agent plays the block in one compiled kernel that calls the setting's compiled round
+# (and a release's compiled transform) every round.
+
+
+class RoundKernel(NamedTuple):
+    """A setting's compiled round, for an agent's block kernel (:class:`EvaluatesBlocks`).
+
+    ``play(x, randomness_row, *args) -> bool`` plays one round of the points x (N, width) (a
+    copy the round may change: it projects them as the env's ``step`` does) on the setting's
+    state in ``args`` (moved on in place), with row s of ``draw_world``; False (nothing
+    played) for an action the env's ``step`` refuses (NaN or inf). It writes ``rewards`` (N,),
+    ``losses`` (N, k), ``regret`` (N,) and ``projected`` (N,) (the ``info`` flags). What the
+    learner sees without a release is ``feedback`` (a :class:`ReleaseKernel` function,
+    ``seen[:, 0]`` the reward and ``seen[:, 1:]`` the observation).
+    """
+
+    play: Any
+    args: tuple
+    feedback: Any
+    rewards: np.ndarray
+    losses: np.ndarray
+    regret: np.ndarray
+    projected: np.ndarray
+
+
+class ReleaseKernel(NamedTuple):
+    """A privacy release on the block path (:class:`ReleasesBlocks`).
+
+    ``feedback(x, losses, rewards, noise_row, params, seen, mech_row)`` is the compiled
+    release of one round (the env's outputs to what the learner sees, ``seen`` (N, 1 + k):
+    the reward, then the observation), using ``noise[s]`` (noise (length, N) drawn ahead by
+    the wrapper's mechanism, in the order per-round releases draw it) and writing the
+    mechanism's outputs to ``mech_row``; ``record(mech)`` (mech (length, N)) then traces the
+    block's releases for the audits (:func:`~ldp_gym.wrappers.mechanisms.recording`).
+    """
+
+    feedback: Any
+    params: np.ndarray
+    noise: np.ndarray
+    record: Any
+
+
+@runtime_checkable
+class EvaluatesBlocks(Protocol):
+    """A setting whose per-round randomness does not depend on the actions, with compiled
+    losses: a block's randomness is drawn ahead, and the agent's kernel plays its rounds with
+    the setting's compiled round (:class:`RoundKernel`)."""
+
+    def draw_world(self, rng: np.random.Generator, length: int) -> np.ndarray:
+        """The randomness of the next ``length`` rounds (length, N, ...), row s what ``step``
+        draws in round s."""
+
+    def round_kernel(self) -> RoundKernel:
+        """The compiled round and its state (the core's own arrays)."""
+
+
+class ReleasesBlocks(Protocol):
+    """A privacy wrapper whose release the block path of :class:`EvaluatesBlocks` settings
+    applies itself (``releases_blocks = True``): its ``step`` is bypassed, its noise drawn by
+    its mechanism ahead and added by the compiled ``feedback`` of :class:`ReleaseKernel`, so
+    that the released values are those of its per-round ``step``. Such a wrapper keeps
+    ``needs_round_by_round = True``: other block paths must not bypass it."""
+
+    def block_release(self, length: int) -> ReleaseKernel: ...
+
+
+class PlaysEvaluatedBlocks(Protocol):
+    """An agent with ``plays_evaluated_blocks = True``: plays ``length`` rounds of a
+    :class:`EvaluatesBlocks` setting in one compiled kernel (act, the setting's round, the
+    release if any, observe) and returns the regrets (length, N) and ``projected`` flags
+    (length, N), or raises the error the round-by-round path would (an action the env
+    refuses)."""
+
+    def play_world(self, world: np.ndarray, round_kernel: RoundKernel,
+                   release: ReleaseKernel | None) -> tuple[np.ndarray, np.ndarray]: ...

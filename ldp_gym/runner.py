@@ -65,7 +65,7 @@ import numpy as np
 from gymnasium.vector import VectorWrapper
 
 from .envs.base import BanditVectorEnv
-from .protocols import BlockPlayer, DrawsBlocks, DrawsStretches
+from .protocols import BlockPlayer, DrawsBlocks, DrawsStretches, EvaluatesBlocks
 from .results import Results
 from .validation import check_bool, check_int
 
@@ -472,6 +472,9 @@ def _by_blocks(player: BlockPlayer, obs: Any, horizon: int, checkpoints: np.ndar
 def _block_player(agent: Any, venv: Any, horizon: int) -> BlockPlayer | None:
     """The block path's player of ``agent`` on ``venv``, by what both declare; ``None``: the
     rounds are played one by one."""
+    evaluated = _evaluated_player(agent, venv, horizon)
+    if evaluated is not None:
+        return evaluated
     env = _block_env(venv)
     if env is None:
         return None
@@ -502,6 +505,52 @@ def _block_env(venv: Any) -> BanditVectorEnv | None:
             return None
         venv = venv.env
     return venv if isinstance(venv, BanditVectorEnv) else None
+
+
+def _evaluated_player(agent: Any, venv: Any, horizon: int) -> BlockPlayer | None:
+    """The block path of an agent that ``plays_evaluated_blocks`` on an
+    :class:`~ldp_gym.protocols.EvaluatesBlocks` setting, under wrappers that each let it bypass
+    their ``step`` (``needs_round_by_round = False``) or, one at most, apply their release
+    themselves (``releases_blocks``: :class:`~ldp_gym.protocols.ReleasesBlocks`); else None."""
+    if not getattr(agent, "plays_evaluated_blocks", False):
+        return None
+    release = None
+    while isinstance(venv, VectorWrapper):
+        if release is None and getattr(venv, "releases_blocks", False):
+            release = venv
+        elif getattr(type(venv), "needs_round_by_round", True):
+            return None
+        venv = venv.env
+    if not isinstance(venv, BanditVectorEnv) or not isinstance(venv.core, EvaluatesBlocks):
+        return None
+    return _Evaluated(agent, venv, release, horizon)
+
+
+class _Evaluated:
+    """Agents that play a whole block of an :class:`~ldp_gym.protocols.EvaluatesBlocks` setting
+    in one compiled kernel (``play_world``): the setting's randomness of ``BLOCK`` rounds
+    (``draw_world``) and, under a release, its noise drawn ahead by its wrapper's mechanism
+    (``block_release``); every round played, scored by the setting's compiled round. The
+    observation returned is that of the last round as the learner saw it (the env's, or the
+    release's)."""
+
+    def __init__(self, agent: Any, env: BanditVectorEnv, release: Any, horizon: int):
+        self.agent, self.env, self.release, self.horizon = agent, env, release, horizon
+        self.passes = release is None or getattr(release, "passes_observation", False)
+
+    def play(self, obs, limit):
+        env = self.env
+        length = int(min(BLOCK, self.horizon - env.t.max()))
+        if length <= 0 or (env.horizon is not None and (env.t + length > env.horizon).any()):
+            raise ValueError("a block would pass max_episode_steps")
+        core = env.core
+        world = core.draw_world(env.np_random, length)
+        release = None if self.release is None else self.release.block_release(length)
+        regrets, _, seen = self.agent.play_world(world, core.round_kernel(), release)
+        env.t += length
+        env.last_regret = regrets[-1].copy()
+        obs = core.observe() if self.passes else seen[:, 1:].copy()
+        return obs, np.ones(regrets.shape[::-1], dtype=np.int64), np.ascontiguousarray(regrets.T)
 
 
 class _Committed:

@@ -518,3 +518,116 @@ def test_docstrings_state_paper_and_privacy():
         assert "Privacy: none" in doc and "Zheng et al." in doc and "Example:" in doc
         assert cls(dim=2, horizon=10, smoothness=1.0, strong_convexity=1.0).privacy is None
         assert cls.needs_horizon and cls.supported_action_spaces == (spaces.Box,)
+
+
+# ----------------------------------------------------------------------------- the block path
+# FKM and ADX play blocks of the BCO envs in one compiled kernel (``play_world``, the runner's
+# ``_Evaluated`` player); a wrapper that does not declare needs_round_by_round (``Stepped``)
+# forces the round-by-round path, which must give bitwise the same numbers.
+
+
+class Stepped(gym.vector.VectorWrapper):
+    """A wrapper that declares nothing: the runner steps it round by round."""
+
+
+def _one_point_release():
+    from ldp_gym.wrappers import one_point
+    return [(one_point, {"epsilon": 1.0, "delta": 1e-5})]
+
+
+def _two_point_release():
+    from ldp_gym.wrappers import VectorTwoPointGaussian
+    return [(VectorTwoPointGaussian, {"epsilon": 1.0, "delta": 1e-5})]
+
+
+def _both_paths(env_id, cls, wrappers, horizon=1100, n_runs=5, **env_kwargs):
+    """The regret of every round and the agent of the block path and of round-by-round play."""
+    out = []
+    for force in (False, True):
+        agent = cls.from_env(ldp_gym.make_vector_env(env_id, n_runs, horizon, **env_kwargs))
+        res = ldp_gym.run(env_id, {"a": agent}, horizon=horizon, n_runs=n_runs, seed=7,
+                          checkpoints=np.arange(1, horizon + 1), progress=False,
+                          env_kwargs=env_kwargs,
+                          wrappers=list(wrappers) + ([(Stepped, {})] if force else []))
+        out.append((res.regret["a"], agent))
+    return out
+
+
+@pytest.mark.parametrize("private", [False, True])
+@pytest.mark.parametrize("regime", ["stochastic", "adversarial"])
+@pytest.mark.parametrize("loss", ["quadratic", "absolute", "logistic"])
+@pytest.mark.parametrize("cls", [FKM, TwoPointGD])
+def test_block_path_is_bitwise_round_by_round(cls, loss, regime, private):
+    """Every round's regret and the agent's state, over blocks of 512 rounds and a partial one,
+    with and without Zheng et al.'s release (the same noise)."""
+    env_id = ONE if cls is FKM else TWO
+    release = (_one_point_release() if cls is FKM else _two_point_release()) if private else []
+    (blocks, a), (rounds, b) = _both_paths(env_id, cls, release, loss=loss, regime=regime)
+    assert np.array_equal(blocks, rounds)
+    assert np.array_equal(a.y, b.y) and np.array_equal(a.u, b.u) and a.t == b.t == 1100
+
+
+def test_block_path_is_chosen_by_what_agents_and_wrappers_declare():
+    from ldp_gym.runner import _block_player
+    from ldp_gym.wrappers import VectorGaussianReward
+
+    def player(env_id, cls, wrappers=(), **kw):
+        venv = ldp_gym.make_vector_env(env_id, 3, 100, wrappers)
+        return type(_block_player(cls.from_env(venv, **kw), venv, 100)).__name__
+
+    assert player(ONE, FKM) == player(TWO, TwoPointGD) == "_Evaluated"
+    assert player(ONE, FKM, _one_point_release()) == "_Evaluated"
+    assert player(TWO, TwoPointGD, _two_point_release()) == "_Evaluated"
+    assert player(ONE, FKM, [(Stepped, {})]) == "NoneType"            # a third party's wrapper
+    assert player(ONE, SahaTewari, smoothness=1.0) == "NoneType"       # declares nothing
+    bound = gym.make(ONE).unwrapped.core.loss_bound
+    asym = [(VectorGaussianReward, {"epsilon": 1.0, "delta": 1e-5, "lower": -bound,
+                                    "upper": bound})]
+    assert player(ONE, FKM, asym) == "NoneType"   # the plain reward wrapper: round by round
+    assert player(ONE, FKM, _one_point_release() * 2) == "NoneType"   # two releases
+
+
+def _world_and_rounds(cls, env_id, y0, length=6, n=4):
+    """``play_world`` from y0 against act / the vector env's step / observe from y0: (regrets,
+    projected flags, the agent) of each, or the error each raised."""
+    out = []
+    for block in (True, False):
+        venv = ldp_gym.make_vector_env(env_id, n, 10_000)   # rho < 0.25
+        venv.reset(seed=1)
+        agent = cls.from_env(venv, seed=2)
+        agent.y[:] = y0
+        try:
+            if block:
+                core = venv.unwrapped.core
+                regrets, flags, _ = agent.play_world(core.draw_world(venv.np_random, length),
+                                                     core.round_kernel(), None)
+            else:
+                obs, regrets, flags = venv.observation_space.sample() * 0, [], []
+                for _ in range(length):
+                    x = agent.act(obs)
+                    nxt, r, _, _, info = venv.step(x)
+                    agent.observe(obs, x, r, nxt)
+                    regrets.append(info["regret"])
+                    flags.append(info["projected"])
+                    obs = nxt
+            out.append((np.asarray(regrets), np.asarray(flags), agent))
+        except ValueError as e:
+            out.append(str(e))
+    return out
+
+
+@pytest.mark.parametrize("cls,env_id", [(FKM, ONE), (TwoPointGD, TWO)])
+def test_block_path_projects_flags_and_refuses_as_round_by_round(cls, env_id):
+    y = np.zeros((4, 5))
+    y[0] = 0.6                               # outside the ball, inside the box: projected
+    y[2] = [0.65, -0.65, 0.65, -0.65, 0.0]
+    (rb, fb, a), (rr, fr, b) = _world_and_rounds(cls, env_id, y)
+    assert fb[0, 0] and fb[0, 2] and not fb[0, 1] and not fb[1:].any()
+    assert np.array_equal(fb, fr) and np.array_equal(rb, rr) and np.array_equal(a.y, b.y)
+    bad = np.zeros((4, 5))
+    bad[1, 0] = 1.5                         # the action leaves the box: observe refuses it
+    block, rounds = _world_and_rounds(cls, env_id, bad)
+    assert isinstance(block, str) and block == rounds and "must lie in" in block
+    bad[1, 0] = np.nan                      # the env refuses it
+    block, rounds = _world_and_rounds(cls, env_id, bad)
+    assert isinstance(block, str) and block == rounds and "finite" in block

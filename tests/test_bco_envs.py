@@ -460,3 +460,53 @@ def test_absolute_and_logistic_accept_mu_zero_and_declare_their_own():
     core = BCOCore(loss="absolute", mu=0.0)
     assert core.strong_convexity == 0.0 and core.smoothness == math.inf
     assert MultiPointBCOEnv().core.points == 2
+
+
+# ----------------------------------------------------------------------------- the block path
+
+
+def test_project_points_is_the_radial_projection():
+    """The compiled projection (shared by the env's step, its block round and the two-point
+    release) against numpy's formula: to rounding, flags and box included."""
+    rng = np.random.default_rng(0)
+    pts = rng.normal(size=(2000, 5)) * rng.choice([0.1, 0.5, 2.0, 1e300], size=(2000, 1))
+    out, flags = bco.project_points(pts, 1.5)
+    norms = np.linalg.norm(pts / np.abs(pts).max(axis=1, keepdims=True), axis=1) \
+        * np.abs(pts).max(axis=1)
+    ref = np.where((norms > 1.5)[:, None], pts * (1.5 / np.where(norms > 1.5, norms, 1.0))[:, None],
+                   pts)
+    assert np.allclose(out, ref, rtol=1e-14, atol=0) and np.abs(out).max() <= 1.5
+    assert np.array_equal(flags, norms > 1.5 * np.sqrt(1 + 1e-12))
+    assert bco.project_points(pts.reshape(40, 50, 5), 1.5)[0].shape == (40, 50, 5)
+
+
+@pytest.mark.parametrize("noise", [0.1, 0.0])
+@pytest.mark.parametrize("points", [1, 2])
+def test_draw_world_and_round_kernel_are_the_steps(points, noise):
+    """``draw_world`` draws what ``step`` draws, in order; the compiled round on it gives the
+    step's rewards, losses, regrets and flags and moves the core's state the same way
+    (the adversary included)."""
+    kw = dict(num_envs=3, max_episode_steps=50, points=points, noise=noise,
+              regime="adversarial", loss="logistic")
+    stepped = (MultiPointBCOVectorEnv if points == 2 else BCOVectorEnv)(**kw)
+    drawn = (MultiPointBCOVectorEnv if points == 2 else BCOVectorEnv)(**kw)
+    stepped.reset(seed=0)
+    drawn.reset(seed=0)
+    rng = np.random.default_rng(1)
+    xs = rng.uniform(-0.7, 0.7, size=(6, 3, 5 * points))
+    xs[2, 1, :5] = 4.0                                   # outside the box: admitted
+    world = drawn.core.draw_world(drawn.np_random, 6)
+    assert world.shape == ((6, 3) if noise else (6, 0))
+    rk = drawn.core.round_kernel()
+    for s in range(6):
+        _, rewards, _, _, info = stepped.step(xs[s])
+        assert rk.play(xs[s].copy(), world[s], *rk.args)
+        assert np.array_equal(rk.rewards, rewards) and np.array_equal(rk.regret, info["regret"])
+        assert np.array_equal(rk.projected, info["projected"])
+        assert np.array_equal(rk.losses, stepped.core.last_losses)
+    assert rk.projected.dtype == bool and np.array_equal(drawn.core.t, stepped.core.t)
+    assert np.array_equal(drawn.core.comparator, stepped.core.comparator)
+    bad = xs[0].copy()
+    bad[0, 0] = np.nan
+    assert not rk.play(bad, world[0], *rk.args)           # refused, nothing played
+    assert np.array_equal(drawn.core.t, stepped.core.t)

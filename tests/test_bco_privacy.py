@@ -229,3 +229,59 @@ def test_cli_wrapper_on_bco_clips_to_the_declared_bounds(tmp_path, capsys):
                  "--out", str(tmp_path / "b")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--wrapper laplace" in err and not (tmp_path / "b").exists()
+
+
+# ----------------------------------------------------------------------------- the block path
+
+class Stepped(gym.vector.VectorWrapper):
+    """A wrapper that declares nothing: the runner steps it round by round."""
+
+
+@pytest.mark.parametrize("release,env_id,agent", [
+    (one_point, "LDPBCO-v0", "FKM"), (VectorTwoPointGaussian, "LDPMultiPointBCO-v0", "ADX")])
+def test_block_path_releases_what_the_wrapper_releases(release, env_id, agent):
+    """The runner's block path applies the wrapper's release itself (``block_release``): the
+    mechanism's calls it traces (inputs, sensitivity, noise, budget, one call per round) are
+    those of the wrapper's ``step``, so the audits of the release cover both paths."""
+    from ldp_gym.agents import AGENTS
+    from ldp_gym.wrappers.mechanisms import recording
+
+    traces = []
+    for force in (False, True):
+        with recording() as trace:
+            ldp_gym.run(env_id, {"a": AGENTS[agent]}, horizon=700, n_runs=3, seed=5,
+                        progress=False, wrappers=[(release, {"epsilon": 1.0, "delta": 1e-5})]
+                        + ([(Stepped, {})] if force else []))
+        traces.append(trace)
+    block, rounds = traces
+    assert len(block) == len(rounds) == 700
+    for b, r in zip(block, rounds):
+        assert b["mechanism"] == r["mechanism"] == "GaussianMechanism"
+        assert np.array_equal(b["input"], r["input"]) and b["shape"] == r["shape"] == (3,)
+        assert b["sensitivity"] == r["sensitivity"] and b["noise"] == r["noise"]
+        assert (b["epsilon"], b["delta"]) == (r["epsilon"], r["delta"]) == (1.0, 1e-5)
+
+
+def test_block_release_is_the_step_release():
+    """One round released by ``block_release``'s compiled feedback equals ``step``'s (the same
+    noise: the block's is drawn ahead by the same mechanism)."""
+    for make, env_id, width in ((lambda v: one_point(v, 1.0, 1e-5, seed=4), "LDPBCO-v0", 5),
+                                (lambda v: VectorTwoPointGaussian(v, 1.0, 1e-5, seed=4),
+                                 "LDPMultiPointBCO-v0", 10)):
+        x = np.random.default_rng(0).uniform(-0.6, 0.6, (4, width))
+        x[0, :width // 2] = 3.0                      # a point outside X: projected
+        stepped = make(ldp_gym.make_vector_env(env_id, 4, 10))
+        stepped.reset(seed=0)
+        obs, rewards, *_ = stepped.step(x)
+        env = make(ldp_gym.make_vector_env(env_id, 4, 10))
+        env.reset(seed=0)
+        base = env.unwrapped
+        losses_obs, env_rewards, *_ = base.step(x)
+        rel = env.block_release(1)
+        core = base.core
+        seen, mech = np.zeros((4, 1 + core.points)), np.zeros(4)
+        rel.feedback(np.ascontiguousarray(x), np.ascontiguousarray(core.last_losses),
+                     env_rewards, rel.noise[0], rel.params, seen, mech)
+        assert np.array_equal(seen[:, 0], rewards)
+        if core.points == 2:
+            assert np.array_equal(seen[:, 1:], obs)

@@ -616,3 +616,222 @@ def test_wrappers_on_the_registered_env():
         obs = nxt
     single = LaplaceSemiBandit(gym.make(ENV_ID), epsilon=1.0)  # noise from the reset seed
     check_env(single, skip_render_check=True)
+
+
+# ----------------------------------------------------------------------------- compiled paths
+
+
+@needs_env
+@pytest.mark.parametrize("cls", ALL)
+def test_compiled_act_is_the_reference_bitwise(cls):
+    """``act`` (one compiled pass for the index and the tie-breaking, the family's oracle
+    unchecked) gives bitwise the reference ``family.oracle(oracle_weights(rng, index(),
+    counts > 0))`` with the same decision stream, at every round of a run."""
+    env = gym.make_vec(ENV_ID, num_envs=6, vectorization_mode="vector_entry_point",
+                       max_episode_steps=300, n_arms=10, max_size=3)
+    agent = cls.from_env(env, seed=2, **({} if cls is CUCB else {"epsilon": 4.0}))
+    obs, _ = env.reset(seed=1)
+    for _ in range(150):
+        state = agent.rng.bit_generator.state
+        weights = oracle_weights(agent.rng, agent.index(), agent.counts > 0)
+        want = agent.family.oracle(weights).astype(np.int8)
+        agent.rng.bit_generator.state = state
+        a = agent.act(obs)
+        assert a.dtype == np.int8 and np.array_equal(a, want)
+        nxt, r, *_ = env.step(a)
+        agent.observe(obs, a, r, nxt)
+        obs = nxt
+    assert (agent.index() < 1).any() or cls is not CUCB  # the uncapped branch is exercised
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_compiled_observe_is_the_checked_observe(cls):
+    """The runner's batch (int8 actions) is checked in one compiled pass; int64 actions take
+    the base class's checks: both learn the same state, draw for draw."""
+    fast, ref = make(cls, n=4, seed=3), make(cls, n=4, seed=3)
+    rng = np.random.default_rng(5)
+    obs = np.zeros((4, 12))
+    for _ in range(40):
+        a = fast.act(obs)
+        assert np.array_equal(a, ref.act(obs))
+        nxt = feedback(a, (rng.random((4, 6)) < 0.5).astype(np.float64))
+        fast.observe(obs, a, nxt[:, :6].sum(1), nxt)
+        ref.observe(obs, a.astype(np.int64), nxt[:, :6].sum(1), nxt)
+        obs = nxt
+    x, y = arrays(fast), arrays(ref)
+    assert all(np.array_equal(x[k], y[k]) for k in x)
+    bad = feedback(a, np.full((4, 6), 0.5))
+    bad[0, 6:] = 1 - bad[0, 6:]  # a mask that is not the action: refused, nothing learned
+    with pytest.raises(ValueError, match="next_obs"):
+        fast.observe(obs, a, bad[:, :6].sum(1), bad)
+    assert np.array_equal(fast.counts, ref.counts)
+
+
+# --------------------------------------------------------------------------- the block path
+# ``play_outcomes`` (the runner's block path on ScoresBlocks settings) against act/observe.
+
+BLOCK_FAMILIES = [{"family": "topk"}, {"family": "paths"},
+                  {"family": "coverage", "n_arms": 8, "max_size": 2}]
+
+
+def per_round(agent, outcomes, mechanism=None):
+    """act/observe over drawn outcomes (N, L, m), the feedback built as the env builds it."""
+    n, length, m = outcomes.shape
+    obs = np.zeros((n, 2 * m), np.float32)
+    actions = np.empty(outcomes.shape, np.int8)
+    for s in range(length):
+        a = actions[:, s] = agent.act(obs)
+        nxt = np.concatenate([np.where(a == 1, outcomes[:, s], 0.0), a], axis=1)
+        nxt = nxt.astype(np.float32)
+        agent.observe(obs, a, (a * outcomes[:, s]).sum(axis=1), nxt)
+        obs = nxt
+    return actions
+
+
+class Replay:
+    """Test double of a user's LaplaceMechanism: its release ``snap(clip(x)) + noise`` on the
+    noise the block path draws ahead (chunks of ``mechanism(zeros(CHUNK))`` of a twin), used
+    in order: per-round play on the block path's noise stream."""
+
+    def __init__(self, twin):
+        from ldp_gym.agents.combinatorial import _NoiseAhead
+
+        self.ahead, self.grid = _NoiseAhead(twin), twin.grid
+        self.lower, self.upper = twin.lower, twin.upper
+
+    def __call__(self, x):
+        x = np.clip(np.asarray(x, np.float64), self.lower, self.upper)
+        self.ahead.ensure(x.size)
+        p = int(self.ahead.pos[0])
+        self.ahead.pos[0] += x.size
+        return np.rint(x / self.grid) * self.grid + self.ahead.values[p:p + x.size] + 0.0
+
+
+def block_env(n, length, seed=0, **kwargs):
+    from ldp_gym.envs import CombinatorialVectorEnv
+
+    env = CombinatorialVectorEnv(num_envs=n, max_episode_steps=10 * length, **kwargs)
+    env.reset(seed=seed)
+    return env
+
+
+@pytest.mark.parametrize("kwargs", BLOCK_FAMILIES + [{"distribution": "beta"}])
+@pytest.mark.parametrize("cls", [CUCB, CUCBLDP1, CUCBLDP2])
+def test_block_path_is_bitwise_per_round_play_on_the_same_noise(cls, kwargs):
+    """``play_outcomes`` over blocks of any split gives bitwise the super arms and the server
+    state of act/observe on the same outcomes: CUCB as it is, the LDP agents with their
+    mechanism replaced by :class:`Replay` (per-round play on the block path's noise)."""
+    n, length = 6, 300
+    env = block_env(n, length, **kwargs)
+    x = env.draw_outcomes(length)
+    kw = {} if cls is CUCB else {"epsilon": 40.0}  # widths that let indices leave the cap
+    fast, ref = (cls.from_env(env, seed=3, horizon=1000, **kw) for _ in range(2))
+    assert fast.plays_outcome_blocks
+    if cls is not CUCB:
+        twin = cls.from_env(env, seed=3, horizon=1000, **kw).mechanism
+        ref.mechanism = Replay(twin)
+    want = per_round(ref, x)
+    got = np.concatenate([fast.play_outcomes(x[:, a:b])
+                          for a, b in ((0, 1), (1, 77), (77, 77), (77, 300))], axis=1)
+    assert got.dtype == np.int8 and np.array_equal(got, want)
+    assert np.array_equal(fast.counts, ref.counts) and np.array_equal(fast.t, ref.t)
+    sums = "sums" if cls is CUCB else "noisy_sums"
+    assert np.array_equal(getattr(fast, sums), getattr(ref, sums))
+    assert (fast.index() < 1).any()  # the uncapped branch ran too
+    # and both continue with the same decisions
+    assert np.array_equal(fast.act(np.zeros((n, 2 * env.core.n_arms))),
+                          ref.act(np.zeros((n, 2 * env.core.n_arms))))
+
+
+@pytest.mark.parametrize("cls", [CUCBLDP1, CUCBLDP2])
+def test_block_report_is_local_report_on_the_same_noise(cls):
+    """The block path's report step (``block_report``, the kernel's ``ldp*_report_row``) is
+    bitwise ``local_report`` with the real mechanism where both draw the same noise: one chunk
+    of CHUNK values is one call of the mechanism on CHUNK inputs."""
+    from ldp_gym.agents.combinatorial import CHUNK
+
+    m, K = 5, 4
+    n = CHUNK // K if cls is CUCBLDP1 else CHUNK
+    block, ref = (cls(m, family=TopK(m, K), epsilon=1.0, horizon=100, num_envs=n, seed=8)
+                  for _ in range(2))
+    rng = np.random.default_rng(0)
+    S = (np.argsort(rng.random((n, m)), axis=1) < K).astype(np.int8)
+    x = rng.random((n, m)).astype(np.float32)
+    x[:, 0] = rng.integers(0, 2, n)  # edges of [0, 1] too
+    nxt = np.concatenate([np.where(S == 1, x, 0.0), S], axis=1).astype(np.float32)
+    counts = rng.integers(0, 3, (n, m))
+    ref.counts[:], block.counts[:] = counts, counts
+    want = ref.local_report(nxt, S, np.zeros(n), nxt, ref.public_state())
+    got = block.block_report(S, x) if cls is CUCBLDP1 else \
+        block.block_report(S, x, block.public_state())
+    assert want.keys() == got.keys()
+    for k in want:
+        assert np.array_equal(np.asarray(want[k]), got[k]), k
+
+
+def block_ldp1_report(value, k, seed, K=3):
+    agent = CUCBLDP1(5, family=TopK(5, K), epsilon=1.0, horizon=1000, num_envs=k, seed=seed)
+    s = np.zeros((k, 5), np.int8)
+    s[:, :K] = 1
+    return agent.block_report(s, np.full((k, 5), value))["values"][:, :K]
+
+
+def block_ldp2_report(value, k, seed):
+    agent = CUCBLDP2(5, family=TopK(5, 3), epsilon=1.0, horizon=1000, num_envs=k, seed=seed)
+    s = np.zeros((k, 5), np.int8)
+    s[:, 1:4] = 1
+    rep = agent.block_report(s, np.full((k, 5), value), agent.public_state())
+    assert (rep["arm"] == 1).all()
+    return rep["value"]
+
+
+@pytest.mark.audit
+def test_block_path_releases_audit():
+    """What the block path releases (its report step on its noise) passes the audits of
+    ``local_report``'s messages (values in [0, 1]: the block path refuses others)."""
+    res = audit(lambda k: block_ldp1_report(0.0, k, 21), lambda k: block_ldp1_report(1.0, k, 22),
+                n=N_VECTOR, statistic="laplace")
+    assert 0.5 < res.epsilon_lower <= 1.0
+    res = audit(lambda k: block_ldp2_report(0.0, k, 23), lambda k: block_ldp2_report(1.0, k, 24),
+                n=N_SCALAR)
+    assert 0.7 < res.epsilon_lower <= 1.0
+
+
+@pytest.mark.parametrize("cls", [CUCBLDP1, CUCBLDP2])
+def test_block_path_has_the_law_of_per_round_play(cls):
+    """With the real mechanisms (the block path draws its noise in chunks, another stream):
+    the final regret of 300 runs by blocks and of 300 runs round by round (act, the env's
+    step, observe; other seeds) are two samples of one law: two-sample Kolmogorov-Smirnov
+    test, false-alarm rate 1e-3 per agent."""
+    n, length, kw = 300, 200, {"n_arms": 6, "max_size": 2}
+    env = block_env(n, length, seed=1, **kw)
+    agent = cls.from_env(env, seed=2, epsilon=4.0, horizon=length)
+    x = env.draw_outcomes(length)
+    by_blocks = env.score_block(agent.play_outcomes(x), x)[1].sum(axis=1)
+    venv = block_env(n, length, seed=3, **kw)
+    agent = cls.from_env(venv, seed=4, epsilon=4.0, horizon=length)
+    obs, total = venv.core.observe(), np.zeros(n)
+    for _ in range(length):
+        a = agent.act(obs)
+        nxt, r, _, _, info = venv.step(a)
+        agent.observe(obs, a, r, nxt)
+        obs, total = nxt, total + info["regret"]
+    assert stats.ks_2samp(by_blocks, total).pvalue > 1e-3
+    assert by_blocks.mean() < 0.9 * length * np.mean(venv.core.opt)  # it learns
+
+
+def test_block_path_declared_only_where_it_runs():
+    """CUCB-DP and agents on a family without a compiled oracle play round by round; the block
+    path refuses outcomes it cannot play as the per-round path does."""
+    env = block_env(2, 10)
+    assert not CUCBDP.from_env(env, epsilon=1.0).plays_outcome_blocks
+    assert not make(CUCB).plays_outcome_blocks  # the local stand-in family
+    with pytest.raises(ValueError, match="no block path"):
+        make(CUCB, n=2).play_outcomes(np.zeros((2, 3, 6)))
+    agent = CUCBLDP1.from_env(env, epsilon=1.0)
+    for bad, msg in ((np.zeros((2, 3, 5)), "shape|float"), (np.zeros((2, 3, 20), int), "float"),
+                     (np.full((2, 3, 20), 1.5), r"\[0, 1\]"),
+                     (np.full((2, 3, 20), np.nan), r"\[0, 1\]")):
+        with pytest.raises(ValueError, match=msg):
+            agent.play_outcomes(bad)
+    assert (agent.counts == 0).all() and (agent.t == 0).all()

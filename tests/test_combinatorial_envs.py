@@ -345,3 +345,131 @@ def test_family_instance_accepted():
 def test_bad_env_parameters(kwargs, error, msg):
     with pytest.raises(error, match=msg):
         gym.make(ENV_ID, **kwargs)
+
+
+# --------------------------------------------------------------------------- compiled paths
+
+
+def _block_best_reference(w, width, count):
+    """The oracles' kernel as first written (K passes of argmax per block), in Python."""
+    out = np.zeros(w.shape, dtype=bool)
+    for r in range(w.shape[0]):
+        for start in range(0, w.shape[1], width):
+            for k in range(count):
+                best, pick = -np.inf, -1
+                for i in range(start, start + width):
+                    if not out[r, i] and (pick < 0 or w[r, i] > best):
+                        best, pick = w[r, i], i
+                if k > 0 and not best > 0.0:
+                    break
+                out[r, pick] = True
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_pass_top_k_is_the_k_pass_kernel(seed):
+    """The one-pass selection of ``_block_best`` picks exactly what K passes of argmax pick,
+    ties (to the lowest index), infinities and non-positive weights included."""
+    from ldp_gym.oracles import _block_best
+    rng = np.random.default_rng(seed)
+    for m, K in ((1, 1), (5, 2), (6, 6), (12, 3), (20, 4)):
+        for width, count in ((m, K), (m // K, 1) if m % K == 0 else (m, 1)):
+            levels = np.array([-np.inf, -1.0, 0.0, 0.25, 0.5, 1.0, np.inf])
+            for w in (rng.choice(levels, size=(50, m)), rng.normal(size=(50, m))):
+                got = _block_best(w, width, count, np.zeros(w.shape, dtype=bool))
+                assert np.array_equal(got, _block_best_reference(w, width, count))
+
+
+@pytest.mark.parametrize("kwargs", FAMILY_KWARGS + [{"distribution": "beta"}])
+def test_vector_fast_step_is_the_checked_step(kwargs):
+    """int8 super arms take the compiled step, int64 ones the checked step of the base class:
+    the same observations, rewards, info, regret and autoresets, draw for draw."""
+    kwargs = {"max_episode_steps": 7, **kwargs}
+    fast, ref = (CombinatorialVectorEnv(num_envs=5, **kwargs) for _ in range(2))
+    o1, _ = fast.reset(seed=3)
+    o2, _ = ref.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        a = fast.core.family.sample(rng, 5)
+        s1, s2 = fast.step(a.astype(np.int8)), ref.step(a.astype(np.int64))
+        for x, y in zip(s1[:4], s2[:4], strict=True):
+            assert x.dtype == y.dtype and np.array_equal(x, y)
+        assert s1[4].keys() == s2[4].keys()
+        assert all(np.array_equal(s1[4][k], s2[4][k]) for k in s1[4])
+        assert np.array_equal(fast.last_regret, ref.last_regret) and np.array_equal(fast.t, ref.t)
+    bad = np.zeros((5, fast.core.n_arms), np.int8)  # the empty set: refused by the checked path
+    with pytest.raises(ValueError, match="infeasible"):
+        fast.step(bad)
+
+
+# --------------------------------------------------------------------------- the block path
+
+
+@pytest.mark.parametrize("kwargs", FAMILY_KWARGS + [{"distribution": "beta"},
+                                                    {"family": "paths", "distribution": "beta"}])
+def test_block_outcomes_and_scores_are_the_per_round_ones(kwargs):
+    """``draw_outcomes`` draws bitwise the outcomes the per-round steps draw (every base arm's,
+    float32 as the feedback shows them; read here through super arms that cover every arm),
+    and ``score_block`` gives bitwise the per-round regret and the last round's observation."""
+    from ldp_gym.protocols import DrawsBlocks, ScoresBlocks
+
+    n, length = 4, 9
+    per_round, block = (CombinatorialVectorEnv(num_envs=n, max_episode_steps=50, **kwargs)
+                        for _ in range(2))
+    per_round.reset(seed=5)
+    block.reset(seed=5)
+    core = block.core
+    assert isinstance(core, ScoresBlocks) and not isinstance(core, DrawsBlocks)
+    rng = np.random.default_rng(1)
+    actions = np.stack([core.family.sample(rng, n) for _ in range(length)], axis=1)
+    regrets, obs = [], None
+    for s in range(length):
+        obs, _, _, _, info = per_round.step(actions[:, s].copy())
+        regrets.append(info["regret"])
+    outcomes = block.draw_outcomes(length)
+    assert outcomes.dtype == np.float32 and outcomes.shape == (n, length, core.n_arms)
+    assert np.array_equal(block.t, per_round.t)
+    m = core.n_arms
+    seen = np.where(actions == 1, outcomes, 0.0)
+    last = np.concatenate([seen[:, -1], actions[:, -1]], axis=1).astype(np.float32)
+    assert np.array_equal(obs, last)
+    block_obs, regret = block.score_block(actions, outcomes)
+    assert np.array_equal(regret, np.stack(regrets, axis=1))
+    assert block_obs.dtype == np.float32 and block_obs.shape == (n, 2 * m)
+    assert np.array_equal(block_obs, obs) and np.array_equal(block.core.observe(), obs)
+    assert np.array_equal(block.last_regret, regrets[-1])
+    # the next per-round step continues the same stream
+    a = core.family.sample(rng, n)
+    assert np.array_equal(per_round.step(a)[0], block.step(a)[0])
+
+
+def test_block_outcomes_cover_every_arm_with_the_per_round_law():
+    """Every base arm's outcomes of a block (not only those a super arm reads) are Bernoulli
+    of its mean: a binomial check per arm at false-alarm rate 1e-6 each."""
+    from scipy import stats
+
+    env = CombinatorialVectorEnv(num_envs=50, max_episode_steps=400, n_arms=6, max_size=2)
+    env.reset(seed=0)
+    x = env.draw_outcomes(400)
+    assert set(np.unique(x)) <= {0.0, 1.0}
+    hits, trials = x.sum(axis=1), x.shape[1]
+    p = stats.binom.cdf(hits, trials, env.core.means)
+    assert (np.minimum(p, 1 - p + stats.binom.pmf(hits, trials, env.core.means)) > 1e-6).all()
+
+
+def test_score_block_refuses_bad_super_arms_and_draws_stop_at_the_horizon():
+    env = CombinatorialVectorEnv(num_envs=2, max_episode_steps=10, n_arms=5, max_size=2)
+    env.reset(seed=0)
+    x = env.draw_outcomes(4)
+    good = np.zeros((2, 4, 5), np.int8)
+    good[..., 0] = 1
+    for bad, msg in ((good.astype(np.int64), "int8"), (good[:, :3], "int8"),
+                     (np.ones((2, 4, 5), np.int8), "run 0, round 0"),
+                     (np.zeros((2, 4, 5), np.int8), "run 0, round 0"),
+                     (2 * good, "not 0/1")):
+        with pytest.raises(ValueError, match=msg):
+            env.score_block(bad, x)
+    assert env.score_block(good, x)[1].shape == (2, 4)
+    env.draw_outcomes(6)
+    with pytest.raises(ValueError, match="max_episode_steps"):
+        env.draw_outcomes(1)

@@ -51,22 +51,113 @@ Example:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
+from numba import njit
 
-from ldp_gym.envs.bco import project_points
+from ldp_gym.envs.bco import _project_point
+from ldp_gym.protocols import ReleaseKernel
 
+from .compiled import clip_scalar, snap_add
 from .feedback import STREAM_ARGS_DOC, FeedbackWrapper, VectorFeedbackWrapper
 from .mechanisms import GaussianMechanism, check_input
+from .noise import _record, gaussian_grid_noise, tracing
 from .reward import GaussianReward, VectorGaussianReward
 
-__all__ = ["TwoPointGaussian", "VectorTwoPointGaussian", "one_point"]
+__all__ = ["TwoPointGaussian", "VectorOnePointGaussian", "VectorTwoPointGaussian", "one_point"]
 
 _PAIR_SPACE = spaces.Box(-np.inf, np.inf, shape=(2,), dtype=np.float64)
+
+
+# --------------------------------------------------------------------------- compiled
+# The two-point release's arithmetic is compiled once and used by both paths of the runner:
+# the wrappers' step (round by round) and the block path's kernels (``block_release``), so the
+# released values are bitwise the same. The mechanism's transform (clip, snap, add the noise
+# drawn ahead) is :mod:`ldp_gym.wrappers.compiled`'s.
+
+
+@njit(cache=True, nogil=True)
+def _gap_ratio(x, i, l0, l1, radius, dim, buf):  # pragma: no cover - compiled
+    """Run i of x (N, 2d): the distance of its two points as the env plays them (projected
+    onto the ball) and the loss difference divided by it (0.0 for the same point twice)."""
+    _project_point(x[i, :dim], radius, buf[0])
+    _project_point(x[i, dim:2 * dim], radius, buf[1])
+    sq = 0.0
+    for q in range(dim):
+        v = buf[0, q] - buf[1, q]
+        sq += v * v
+    gap = math.sqrt(sq)
+    return gap, ((l0 - l1) / gap if gap > 0.0 else 0.0)
+
+
+@njit(cache=True, nogil=True)
+def _gaps_ratios(x, losses, radius, gaps, ratios):  # pragma: no cover - compiled
+    """:func:`_gap_ratio` of every run."""
+    dim = x.shape[1] // 2
+    buf = np.empty((2, dim))
+    for i in range(x.shape[0]):
+        gaps[i], ratios[i] = _gap_ratio(x, i, losses[i, 0], losses[i, 1], radius, dim, buf)
+
+
+@njit(cache=True, nogil=True)
+def _two_point_feedback(x, losses, rewards, noise, params, seen, mech):  # pragma: no cover
+    """The block path's two-point release of one round (:class:`~ldp_gym.protocols.ReleaseKernel`):
+    ``D = gap M(diff / gap)``, M the float-safe Gaussian mechanism on ``[-G, G]`` (params: G,
+    its grid, the radius) with ``noise`` its grid noise; seen = (0.0, D/2, -D/2)."""
+    bound, grid, radius = params[0], params[1], params[2]
+    dim = x.shape[1] // 2
+    buf = np.empty((2, dim))
+    for i in range(x.shape[0]):
+        gap, ratio = _gap_ratio(x, i, losses[i, 0], losses[i, 1], radius, dim, buf)
+        noisy = snap_add(clip_scalar(ratio, bound), noise[i], grid)
+        mech[i] = noisy
+        d = gap * noisy if gap > 0.0 else 0.0
+        seen[i, 0] = 0.0
+        seen[i, 1] = d / 2 + 0.0
+        seen[i, 2] = -d / 2 + 0.0
+
+
+@njit(cache=True, nogil=True)
+def _one_point_feedback(x, losses, rewards, noise, params, seen, mech):  # pragma: no cover
+    """The block path's one-point release of one round (:class:`~ldp_gym.protocols.ReleaseKernel`):
+    the reward clipped to ``[-B, B]`` (params: B, the grid), snapped, plus the grid noise;
+    the observation (constant) is 0.0."""
+    bound, grid = params[0], params[1]
+    for i in range(x.shape[0]):
+        v = snap_add(clip_scalar(rewards[i], bound), noise[i], grid)
+        mech[i] = v
+        seen[i, 0] = v
+        for j in range(1, seen.shape[1]):
+            seen[i, j] = 0.0
+
+
+def _block_noise(mechanism: GaussianMechanism, length: int, n: int) -> np.ndarray:
+    """The grid noise (length, n) of the mechanism's next ``length`` calls on n inputs, drawn in
+    one call from its stream: row s is what its s-th call adds (numpy fills arrays in order)."""
+    return gaussian_grid_noise(mechanism.rng.standard_normal((length, n)), mechanism.sigma,
+                               mechanism.grid)
+
+
+def _block_kernel(mechanism: GaussianMechanism, feedback: Any, params: list[float], length: int,
+                  n: int) -> ReleaseKernel:
+    """A :class:`~ldp_gym.protocols.ReleaseKernel` of ``length`` rounds of n runs: the noise
+    drawn ahead by the mechanism (:func:`_block_noise`) and the trace of the block's calls
+    (:func:`~ldp_gym.wrappers.mechanisms.recording`), one record per round as its per-round
+    calls make (the input is the output minus the grid noise: exact, both on the grid)."""
+    noise = _block_noise(mechanism, length, n)
+
+    def record(outputs: np.ndarray) -> None:
+        if not tracing():
+            return
+        for out, z in zip(outputs, noise, strict=True):
+            _record(type(mechanism).__name__, out - z, mechanism.snapped_sensitivity,
+                    mechanism.sigma, mechanism.epsilon, mechanism.delta)
+    return ReleaseKernel(feedback, np.array(params, dtype=np.float64), noise, record)
 
 
 def _core(env: Any) -> Any:
@@ -95,7 +186,9 @@ def one_point(env: Any, epsilon: float, delta: float, seed: Any = None, *,
         seed, secure, oracle_info: as :class:`~ldp_gym.wrappers.reward.GaussianReward`.
 
     Returns:
-        the :class:`~ldp_gym.wrappers.reward.GaussianReward` (or its vector version). As a
+        the :class:`~ldp_gym.wrappers.reward.GaussianReward` (on a vector env
+        :class:`VectorOnePointGaussian`, a ``VectorGaussianReward`` that the runner's block
+        path applies itself, ``releases_blocks``). As a
         function of the env it is also a runner wrapper: ``wrappers=[(one_point, {"epsilon":
         1.0, "delta": 1e-5})]``.
 
@@ -116,8 +209,37 @@ def one_point(env: Any, epsilon: float, delta: float, seed: Any = None, *,
     kwargs = dict(epsilon=epsilon, delta=delta, lower=-b, upper=b, calibration=cal, seed=seed,
                   secure=secure, oracle_info=oracle_info)
     if hasattr(env, "num_envs"):
-        return VectorGaussianReward(env, **kwargs)
+        return VectorOnePointGaussian(env, **kwargs)
     return GaussianReward(env, **kwargs)
+
+
+class VectorOnePointGaussian(VectorGaussianReward):
+    """Zheng et al.'s Alg 1 release on a vector ``LDPBCO-v0`` env (what :func:`one_point`
+    builds): :class:`~ldp_gym.wrappers.reward.VectorGaussianReward` with symmetric bounds
+    ``[-B, B]``, whose release the runner's block path of bandit convex optimisation applies
+    itself (``releases_blocks``, :meth:`block_release`): the same noise, drawn ahead by the
+    same mechanism, added by the compiled transform, so that the released losses are bitwise
+    those of :meth:`step`. Its ``step`` is the reward wrapper's (round by round); other block
+    paths do not bypass it (``needs_round_by_round`` stays True).
+
+    Example:
+        >>> import ldp_gym
+        >>> venv = one_point(ldp_gym.make_vector_env("LDPBCO-v0", 3, 100), 1.0, 1e-5, seed=0)
+        >>> type(venv).__name__, venv.releases_blocks, venv.needs_round_by_round
+        ('VectorOnePointGaussian', True, True)
+    """
+
+    @property
+    def releases_blocks(self) -> bool:
+        """Whether the block path may apply the release (symmetric bounds: the compiled clip)."""
+        return bool(self.mechanism.lower == -self.mechanism.upper)
+
+    def block_release(self, length: int) -> ReleaseKernel:
+        """The release of the next ``length`` rounds (:class:`~ldp_gym.protocols.ReleasesBlocks`)."""
+        mech = self.mechanism
+        assert isinstance(mech, GaussianMechanism)
+        return _block_kernel(mech, _one_point_feedback, [mech.upper, mech.grid], length,
+                             self.num_envs)
 
 
 class _TwoPoint:
@@ -143,13 +265,12 @@ class _TwoPoint:
                                  secure=self.secure)
 
     def _released(self, actions: Any, losses: Any) -> np.ndarray:
-        """``D`` (N,) for actions (N, 2d) and the env's losses (N, 2)."""
-        points = project_points(np.asarray(actions, dtype=np.float64).reshape(-1, 2, self.dim),
-                                self.radius)[0]  # the points the env plays
-        gap = np.linalg.norm(points[:, 0] - points[:, 1], axis=1)
-        losses = check_input(losses, "losses").reshape(-1, 2)
-        ratio = np.divide(losses[:, 0] - losses[:, 1], gap, out=np.zeros_like(gap),
-                          where=gap > 0)
+        """``D`` (N,) for actions (N, 2d) and the env's losses (N, 2) (compiled arithmetic,
+        :func:`_gaps_ratios`, shared with :meth:`VectorTwoPointGaussian.block_release`)."""
+        x = np.ascontiguousarray(np.asarray(actions, dtype=np.float64).reshape(-1, 2 * self.dim))
+        losses = np.ascontiguousarray(check_input(losses, "losses").reshape(-1, 2))
+        gap, ratio = np.empty(x.shape[0]), np.empty(x.shape[0])
+        _gaps_ratios(x, losses, float(self.radius), gap, ratio)  # the points the env plays
         noisy = self.mechanism(ratio)  # clipped to [-G, G], then noised: float-safe
         return np.where(gap > 0, gap * noisy, 0.0)  # the same point twice: nothing released
 
@@ -223,6 +344,16 @@ class VectorTwoPointGaussian(_TwoPoint, VectorFeedbackWrapper):
         VectorFeedbackWrapper.__init__(self, env, seed=seed, secure=secure,
                                        oracle_info=oracle_info,
                                        single_observation_space=_PAIR_SPACE)
+
+    #: the runner's block path applies the release itself (:meth:`block_release`)
+    releases_blocks = True
+
+    def block_release(self, length: int) -> ReleaseKernel:
+        """The release of the next ``length`` rounds (:class:`~ldp_gym.protocols.ReleasesBlocks`):
+        the compiled arithmetic of :meth:`release`, the noise drawn ahead by the mechanism."""
+        mech = self.mechanism
+        return _block_kernel(mech, _two_point_feedback, [self.lipschitz, mech.grid, self.radius],
+                             length, self.num_envs)
 
     def release(self, actions: Any, observations: Any, rewards: Any) -> tuple[np.ndarray, np.ndarray]:
         d = self._released(actions, observations)

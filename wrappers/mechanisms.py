@@ -186,16 +186,26 @@ class Mechanism:
     def _grid_laplace(self, x: np.ndarray, sensitivity) -> np.ndarray:
         """Snap ``x`` to the grid and add discrete Laplace noise calibrated to
         ``sensitivity + snaps g`` (``snaps``: the snapped coordinates one change touches)."""
-        sens = np.asarray(sensitivity, dtype=np.float64)
-        if sens.ndim:  # per-element sensitivities (e.g. episode means over different counts)
-            sens = np.broadcast_to(sens, x.shape)
-        g = grid_step(sens / self.epsilon, self.magnitude)
-        snapped = sens + self.snaps * g
-        # discrete Laplace on the grid: P(k) ~ exp(-|k| g eps / snapped)
-        p = -np.expm1(-g * self.epsilon / snapped)
+        # a scalar sensitivity's calibration is computed once per (sensitivity, epsilon,
+        # magnitude, snaps): bitwise the values of computing it at every call
+        key = (sensitivity, self.epsilon, self.magnitude, self.snaps) \
+            if type(sensitivity) is float else None
+        cache = self.__dict__.setdefault("_calibrations", {})
+        cal = cache.get(key) if key is not None else None
+        if cal is None:
+            sens = np.asarray(sensitivity, dtype=np.float64)
+            if sens.ndim:  # per-element sensitivities (e.g. episode means over different counts)
+                sens = np.broadcast_to(sens, x.shape)
+            g = grid_step(sens / self.epsilon, self.magnitude)
+            snapped = sens + self.snaps * g
+            # discrete Laplace on the grid: P(k) ~ exp(-|k| g eps / snapped)
+            cal = (sens, g, -np.expm1(-g * self.epsilon / snapped), snapped / self.epsilon)
+            if key is not None:
+                cache[key] = cal
+        sens, g, p, scale = cal
         k = np.rint(x / g) + (self.rng.geometric(p, size=x.shape)
                               - self.rng.geometric(p, size=x.shape))
-        _record(type(self).__name__, x, sens, snapped / self.epsilon, self.epsilon, 0.0)
+        _record(type(self).__name__, x, sens, scale, self.epsilon, 0.0)
         return k * g
 
 

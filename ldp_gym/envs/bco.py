@@ -123,6 +123,7 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
+from ldp_gym.protocols import RoundKernel
 from ldp_gym.validation import check_int, check_real
 
 from .base import BanditCore, BanditEnv, BanditVectorEnv
@@ -314,6 +315,83 @@ def _outside_box(x, radius):
     return out
 
 
+@njit(cache=True, nogil=True)
+def _project_point(src, radius, dst):
+    """One point ``src`` (d,) projected radially onto the ball into ``dst`` (may be ``src``),
+    inside the box despite rounding; returns whether it lay outside by more than rounding.
+    Norms come from the max-abs-scaled point (no finite point overflows)."""
+    d = src.shape[0]
+    top = 0.0
+    for q in range(d):
+        top = max(top, abs(src[q]))
+    scale = top if top > 0.0 else 1.0
+    sq = 0.0
+    for q in range(d):
+        v = src[q] / scale
+        sq += v * v
+    unit_norm = math.sqrt(sq)
+    norm = top * unit_norm                        # inf beyond 1.8e308: still outside
+    outside = norm > radius
+    factor = radius / unit_norm if outside else 1.0
+    for q in range(d):
+        v = (src[q] / scale) * factor if outside else src[q]
+        dst[q] = min(max(v, -radius), radius)
+    return norm > radius * math.sqrt(1.0 + PROJECTION_TOLERANCE)
+
+
+@njit(cache=True, nogil=True)
+def _project_rows(rows, radius, out, flags):
+    """:func:`_project_point` on every row of ``rows`` (M, d)."""
+    for i in range(rows.shape[0]):
+        flags[i] = _project_point(rows[i], radius, out[i])
+
+
+@njit(cache=True, nogil=True)
+def _admit_rows(x, points, dim, radius, forced):
+    """:meth:`BCOCore.admit` of a finite float64 batch x (N, k*d), in place: if some value
+    leaves the box ``[-radius, radius]``, every point of every run is projected onto X and
+    ``forced[i]`` set where one of run i's lay outside it by more than rounding."""
+    if not _outside_box(x.reshape(-1), radius):
+        return
+    for i in range(x.shape[0]):
+        for j in range(points):
+            row = x[i, j * dim:(j + 1) * dim]
+            if _project_point(row, radius, row):
+                forced[i] = True
+
+
+@njit(cache=True, nogil=True)
+def _play_admitted(x, uniforms, fpar, ipar, centres, direction, offsets, counts, adv, forced,
+                   losses, out, projected):
+    """The block path's round (:meth:`BCOCore.round_kernel`): the checks and projection of
+    :meth:`BCOVectorEnv.step` (x (N, k*d) finite, else nothing is played and False returned;
+    :func:`_admit_rows`, in place), then :func:`_play`."""
+    for v in x.reshape(-1):
+        if not math.isfinite(v):
+            return False
+    _admit_rows(x, ipar[0], ipar[1], fpar[0], forced)
+    _play(x, uniforms, fpar, ipar, centres, direction, offsets, counts, adv, forced, losses,
+          out, projected)
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _plain_feedback(x, losses, rewards, noise, params, seen, mech):
+    """What the env shows of a round without a release (:meth:`BCOCore.round_kernel`):
+    ``seen[:, 0]`` the rewards, ``seen[:, 1:]`` the observation (the k losses; 0.0 for one
+    point, whose observation is constant). ``noise``, ``params`` and ``mech`` are unused (a
+    release's feedback function has this signature)."""
+    n, k = losses.shape
+    for i in range(n):
+        seen[i, 0] = rewards[i]
+        if seen.shape[1] == 1 + k and k > 1:
+            for j in range(k):
+                seen[i, 1 + j] = losses[i, j]
+        else:
+            for j in range(1, seen.shape[1]):
+                seen[i, j] = 0.0
+
+
 _ARGS_DOC = """
     Args:
         dim: d (default 5).
@@ -338,16 +416,14 @@ _ARGS_DOC = """
 def project_points(pts: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
     """Points (..., d) projected radially onto the ball, inside the box ``[-radius, radius]^d``
     despite rounding, and whether each lay outside by more than rounding. Norms come from
-    max-abs-scaled points, so that no finite point overflows."""
-    top = np.abs(pts).max(axis=-1, keepdims=True)
-    unit = pts / np.where(top > 0.0, top, 1.0)
-    unit_norm = np.linalg.norm(unit, axis=-1, keepdims=True)
-    with np.errstate(over="ignore"):
-        norms = top * unit_norm               # inf beyond 1.8e308: still outside
-    outside = norms > radius
-    out = np.where(outside, unit * (radius / np.where(outside, unit_norm, 1.0)), pts)
-    np.clip(out, -radius, radius, out=out)
-    return out, norms[..., 0] > radius * math.sqrt(1.0 + PROJECTION_TOLERANCE)
+    max-abs-scaled points, so that no finite point overflows. Compiled (:func:`_project_point`,
+    the one implementation of both paths of the runner)."""
+    pts = np.asarray(pts, dtype=np.float64)
+    d = pts.shape[-1]
+    rows = np.ascontiguousarray(pts.reshape(-1, d))
+    out, flags = np.empty_like(rows), np.empty(rows.shape[0], dtype=bool)
+    _project_rows(rows, float(radius), out, flags)
+    return out.reshape(pts.shape), flags.reshape(pts.shape[:-1])
 
 
 def _ball(rng: np.random.Generator, shape: tuple[int, ...], radius: float) -> np.ndarray:
@@ -482,8 +558,8 @@ class BCOCore(BanditCore):
         elif arr.dtype.kind not in "iuf" or not np.isfinite(arr).all() \
                 or not (arr.max() > R or arr.min() < -R):
             return actions
-        pts, flagged = project_points(arr.astype(np.float64).reshape(-1, self.points, self.dim), R)
-        self._forced |= flagged.any(axis=1)
+        pts = np.array(arr, dtype=np.float64).reshape(-1, width)   # a copy, projected in place
+        _admit_rows(pts, self.points, self.dim, R, self._forced)
         return pts.reshape(shape)
 
     # ------------------------------------------------------------------ losses
@@ -535,6 +611,30 @@ class BCOCore(BanditCore):
         self.last_losses = losses
         return out[0], {"expected_reward": out[1], "optimal_reward": out[2], "regret": out[3],
                         "projected": projected}
+
+
+    # ------------------------------------------------------------------ the block path
+    def draw_world(self, rng: np.random.Generator, length: int) -> np.ndarray:
+        """The randomness of the next ``length`` rounds (:class:`~ldp_gym.protocols.EvaluatesBlocks`):
+        the uniforms of the loss noise, (length, N), row s the ``rng.random(N)`` that
+        :meth:`step` draws in round s (one call draws the same stream); (length, 0) without
+        noise. The adversary's schedule is deterministic; nothing else is random."""
+        n = self.t.shape[0]
+        return rng.random((length, n)) if self.noise > 0.0 else np.empty((length, 0))
+
+    def round_kernel(self) -> RoundKernel:
+        """The compiled round of the block path (:class:`~ldp_gym.protocols.EvaluatesBlocks`):
+        ``_play_admitted(x, uniforms_row, *args)`` checks and projects the points as
+        :meth:`BCOVectorEnv.step` does, then plays the round with :meth:`step`'s compiled
+        :func:`_play`, on this core's state (moved on in place); its buffers hold the last
+        round's rewards, losses (:attr:`last_losses`), regrets and ``projected`` flags."""
+        n, k = self.t.shape[0], self.points
+        self.last_losses = np.zeros((n, k))
+        out, projected = np.zeros((4, n)), np.zeros(n, dtype=bool)
+        args = (self._fpar, self._ipar, self.centres, self.direction, self.offsets, self._counts,
+                self._adv, self._forced, self.last_losses, out, projected)
+        return RoundKernel(_play_admitted, args, _plain_feedback, out[0], self.last_losses,
+                           out[3], projected)
 
 
 class MultiPointBCOCore(BCOCore):

@@ -44,6 +44,13 @@ lowest-indexed arms, an empty set becomes ``{0}``; paths keep the
 lowest-indexed chosen node of each layer, or its first node) and
 ``info["projected"]`` is True.
 
+**Speed.** The vector env's ``step`` takes a compiled path for the agents'
+batch (int8 super arms, every one feasible, no run restarting): one pass checks
+the batch, one draws the outcomes and computes the observations, rewards and
+expected rewards; anything else goes through the checked ``step`` of
+:class:`~ldp_gym.envs.base.BanditVectorEnv`, with the same results draw for
+draw.
+
 **Observations** (float32, (2m,)): the outcomes of the base arms of the last
 super arm (0 elsewhere), then its indicator; zeros after reset.
 
@@ -74,7 +81,7 @@ from numba import njit
 from ldp_gym.oracles import ENUMERATION_LIMIT, FAMILIES, Coverage, Family, make_family
 from ldp_gym.validation import check_bool, check_finite, check_int, check_real
 
-from .base import BanditCore, BanditEnv, make_vector_class
+from .base import BanditCore, BanditEnv, BanditVectorEnv
 
 __all__ = ["CombinatorialCore", "CombinatorialEnv", "CombinatorialVectorEnv", "SuperArmBatchSpace",
            "SuperArmSpace"]
@@ -104,6 +111,54 @@ def _play(S, draws, mu, bernoulli, seen, obs, rewards, expected):  # pragma: no 
                 obs[r, m + i] = 0.0
         rewards[r] = total
         expected[r] = mean
+
+
+@njit(cache=True, nogil=True)
+def _bernoulli_block(draws, mu, out):  # pragma: no cover - compiled
+    """Outcomes ``out[r, s, i] = draws[s, r, i] < mu[r, i]`` (float32, as the feedback shows
+    them) of rounds drawn round-major ``draws`` (L, N, m), as ``_play`` draws them."""
+    length, runs, m = draws.shape
+    for r in range(runs):
+        for s in range(length):
+            for i in range(m):
+                out[r, s, i] = 1.0 if draws[s, r, i] < mu[r, i] else 0.0
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _score_linear(S, outcomes, mu, target, regret, obs):  # pragma: no cover - compiled
+    """The regret ``target - sum_{i in S} mu_i`` (N, L) of the super arms S (N, L, m) (the sum
+    in ``_play``'s order) and the observation (N, 2m) of each run's last round."""
+    runs, length, m = S.shape
+    for r in range(runs):
+        for s in range(length):
+            mean = 0.0
+            for i in range(m):
+                if S[r, s, i]:
+                    mean += mu[r, i]
+            regret[r, s] = target[r] - mean
+        for i in range(m):
+            hit = S[r, length - 1, i] != 0 if length else False
+            obs[r, i] = outcomes[r, length - 1, i] if hit else 0.0
+            obs[r, m + i] = 1.0 if hit else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _super_arm_status(actions, width, lo, hi):  # pragma: no cover - compiled
+    """0 when every row of the integer array ``actions`` is 0/1 and a super arm (every block of
+    ``width`` arms holds ``lo`` to ``hi`` of them), else 1 (the checked path says why)."""
+    runs, m = actions.shape
+    for r in range(runs):
+        for start in range(0, m, width):
+            count = 0
+            for i in range(start, start + width):
+                a = actions[r, i]
+                if a != 0 and a != 1:
+                    return 1
+                count += a
+            if count < lo or count > hi:
+                return 1
+    return 0
 
 
 class SuperArmSpace(spaces.MultiBinary):
@@ -270,7 +325,69 @@ class CombinatorialCore(BanditCore):
                                  f"strict=False to project it")
             projected = ~self.family._feasible(S)
             S[projected] = self.family._project(S[projected])
+        return self.play_round(rng, S, projected)
+
+    # ------------------------------------------------------------------ block path
+    def draw_outcomes(self, rng: np.random.Generator, length: int) -> np.ndarray:
+        """Block path (:class:`~ldp_gym.protocols.ScoresBlocks`): every base arm's outcomes
+        (N, length, m) of the next ``length`` rounds, float32 as the feedback shows them
+        (they do not depend on the super arms). Bitwise the outcomes ``length`` calls of
+        :meth:`play_round` draw: the same stream, drawn round-major in one call."""
         mu = self.means
+        n, m = mu.shape
+        length = int(length)
+        if self.distribution == "bernoulli":
+            draws = rng.random((length, n, m))
+            return _bernoulli_block(draws, mu, np.empty((n, length, m), dtype=np.float32))
+        c = self.concentration
+        draws = rng.beta(mu * c, (1.0 - mu) * c, size=(length, n, m))
+        return np.ascontiguousarray(draws.transpose(1, 0, 2), dtype=np.float32)
+
+    def score_block(self, actions: np.ndarray, outcomes: np.ndarray) -> tuple[np.ndarray,
+                                                                               np.ndarray]:
+        """Block path: the instantaneous regret (N, L) of the super arms ``actions`` (N, L, m)
+        (0/1 int8, each feasible, else ``ValueError``) played on ``outcomes`` (N, L, m) from
+        :meth:`draw_outcomes`, as :meth:`play_round` scores them (``info["regret"]``, the
+        (alpha, beta)-approximation regret); the observation (N, 2m) becomes the feedback of
+        the last round (:meth:`observe`)."""
+        n, m = self.means.shape
+        S = np.asarray(actions)
+        if S.dtype != np.int8 or S.ndim != 3 or S.shape[0] != n or S.shape[2] != m \
+                or outcomes.shape != S.shape:
+            raise ValueError(f"a block's super arms must be an int8 array (N={n}, L, m={m}) "
+                             f"matching the outcomes {outcomes.shape}, got {S.dtype} {S.shape}")
+        length = S.shape[1]
+        flat = S.reshape(n * length, m)
+        if not self.feasible_batch(flat):
+            bad = self.family._first_infeasible(flat.view(np.bool_)) if \
+                ((flat == 0) | (flat == 1)).all() else -1
+            where = f"run {bad // length}, round {bad % length} of the block" if bad >= 0 \
+                else "not 0/1"
+            raise ValueError(f"a block's super arms must be feasible super arms of "
+                             f"{self.family!r} ({where})")
+        regret = np.empty((n, length))
+        obs = np.empty((n, 2 * m), dtype=np.float32)
+        _score_linear(S, outcomes, self.means, self._target, regret, obs)
+        if not self.family.linear and length:
+            expected = self.family._reward(flat.view(np.bool_), np.repeat(self.means, length,
+                                                                          axis=0))
+            regret = self._target[:, None] - expected.reshape(n, length)
+        if length:
+            self._obs = obs
+        return self.observe(), regret
+
+    def feasible_batch(self, actions: np.ndarray) -> bool:
+        """Whether every row of an integer array (N, m) is a 0/1 feasible super arm (compiled;
+        the vector env's fast path, which then plays them with :meth:`play_round`)."""
+        fam = self.family
+        return _super_arm_status(actions, fam._width, fam._lo, fam._hi) == 0
+
+    def play_round(self, rng: np.random.Generator, S: np.ndarray,
+                   projected: np.ndarray) -> tuple[np.ndarray, dict]:
+        """One round of the feasible super arms S (N, m) (bool, or 0/1 int8): the rewards and the
+        oracle info."""
+        mu = self.means
+        n = S.shape[0]
         bernoulli = self.distribution == "bernoulli"
         if bernoulli:
             draws = rng.random(mu.shape)
@@ -282,8 +399,9 @@ class CombinatorialCore(BanditCore):
         rewards, expected = np.empty(n), np.empty(n)
         _play(S, draws, mu, bernoulli, seen, obs, rewards, expected)
         if not self.family.linear:
-            rewards = self.family._reward(S, seen)
-            expected = self.family._reward(S, mu)
+            sets = S if S.dtype == np.bool_ else S.view(np.bool_)
+            rewards = self.family._reward(sets, seen)
+            expected = self.family._reward(sets, mu)
         self._obs = obs
         target = self._target.copy()
         return rewards, {"expected_reward": expected, "optimal_reward": target,
@@ -307,7 +425,8 @@ class CombinatorialEnv(BanditEnv):
     core_class = CombinatorialCore
 
 
-CombinatorialVectorEnv = make_vector_class("CombinatorialVectorEnv", CombinatorialCore, """N runs of
+class CombinatorialVectorEnv(BanditVectorEnv):
+    """N runs of
     :class:`CombinatorialEnv` in numpy.
 
     Example:
@@ -320,4 +439,47 @@ CombinatorialVectorEnv = make_vector_class("CombinatorialVectorEnv", Combinatori
         >>> obs, rewards, terminated, truncated, info = envs.step(best.astype(np.int8))
         >>> obs.shape, bool((info["regret"] <= 0).all()), info["alpha"].round(3).tolist()
         ((3, 16), True, [0.632, 0.632, 0.632])
-    """)
+    """
+
+    core_class = CombinatorialCore
+    core: CombinatorialCore
+
+    def draw_outcomes(self, length: int) -> np.ndarray:
+        """Block path (:class:`~ldp_gym.protocols.ScoresBlocks`): every base arm's outcomes
+        (N, length, m) of the next ``length`` rounds (:meth:`CombinatorialCore.draw_outcomes`);
+        the env moves past them (every run plays all of them, scored by :meth:`score_block`)."""
+        length = int(length)
+        if self.horizon is not None and (self.t + length > self.horizon).any():
+            raise ValueError("a block would pass max_episode_steps")
+        out = self.core.draw_outcomes(self.np_random, length)
+        self.t += length
+        return out
+
+    def score_block(self, actions: np.ndarray, outcomes: np.ndarray) -> tuple[np.ndarray,
+                                                                               np.ndarray]:
+        """Block path: ``(observations (N, 2m) after the block, regret (N, L))`` of the super
+        arms ``actions`` (N, L, m) int8 played on ``outcomes`` from :meth:`draw_outcomes`
+        (:meth:`CombinatorialCore.score_block`); ``last_regret`` is the last round's."""
+        obs, regret = self.core.score_block(actions, outcomes)
+        if regret.shape[1]:
+            self.last_regret = regret[:, -1].copy()
+        return obs, regret
+
+    def step(self, actions):
+        # the agents' batch (int8 (N, m), every row a super arm), no run restarting: checked in
+        # one compiled pass and played; anything else takes the checked path of the base class
+        core = self.core
+        n = self.num_envs
+        if type(actions) is np.ndarray and actions.dtype == np.int8 \
+                and actions.shape == (n, core.n_arms) and not self._needs_reset.any() \
+                and core.feasible_batch(actions):
+            rewards, info = core.play_round(self.np_random, actions, np.zeros(n, dtype=bool))
+            self.t += 1
+            self.last_regret = info["regret"].copy()
+            truncated = np.zeros(n, bool) if self.horizon is None else self.t >= self.horizon
+            self._needs_reset = truncated.copy()
+            full = dict(info)
+            for k in info:
+                full["_" + k] = np.ones(n, dtype=bool)
+            return core.observe(), rewards, np.zeros(n, bool), truncated, full
+        return super().step(actions)
