@@ -40,6 +40,7 @@ from ldp_gym.validation import (
     check_input,
     check_int,
     check_optional_int,
+    seed_sequence,
 )
 from ldp_gym.wrappers.privacy import Privacy
 
@@ -112,8 +113,7 @@ class Agent:
         self._discrete = isinstance(self.action_space, spaces.Discrete)
         self._n = self.num_envs or 1
         self._rows = np.arange(self._n)
-        self._seed_seq = seed if isinstance(seed, np.random.SeedSequence) \
-            else np.random.SeedSequence(seed)
+        self._seed_seq = seed_sequence(seed)
         self._fresh_streams()
         self._init_state(self._n)
 
@@ -185,8 +185,7 @@ class Agent:
     def reset(self, seed: Any = None) -> None:
         """Forget everything learned. With a seed, restart every stream from it."""
         if seed is not None:
-            self._seed_seq = seed if isinstance(seed, np.random.SeedSequence) \
-                else np.random.SeedSequence(seed)
+            self._seed_seq = seed_sequence(seed)
             self._fresh_streams()
         self._init_state(self._n)
 

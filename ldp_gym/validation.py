@@ -37,7 +37,7 @@ from numba import njit
 
 __all__ = ["MIN_DELTA", "check_action", "check_actions", "check_bool", "check_bounds",
            "check_delta", "check_epsilon", "check_finite", "check_input", "check_int",
-           "check_finite_pair", "check_optional_int", "check_real", "copy_finite"]
+           "check_finite_pair", "check_optional_int", "check_real", "copy_finite", "seed_sequence"]
 
 #: Smallest delta accepted: below it the float64 privacy profiles cannot resolve delta.
 MIN_DELTA = 1e-100
@@ -380,3 +380,28 @@ def _space_bounds(space: spaces.Space) -> tuple[Any, Any]:
     if not isinstance(space, spaces.Box):
         raise TypeError(f"not an array space: {space}")
     return space.low, space.high
+
+
+def seed_sequence(seed: Any, name: str = "seed") -> np.random.SeedSequence:
+    """``seed`` as a :class:`numpy.random.SeedSequence` (``None``: fresh OS entropy; a
+    non-negative int or a sequence of them; a ``SeedSequence`` is used as it is), or one clear
+    error naming ``name``.
+
+    Example:
+        >>> seed_sequence(3).entropy
+        3
+        >>> seed_sequence(-1)
+        Traceback (most recent call last):
+        ...
+        ValueError: seed must be None, a non-negative integer or a numpy SeedSequence, got -1
+    """
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, (bool, np.bool_, float, str, bytes)):
+        raise ValueError(f"{name} must be None, a non-negative integer or a numpy SeedSequence, "
+                         f"got {seed!r}")
+    try:
+        return np.random.SeedSequence(seed)
+    except (ValueError, TypeError):
+        raise ValueError(f"{name} must be None, a non-negative integer or a numpy SeedSequence, "
+                         f"got {seed!r}") from None
