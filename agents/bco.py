@@ -31,6 +31,14 @@ n^T (x_1 - x_2), n ~ N(0, sigma^2 I_d), sigma = 2G sqrt(2 ln(1.25/delta))/eps)
 and it is Zheng's Alg 2, (eps, delta)-LDP per user's pair of losses (their
 Thm 5).
 
+Paths: every agent plays round by round (``act``, the env's ``step``,
+``observe``); FKM and ADX also play whole blocks of the runner's block path
+(``plays_evaluated_blocks``, :meth:`FKM.play_world`): one compiled kernel runs
+act, the env's compiled round, the release's compiled transform (if a release
+wraps the env) and observe, with the unit vectors drawn ahead from the agent's
+stream, bitwise the rounds played one by one. No release formula is written
+here: the env and the wrapper hand their compiled functions over.
+
 All agents are batch-first: N runs advance together on (N, d) arrays, unit
 vectors are drawn for all runs at once, and the barrier methods use closed
 forms of the ball's barrier (its Hessian is a multiple of the identity plus a

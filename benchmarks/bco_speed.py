@@ -6,11 +6,26 @@ For each agent, on its env (d = 5), in one process:
    ``act / step / observe`` loop (the baseline);
 2. ``runner``: ``ldp_gym.run`` with N runs (default 100) in the native vector
    env, non-private and under the agent's privacy wrapper (Zheng et al.'s
-   Alg 1 or Alg 2 at epsilon = 1).
+   Alg 1 or Alg 2 at epsilon = 1). FKM and ADX take the runner's block path
+   (``_Evaluated``: the env's randomness, the agent's unit vectors and the
+   release's noise drawn ahead, each block played in one compiled kernel),
+   bitwise the numbers of round-by-round play.
 
-Ratios are against the loop measured in the same process. Usage::
+Ratios are against the loop measured in the same process, in wall-clock time and
+in CPU time (the CPU figures are the fairer comparison on a shared machine).
+Usage::
 
     python benchmarks/bco_speed.py [--runs 100] [--horizon 20000] [--repeat 3]
+
+Measured (2 cores shared with other jobs, load average 4.6-6, so figures vary by
+a factor 1.5 between runs; run-steps/s, wall clock / CPU time)::
+
+    agent  loop             runner               private              x loop     x loop (priv)
+    FKM    10,016 / 14,371  2,413,325 / 3,639,304  2,357,823 / 3,365,736  241 / 253  235 / 234
+    ADX    15,331 / 21,640  2,435,205 / 3,553,521  1,685,892 / 2,768,118  159 / 164  110 / 128
+
+(round by round, before the block path: 1.0-1.4M unloaded, 45-67x the loop;
+0.4-0.7M under the releases.)
 """
 
 from __future__ import annotations
@@ -27,27 +42,31 @@ from ldp_gym.wrappers import VectorTwoPointGaussian, one_point
 DELTA = 1e-5
 
 
-def loop_speed(cls, env_id: str, steps: int) -> float:
+def loop_speed(cls, env_id: str, steps: int) -> tuple[float, float]:
+    """Steps per second of the textbook loop: (wall clock, CPU time)."""
     env = gym.make(env_id, max_episode_steps=steps)
     agent = cls.from_env(env, seed=0)
     obs, _ = env.reset(seed=0)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(steps):
         action = agent.act(obs)
         next_obs, reward, terminated, truncated, info = env.step(action)
         agent.observe(obs, action, reward, next_obs)
         obs = next_obs
-    return steps / (time.perf_counter() - start)
+    return steps / (time.perf_counter() - start), steps / (time.process_time() - cpu)
 
 
-def runner_speed(cls, env_id: str, runs: int, horizon: int, wrappers, repeat: int) -> float:
-    best = float("inf")
+def runner_speed(cls, env_id: str, runs: int, horizon: int, wrappers,
+                 repeat: int) -> tuple[float, float]:
+    """Run-steps per second of the runner, the best of ``repeat``: (wall clock, CPU time)."""
+    best, best_cpu = float("inf"), float("inf")
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         ldp_gym.run(env_id, {"a": cls}, horizon=horizon, n_runs=runs, seed=0, progress=False,
                     wrappers=wrappers)
         best = min(best, time.perf_counter() - start)
-    return runs * horizon / best
+        best_cpu = min(best_cpu, time.process_time() - cpu)
+    return runs * horizon / best, runs * horizon / best_cpu
 
 
 def main() -> None:
@@ -58,14 +77,20 @@ def main() -> None:
     args = p.parse_args()
     private = {FKM: [(one_point, {"epsilon": 1.0, "delta": DELTA})],
                TwoPointGD: [(VectorTwoPointGaussian, {"epsilon": 1.0, "delta": DELTA})]}
-    print(f"{'agent':<12}{'loop':>10}{'runner':>12}{'private':>12}{'x loop':>9}{'x loop (priv)':>15}")
+    head = f"{'agent':<12}{'loop':>10}{'runner':>12}{'private':>12}{'x loop':>9}{'x loop (priv)':>15}"
+    rows: dict[str, list[str]] = {"wall clock": [], "CPU time": []}
     for cls, env_id in ((FKM, "LDPBCO-v0"), (TwoPointGD, "LDPMultiPointBCO-v0")):
-        runner_speed(cls, env_id, 2, 100, (), 1)  # warm-up
+        runner_speed(cls, env_id, 2, 100, (), 1)  # warm-up (compilation)
+        runner_speed(cls, env_id, 2, 100, private[cls], 1)
         loop = loop_speed(cls, env_id, min(args.horizon, 5000))
         plain = runner_speed(cls, env_id, args.runs, args.horizon, (), args.repeat)
         priv = runner_speed(cls, env_id, args.runs, args.horizon, private[cls], args.repeat)
-        print(f"{cls.name:<12}{loop:>10,.0f}{plain:>12,.0f}{priv:>12,.0f}"
-              f"{plain / loop:>9.0f}{priv / loop:>15.0f}")
+        for k, clock in enumerate(rows):
+            rows[clock].append(f"{cls.name:<12}{loop[k]:>10,.0f}{plain[k]:>12,.0f}"
+                               f"{priv[k]:>12,.0f}{plain[k] / loop[k]:>9.0f}"
+                               f"{priv[k] / loop[k]:>15.0f}")
+    for clock, lines in rows.items():
+        print(f"{clock}:\n{head}\n" + "\n".join(lines))
     print(f"run-steps per second, {args.runs} runs, d = 5; 'x loop' divides by the loop")
 
 

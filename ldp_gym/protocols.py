@@ -28,6 +28,15 @@ ahead is declared here, never guessed:
   third party's) may change what the agent sees (privatise rewards, count
   steps), so it is stepped round by round; the privacy wrappers declare
   ``True`` explicitly.
+
+Evaluated blocks (bandit convex optimisation): a setting that declares
+:class:`EvaluatesBlocks` draws a block's randomness ahead and hands over its
+compiled round (:class:`RoundKernel`); an agent with ``plays_evaluated_blocks``
+(:class:`PlaysEvaluatedBlocks`) plays the block in one compiled kernel; a
+privacy wrapper with ``releases_blocks`` (:class:`ReleasesBlocks`) hands over
+its compiled release and the noise its mechanism drew ahead
+(:class:`ReleaseKernel`), and is the one wrapper such a block may bypass
+without ``needs_round_by_round = False``.
 """
 
 from __future__ import annotations

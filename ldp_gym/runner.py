@@ -20,6 +20,13 @@ rounds. By what the agent and the setting declare, a block is
 * for agents that speculate (``speculates``: DP-UCB), per-round rewards of
   their arm (``draw_stretch``), over which they run their rule and stop where
   it would switch (``observe_stretch``);
+* for agents that play evaluated blocks (``plays_evaluated_blocks``: FKM and
+  ADX) on a setting that draws its randomness ahead and computes the losses of
+  any action in a compiled round (``EvaluatesBlocks``: bandit convex
+  optimisation), ``BLOCK`` rounds in one compiled kernel (``play_world``:
+  act, the setting's round, the release, observe), also under one privacy
+  wrapper that applies its release there itself (``releases_blocks``: the
+  releases of Zheng et al., noise drawn ahead by its mechanism);
 * for the others, contexts and every arm's rewards of ``BLOCK`` rounds
   (``draw_block``), drawn in a second thread one block ahead, all played:
   compiled (``plays_blocks``: ``play_block``, the LDP contextual agents) or by
@@ -27,7 +34,8 @@ rounds. By what the agent and the setting declare, a block is
 
 Stretches are cut at checkpoints and blocks scored round by round, so the
 recorded regret is exact. The block path bypasses the wrappers' ``step``, so it
-is taken only when every wrapper declares ``needs_round_by_round = False``;
+is taken only when every wrapper declares ``needs_round_by_round = False`` (or,
+on the evaluated blocks, applies its release itself);
 one that declares nothing (a third party's) is stepped round by round, as are
 the privacy wrappers (they declare ``True``). Rounds stepped one by one take
 their regret from the native vector env under the wrappers

@@ -478,6 +478,13 @@ def test_project_points_is_the_radial_projection():
     assert np.allclose(out, ref, rtol=1e-14, atol=0) and np.abs(out).max() <= 1.5
     assert np.array_equal(flags, norms > 1.5 * np.sqrt(1 + 1e-12))
     assert bco.project_points(pts.reshape(40, 50, 5), 1.5)[0].shape == (40, 50, 5)
+    unit = rng.normal(size=(2000, 5))
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    for scale, outside in ((1 - 1e-10, False), (1 + 1e-10, True)):   # at the boundary
+        near = unit * 1.5 * scale
+        out, flags = bco.project_points(near, 1.5)
+        assert (flags == outside).all()
+        assert np.array_equal(out, near) if not outside else np.allclose(out, unit * 1.5)
 
 
 @pytest.mark.parametrize("noise", [0.1, 0.0])

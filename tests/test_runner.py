@@ -13,7 +13,7 @@ from ldp_gym import Results, runner
 from ldp_gym.agents import DPSE, DPUCB, LDPOLS, UCB1, AdaPKLUCB, AdaPUCB, TsallisINF
 from ldp_gym.envs.glm import GLMCore, MultiParamGLMCore
 from ldp_gym.envs.mab import AdversarialMABCore, MABCore
-from ldp_gym.protocols import DrawsBlocks, DrawsStretches
+from ldp_gym.protocols import DrawsBlocks, DrawsStretches, EvaluatesBlocks
 from ldp_gym.wrappers.reward import (
     GaussianReward,
     LaplaceReward,
@@ -151,10 +151,11 @@ def test_every_experiment_takes_one_of_two_paths(monkeypatch):
         taken.clear()
         ldp_gym.run(env, {name: (cls, dict(cls.test_params))}, horizon=40, n_runs=n_runs, seed=0,
                     progress=False, wrappers=wrappers)
-        draws_blocks = isinstance(gym.make(env).unwrapped.core, DrawsBlocks)
-        blocks = not wrappers and draws_blocks and (
+        core = gym.make(env).unwrapped.core
+        blocks = not wrappers and (isinstance(core, DrawsBlocks) and (
             n_runs <= runner.BLOCK_MAX_RUNS or cls.commits or cls.speculates
             or getattr(cls, "plays_blocks", False))
+            or isinstance(core, EvaluatesBlocks) and getattr(cls, "plays_evaluated_blocks", False))
         assert taken == ["_by_blocks" if blocks else "_round_by_round"], (env, name, n_runs)
 
 

@@ -2,7 +2,7 @@
 (``reward``, ``feedback``, ``bco``, ``semibandit``), the guarantee type (``privacy``) and the
 audit (``audit``)."""
 
-from .bco import TwoPointGaussian, VectorTwoPointGaussian, one_point
+from .bco import TwoPointGaussian, VectorOnePointGaussian, VectorTwoPointGaussian, one_point
 from .feedback import FeedbackWrapper, VectorFeedbackWrapper
 from .mechanisms import (
     GaussianMechanism,
@@ -22,4 +22,5 @@ __all__ = ["FeedbackWrapper", "GaussianMechanism", "GaussianReward", "GaussianSt
            "L2BallMechanism", "LaplaceMechanism", "LaplaceReward", "LaplaceSemiBandit", "Privacy",
            "PrivateEpisodeMean", "RandomizedResponse", "TreeMechanism", "TwoPointGaussian",
            "VectorFeedbackWrapper", "VectorGaussianReward", "VectorLaplaceReward",
-           "VectorLaplaceSemiBandit", "VectorTwoPointGaussian", "one_point", "recording"]
+           "VectorLaplaceSemiBandit", "VectorOnePointGaussian", "VectorTwoPointGaussian", "one_point",
+           "recording"]

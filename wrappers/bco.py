@@ -30,6 +30,17 @@ where every round is a new user. A user whose loss function is queried over
 several rounds (the envs here keep one f for a whole episode) is protected by
 the composition of those releases.
 
+Paths: the wrappers' ``step`` releases round by round. The runner's block path
+of bandit convex optimisation (FKM and ADX) bypasses ``step`` and applies the
+release itself, through ``block_release`` (:class:`VectorOnePointGaussian`,
+which :func:`one_point` builds on vector envs, and
+:class:`VectorTwoPointGaussian`): the mechanism draws the noise of the block
+ahead from its stream (the same numbers as its per-round calls), the compiled
+transform (the arithmetic ``step`` uses, and :mod:`ldp_gym.wrappers.compiled`'s
+clip, snap and add) releases each round, and the calls are traced as the
+per-round ones (:func:`~ldp_gym.wrappers.mechanisms.recording`), so the audits
+cover both paths.
+
 What the learner sees of a two-point round is the centred pair
 ``(D/2, -D/2)`` as the observation (so ``obs[0] - obs[1] = D``, the one
 quantity a two-point method uses) and a reward of ``0.0``: the level of the

@@ -103,6 +103,15 @@ observation is the private feedback itself: the reward-only privacy wrappers
 refuse these envs (``private_observation``), whose release is
 :class:`~ldp_gym.wrappers.bco.TwoPointGaussian`.
 
+**Paths.** Round by round, :meth:`BCOVectorEnv.step` admits the action
+(:meth:`BCOCore.admit`), checks it and plays the round with the compiled
+``_play``. The runner's block path (:class:`~ldp_gym.protocols.EvaluatesBlocks`)
+draws the randomness of a block ahead (:meth:`BCOCore.draw_world`: the noise's
+uniforms, which do not depend on the actions; the adversary's schedule is
+deterministic) and hands the agent's kernel the compiled round
+(:meth:`BCOCore.round_kernel`: the same admission, checks and ``_play``), so
+both paths give bitwise the same rounds.
+
 Example:
     >>> import gymnasium as gym
     >>> import numpy as np
@@ -315,12 +324,25 @@ def _outside_box(x, radius):
     return out
 
 
+#: A point whose squared norm, summed plainly, is below this fraction of R^2 lies inside X
+#: whatever the rounding (relative error d 2^-53 of the sum; underflow only lowers it): its
+#: projection is itself, not flagged, bitwise what the max-abs-scaled computation gives.
+_CLEARLY_INSIDE = 1.0 - 1e-9
+
+
 @njit(cache=True, nogil=True)
 def _project_point(src, radius, dst):
     """One point ``src`` (d,) projected radially onto the ball into ``dst`` (may be ``src``),
     inside the box despite rounding; returns whether it lay outside by more than rounding.
     Norms come from the max-abs-scaled point (no finite point overflows)."""
     d = src.shape[0]
+    plain = 0.0
+    for q in range(d):
+        plain += src[q] * src[q]
+    if plain <= _CLEARLY_INSIDE * radius * radius:  # the result below, without its divisions
+        for q in range(d):
+            dst[q] = src[q]
+        return False
     top = 0.0
     for q in range(d):
         top = max(top, abs(src[q]))
