@@ -34,8 +34,26 @@ and :func:`oracle_weights` on the same decision stream) and calls the library
 families' oracle without re-checking the weights; ``observe`` checks the
 runner's batch (int8 actions, float observations) in one compiled pass and
 falls back to the checked path of the base class for anything else or any
-failure, so every error below is unchanged. The noise still comes from the
-mechanisms' ``__call__``.
+failure, so every error below is unchanged. The noise of these per-round paths
+comes from the mechanisms' ``__call__``.
+
+Block path (CUCB, CUCB-LDP1, CUCB-LDP2 with a library family: top-K, paths,
+coverage; ``plays_outcome_blocks``): the runner hands every base arm's
+outcomes of L rounds (N, L, m), drawn ahead by the env (they do not depend on
+the super arms), to :meth:`CombinatorialAgent.play_outcomes`, which plays the
+L rounds in one compiled kernel (:func:`_play_rounds`), each round the
+per-round protocol with the user/server border kept: the user's index and
+oracle (:func:`~ldp_gym.oracles.oracle_row`) on the public state, the user's
+message (the raw outcomes of S for CUCB; :func:`ldp1_report_row`,
+:func:`ldp2_report_row`), then the server's update from the message only; the
+env scores the super arms. CUCB's actions are bitwise those of
+``act``/``observe``; the private agents' noise is drawn ahead in fixed chunks
+by their :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` and added by
+:func:`~ldp_gym.wrappers.compiled.snap_add` (bitwise the mechanism's release on
+the same draw), so their law is that of per-round play on another stream
+(tests: bitwise on a replayed stream, Kolmogorov-Smirnov against per-round
+play, audits of :meth:`CUCBLDP1.block_report` / :meth:`CUCBLDP2.block_report`,
+the kernel's report step). CUCB-DP plays round by round.
 
 Feedback validation (``observe``): ``next_obs`` must have length 2m, its mask
 must equal the action (feedback of another super arm is refused), and the
@@ -572,8 +590,9 @@ class CombinatorialAgent(Agent):
         feedback. The private agents' noise is drawn ahead by their
         :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` in chunks of :data:`CHUNK`
         values and added by :func:`~ldp_gym.wrappers.compiled.snap_add` (the mechanism's
-        release, bitwise, on the same draw): the law of per-round play, another stream.
-        ``last_report`` is left as it was. Every outcome must lie in ``outcome_bounds`` (and
+        release, bitwise, on the same draw; the next chunk is drawn in a background thread
+        while the kernel runs): the law of per-round play, another stream. ``last_report``
+        is left as it was. Every outcome must lie in ``outcome_bounds`` (and
         the mechanism's [0, 1]: nothing is clipped here), else ``ValueError``."""
         if not self.plays_outcome_blocks:
             raise ValueError(f"{self.name} has no block path with family {self.family!r} "

@@ -39,6 +39,10 @@ Families (:func:`make_family`):
   ``opt_mu`` is computed exactly by enumerating the ``C(m, K)`` sets of size K
   (monotone reward), refused above :data:`ENUMERATION_LIMIT` sets.
 
+Compiled oracles: every library family's oracle is a compiled function of one
+run's weights (:func:`oracle_row`), which the batched ``oracle`` and the
+agents' compiled block path both call (``Family._kernel_spec``).
+
 Lenient projection (:meth:`Family.project`, used by the env's ``strict=False``):
 for the cardinality families (top-K, coverage) a set with more than K arms
 keeps its K lowest-indexed arms and an empty set becomes ``{0}``; for paths,

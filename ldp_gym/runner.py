@@ -30,7 +30,13 @@ rounds. By what the agent and the setting declare, a block is
 * for the others, contexts and every arm's rewards of ``BLOCK`` rounds
   (``draw_block``), drawn in a second thread one block ahead, all played:
   compiled (``plays_blocks``: ``play_block``, the LDP contextual agents) or by
-  ``act``/``observe`` over the drawn rounds (up to ``BLOCK_MAX_RUNS`` runs).
+  ``act``/``observe`` over the drawn rounds (up to ``BLOCK_MAX_RUNS`` runs);
+* on settings whose action is a super arm (``ScoresBlocks``: combinatorial
+  semi-bandits), every base arm's outcomes of ``BLOCK`` rounds
+  (``draw_outcomes``, drawn in a second thread one block ahead), played by
+  agents that declare ``plays_outcome_blocks`` (``play_outcomes``: CUCB,
+  CUCB-LDP1/2) and scored by the env (``score_block``); other agents play
+  such settings round by round.
 
 Stretches are cut at checkpoints and blocks scored round by round, so the
 recorded regret is exact. The block path bypasses the wrappers' ``step``, so it
@@ -73,7 +79,7 @@ import numpy as np
 from gymnasium.vector import VectorWrapper
 
 from .envs.base import BanditVectorEnv
-from .protocols import BlockPlayer, DrawsBlocks, DrawsStretches, EvaluatesBlocks
+from .protocols import BlockPlayer, DrawsBlocks, DrawsStretches, EvaluatesBlocks, ScoresBlocks
 from .results import Results
 from .validation import check_bool, check_int
 
@@ -487,6 +493,10 @@ def _block_player(agent: Any, venv: Any, horizon: int) -> BlockPlayer | None:
     if env is None:
         return None
     core = env.core
+    if isinstance(core, ScoresBlocks):
+        if getattr(agent, "plays_outcome_blocks", False):
+            return _Scored(env, agent.play_outcomes, horizon)
+        return None
     if isinstance(core, DrawsStretches):
         bounds = core.bounded_rewards
         # an agent that clips rewards can use sums only where no reward needs clipping
@@ -613,6 +623,24 @@ class _Drawn:
                              f"shape {rewards.shape[:2]}")
         regret = np.take_along_axis(regrets, actions[..., None], axis=2)[..., 0]
         return obs_block[:, -1], np.ones(actions.shape, dtype=np.int64), regret
+
+
+class _Scored:
+    """Agents that play super arms (``ScoresBlocks`` settings): every base arm's outcomes of
+    ``BLOCK`` rounds, the next block drawn in a second thread while the agent plays this one
+    (the outcomes do not depend on the super arms), the agent's super arms (N, L, m) scored
+    round by round by the env, which also gives the observation after the block."""
+
+    def __init__(self, env: BanditVectorEnv, play_outcomes: Callable, horizon: int):
+        self.env, self.play_outcomes = env, play_outcomes
+        self.blocks = _prefetched(env.draw_outcomes, [min(BLOCK, horizon - s)
+                                                      for s in range(0, horizon, BLOCK)])
+
+    def play(self, obs, limit):
+        outcomes = next(self.blocks)
+        actions = self.play_outcomes(outcomes)
+        obs, regret = self.env.score_block(actions, outcomes)  # checks the super arms
+        return obs, np.ones(regret.shape, dtype=np.int64), regret
 
 
 def _prefetched(draw: Callable, lengths: list[int]):

@@ -13,7 +13,7 @@ from ldp_gym import Results, runner
 from ldp_gym.agents import DPSE, DPUCB, LDPOLS, UCB1, AdaPKLUCB, AdaPUCB, TsallisINF
 from ldp_gym.envs.glm import GLMCore, MultiParamGLMCore
 from ldp_gym.envs.mab import AdversarialMABCore, MABCore
-from ldp_gym.protocols import DrawsBlocks, DrawsStretches, EvaluatesBlocks
+from ldp_gym.protocols import DrawsBlocks, DrawsStretches, EvaluatesBlocks, ScoresBlocks
 from ldp_gym.wrappers.reward import (
     GaussianReward,
     LaplaceReward,
@@ -155,7 +155,9 @@ def test_every_experiment_takes_one_of_two_paths(monkeypatch):
         blocks = not wrappers and (isinstance(core, DrawsBlocks) and (
             n_runs <= runner.BLOCK_MAX_RUNS or cls.commits or cls.speculates
             or getattr(cls, "plays_blocks", False))
-            or isinstance(core, EvaluatesBlocks) and getattr(cls, "plays_evaluated_blocks", False))
+            or isinstance(core, EvaluatesBlocks) and getattr(cls, "plays_evaluated_blocks", False)
+            or isinstance(core, ScoresBlocks)
+            and cls.from_env(gym.make(env), **dict(cls.test_params)).plays_outcome_blocks)
         assert taken == ["_by_blocks" if blocks else "_round_by_round"], (env, name, n_runs)
 
 
