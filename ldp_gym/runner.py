@@ -631,7 +631,8 @@ class _Scored:
     (the outcomes do not depend on the super arms), the agent's super arms (N, L, m) scored
     round by round by the env, which also gives the observation after the block."""
 
-    def __init__(self, env: BanditVectorEnv, play_outcomes: Callable, horizon: int):
+    def __init__(self, env: Any, play_outcomes: Callable, horizon: int):
+        # env: the combinatorial vector env (draw_outcomes, score_block)
         self.env, self.play_outcomes = env, play_outcomes
         self.blocks = _prefetched(env.draw_outcomes, [min(BLOCK, horizon - s)
                                                       for s in range(0, horizon, BLOCK)])
