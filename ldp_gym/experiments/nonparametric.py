@@ -65,7 +65,7 @@ import numpy as np
 
 from ldp_gym.runner import sweep
 
-from .common import Experiment, Report, figure
+from .common import Experiment, Report, figure, regret_cell
 
 ENV = "LDPNonparametricBandit-v0"
 #: the eps grid (1024: the "non-private" large eps of the authors' scripts)
@@ -121,7 +121,13 @@ def _aux(m: int, n: int, eps: float, gamma: float = 0.0, kappa: float = 1.0) -> 
 
 
 def _fmt(x: np.ndarray) -> str:
-    return f"{x.mean():.1f} +- {x.std():.1f}"
+    return regret_cell(x)
+
+
+def _cells(runs: int) -> str:
+    """What the regret cells are (n: users, the horizon T of the other settings)."""
+    return (f"cells: cumulative regret after n users (n: the horizon), mean ± sd over {runs} "
+            "runs (sd of the runs, not of the mean)")
 
 
 def _vs_uniform(label: str, regret: np.ndarray, uniform: np.ndarray) -> str:
@@ -131,7 +137,7 @@ def _vs_uniform(label: str, regret: np.ndarray, uniform: np.ndarray) -> str:
     verdict = ("below uniform" if diff.mean() + 2 * se < 0 else
                "above uniform" if diff.mean() - 2 * se > 0 else "not distinguishable from uniform")
     return f"{label}: regret {regret.mean():.1f} vs uniform {uniform.mean():.1f} ({verdict}, " \
-           f"paired difference {diff.mean():.1f} +- {2 * se:.1f})"
+           f"paired difference {diff.mean():.1f} ± {2 * se:.1f}, 2 standard errors)"
 
 
 def _title(text: str, quick: bool) -> str:
@@ -168,7 +174,7 @@ def ma2025_fig7(quick, seed, n_jobs, progress) -> Report:
     for a in labels:
         lines.append(f"| {a} | " + " | ".join(_fmt(final[n][a]) for n in horizons) + " |")
     n_top = horizons[-1]
-    notes = [f"each n run separately, {n_runs} runs, seed {seed}; auxiliary: M={spec['M']} "
+    notes = [_cells(n_runs), f"each n run separately, {n_runs} runs, seed {seed}; auxiliary: M={spec['M']} "
              f"datasets of n_m={n_m}, eps_m={spec['epsilon']:g}, gamma={spec['gamma']:g}, "
              f"kappa={spec['kappa']:g}; eps=1024 stands for non-private",
              "paper's claims: regret sub-linear in n, smaller for larger eps, and smaller with "
@@ -341,10 +347,10 @@ def ma2025_fig8_9(quick, seed, n_jobs, progress) -> Report:
     out = sweep(tasks, n_jobs=n_jobs)
     ref = out[0]
     base, unif = ref.regret["LDPMAB"][:, -1], ref.regret["Uniform"][:, -1]
-    lines = [f"| panel | setting | group | regret at n={n:g} (mean +- sd) |", "|---|---|---|---|",
+    lines = [f"| panel | setting | group | regret at n={n:g} |", "|---|---|---|---|",
              f"| reference | no auxiliary data | - | {_fmt(base)} |",
              f"| reference | uniform policy | - | {_fmt(unif)} |"]
-    notes = [f"target n={n}, eps={eps:g}, {runs} runs; M={m} auxiliary datasets of n_m={n_m} "
+    notes = [_cells(runs), f"target n={n}, eps={eps:g}, {runs} runs; M={m} auxiliary datasets of n_m={n_m} "
              f"each (the panel's eps_m, gamma, kappa); order panel: target n={on}, datasets "
              f"eps_m=8 and eps_m=2 of the given n_m, {ocfg['runs']} runs",
              "paper's claims: regret falls with eps_m, rises with gamma and falls with kappa, "
@@ -455,7 +461,7 @@ def ma2025_ablation(quick, seed, n_jobs, progress) -> Report:
     out = sweep(tasks, n_jobs=n_jobs)
     lines = ["| eps | " + " | ".join(VARIANTS) + " | uniform |",
              "|---|" + "---|" * (len(VARIANTS) + 1)]
-    notes = [f"n={n}, {runs} runs, LDPMAB without auxiliary data; the departures' batch is "
+    notes = [_cells(runs), f"n={n}, {runs} runs, LDPMAB without auxiliary data; the departures' batch is "
              "100 users (the public code's); the agents with departures are NOT locally "
              "private (their epsilon is nominal): this is a diagnostic, not a method"]
     for e, res in zip(cfg["epsilons"], out):
