@@ -802,7 +802,7 @@ class CUCBLDP1(_LocalCombinatorial):
         self.mechanism = LaplaceMechanism(self.epsilon / self.K, 0.0, 1.0, **self.noise_source())
 
     def local_report(self, obs, actions, rewards, next_obs, public_state):
-        played = np.asarray(actions).astype(bool)
+        played = _at_most_k(actions, self.K)
         values = np.zeros(played.shape)
         values[played] = self.mechanism(np.asarray(next_obs)[:, :self.n_arms][played])
         return {"mask": played, "values": values}
@@ -811,8 +811,8 @@ class CUCBLDP1(_LocalCombinatorial):
         """User side of the block path, for audits: the message (as :meth:`local_report`'s)
         that :meth:`play_outcomes`' report step (:func:`ldp1_report_row`) builds for super arms
         ``actions`` (N, m) on outcomes (N, m) in [0, 1], from the block path's noise."""
-        played = np.asarray(actions).astype(bool)
-        x = np.ascontiguousarray(outcomes, dtype=np.float64)
+        played = _at_most_k(actions, self.K)
+        x = _unit_outcomes(outcomes)
         noise, pos = self._block_noise(int(played.sum()))
         values = np.zeros(played.shape)
         _ldp1_report_rows(x, played, noise, pos, self.mechanism.grid, values)
@@ -822,6 +822,25 @@ class CUCBLDP1(_LocalCombinatorial):
         self.counts += report["mask"]
         self.noisy_sums += report["values"]
         self.t += 1
+
+
+def _at_most_k(actions: Any, K: int) -> np.ndarray:
+    """The super arms (N, m) as a bool mask, refused if one has more than K base arms (each
+    released outcome gets epsilon/K)."""
+    played = np.asarray(actions).astype(bool)
+    if (played.sum(axis=-1) > K).any():
+        raise ValueError(f"actions: a super arm has more than K = {K} base arms; epsilon/K per "
+                         f"released outcome would not add up to epsilon")
+    return played
+
+
+def _unit_outcomes(outcomes: Any) -> np.ndarray:
+    """Outcomes for the block path's report step: finite and in [0, 1] (the kernel's release
+    does not clip: the env's outcomes lie in [0, 1]), else one clear error."""
+    x = np.ascontiguousarray(outcomes, dtype=np.float64)
+    if not (np.isfinite(x).all() and (x >= 0.0).all() and (x <= 1.0).all()):
+        raise ValueError("outcomes must be finite and in [0, 1]")
+    return x
 
 
 class CUCBLDP2(_LocalCombinatorial):
@@ -882,7 +901,7 @@ class CUCBLDP2(_LocalCombinatorial):
         ``actions`` (N, m) on outcomes (N, m) in [0, 1] given the broadcast counts, from the
         block path's noise."""
         played = np.asarray(actions).astype(bool)
-        x = np.ascontiguousarray(outcomes, dtype=np.float64)
+        x = _unit_outcomes(outcomes)
         counts = np.ascontiguousarray(public_state["counts"], dtype=np.int64)
         noise, pos = self._block_noise(played.shape[0])
         arms, values = np.empty(played.shape[0], np.int64), np.empty(played.shape[0])

@@ -749,8 +749,8 @@ class LDPMAB(LocalDPAgent):
                 or len(set(departures)) != len(departures):
             raise ValueError(f"departures must be a sequence of distinct names among "
                              f"{tuple(DEPARTURES)}, got {departures!r}")
-        self.departures = tuple(d for d in DEPARTURES if d in departures)
-        self._departure_flags = sum(DEPARTURES[d] for d in self.departures)
+        self._departures = tuple(d for d in DEPARTURES if d in departures)
+        self._departure_flags = sum(DEPARTURES[d] for d in self._departures)
         self.departure_batch = check_int("departure_batch", departure_batch)
         if self.departures and kwargs.get("secure"):
             raise ValueError("departures: the public code's departures are NOT private; they "
@@ -1004,12 +1004,19 @@ class LDPMAB(LocalDPAgent):
         return actions
 
     @property
+    def departures(self) -> tuple[str, ...]:
+        """The public code's departures this agent runs (read-only: fixed at construction, as
+        the kernel's flags are)."""
+        return self._departures
+
+    @property
     def privacy(self) -> Any:
         """epsilon-LDP per user; ``None`` (no guarantee) with ``departures``."""
-        return None if self.departures else super().privacy
+        return None if self._departure_flags else super().privacy
 
     def __repr__(self) -> str:
-        priv = f"departures={self.departures}, NOT PRIVATE" if self.departures else self.privacy
+        priv = f"departures={self.departures}, NOT PRIVATE" if self._departure_flags \
+            else self.privacy
         return f"{type(self).__name__}(n_arms={self.n_arms}, dim={self.dim}, " \
                f"num_envs={self.num_envs}, {priv})"
 

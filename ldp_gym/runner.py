@@ -142,7 +142,8 @@ def _build_agent(spec: AgentSpec, venv, secure: bool = False) -> Any:
     else:
         raise TypeError(f"an agent spec must be an Agent class, (class, kwargs), a callable "
                         f"env -> agent, or an object with act/observe; got {type(spec).__name__}")
-    if secure and getattr(agent, "privacy", None) is not None and not getattr(agent, "secure", False):
+    if secure and (getattr(agent, "privacy", None) is not None or getattr(agent, "departures", ()))\
+            and not getattr(agent, "secure", False):
         raise ValueError(f"secure=True, but agent {type(agent).__name__} was built without "
                          f"secure mode (its noise is seeded)")
     return agent

@@ -835,3 +835,26 @@ def test_block_path_declared_only_where_it_runs():
         with pytest.raises(ValueError, match=msg):
             agent.play_outcomes(bad)
     assert (agent.counts == 0).all() and (agent.t == 0).all()
+
+
+def test_ldp1_reports_refuse_more_than_k_arms_and_block_report_unit_outcomes():
+    """epsilon/K per released outcome adds up to epsilon only for |S| <= K: a super arm with
+    more base arms is refused by the agent's report and by the wrapper; the block path's
+    report step refuses outcomes outside [0, 1] (it does not clip)."""
+    from ldp_gym.wrappers import VectorLaplaceSemiBandit
+
+    env = gym.make("LDPCombinatorialBandit-v0")
+    agent = CUCBLDP1.from_env(env, epsilon=1.0, seed=0, num_envs=1)
+    too_many = np.zeros((1, agent.n_arms), np.int8)
+    too_many[0, :agent.K + 1] = 1
+    obs = np.zeros((1, 2 * agent.n_arms))
+    with pytest.raises(ValueError, match="more than K"):
+        agent.local_report(obs, too_many, np.zeros(1), obs, agent.public_state())
+    with pytest.raises(ValueError, match="outcomes must be finite and in"):
+        agent.block_report((np.arange(agent.n_arms) < agent.K)[None].astype(np.int8),
+                           np.full((1, agent.n_arms), 2.0))
+    venv = ldp_gym.make_vector_env("LDPCombinatorialBandit-v0", 1, 10)
+    wrapped = VectorLaplaceSemiBandit(venv, epsilon=1.0, seed=0)
+    feedback = np.concatenate([np.full((1, agent.n_arms), 0.5), too_many.astype(float)], axis=1)
+    with pytest.raises(ValueError, match="more than K"):
+        wrapped._release_batch(feedback)

@@ -679,3 +679,15 @@ def test_other_settings_are_refused_in_one_line():
         agent = three_bins()
         agent.update({"bins": np.array([[0]]), "U": np.zeros((1, 1, K)),
                       "V": np.zeros((1, 1, K)), "source": np.zeros(1, int)})
+
+
+def test_departures_cannot_be_relabelled_private():
+    """The ablation's departures are fixed at construction: the label cannot be switched back
+    to a privacy claim while the kernel still runs them, and secure runs refuse such agents."""
+    agent = LDPMAB(2, epsilon=1.0, horizon=100, num_envs=1, seed=0, departures=("noise_in_bin",))
+    with pytest.raises(AttributeError):
+        agent.departures = ()
+    assert agent.privacy is None and "NOT PRIVATE" in repr(agent)
+    with pytest.raises(ValueError, match="secure"):
+        ldp_gym.run("LDPNonparametricBandit-v0", {"a": agent}, horizon=10, n_runs=1,
+                    secure=True, progress=False)

@@ -165,7 +165,7 @@ def _block_kernel(mechanism: GaussianMechanism, feedback: Any, params: list[floa
     def record(outputs: np.ndarray) -> None:
         if not tracing():
             return
-        for out, z in zip(outputs, noise, strict=True):
+        for out, z in zip(outputs, noise[:len(outputs)], strict=True):
             _record(type(mechanism).__name__, out - z, mechanism.snapped_sensitivity,
                     mechanism.sigma, mechanism.epsilon, mechanism.delta)
     return ReleaseKernel(feedback, np.array(params, dtype=np.float64), noise, record)

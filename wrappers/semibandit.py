@@ -123,6 +123,10 @@ class _SemiBandit:
         if ((mask != 0.0) & (mask != 1.0)).any():
             raise ValueError("observation: the mask of S (last m entries) must be 0 or 1")
         played = mask == 1.0
+        if (played.sum(axis=1) > self.K).any():  # epsilon/K per coordinate holds for |S| <= K
+            raise ValueError(f"observation: S has more than K = {self.K} base arms (the family "
+                             f"declares K); epsilon/K per released outcome would not add up "
+                             f"to epsilon")
         values = np.zeros(played.shape)
         values[played] = self.mechanism(obs[:, :m][played])  # clipped to [0, 1], Lap(K/eps)
         out = np.concatenate([values, played.astype(np.float64)], axis=1) + 0.0
