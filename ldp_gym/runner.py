@@ -81,7 +81,7 @@ from gymnasium.vector import VectorWrapper
 from .envs.base import BanditVectorEnv
 from .protocols import BlockPlayer, DrawsBlocks, DrawsStretches, EvaluatesBlocks, ScoresBlocks
 from .results import Results
-from .validation import check_bool, check_int
+from .validation import check_actions, check_bool, check_int, seed_sequence
 
 __all__ = ["default_checkpoints", "make_vector_env", "run", "sweep"]
 
@@ -142,8 +142,8 @@ def _build_agent(spec: AgentSpec, venv, secure: bool = False) -> Any:
     else:
         raise TypeError(f"an agent spec must be an Agent class, (class, kwargs), a callable "
                         f"env -> agent, or an object with act/observe; got {type(spec).__name__}")
-    if secure and (getattr(agent, "privacy", None) is not None or getattr(agent, "departures", ()))\
-            and not getattr(agent, "secure", False):
+    claims = getattr(agent, "privacy", None) is not None or bool(getattr(agent, "departures", None))
+    if secure and claims and not getattr(agent, "secure", False):
         raise ValueError(f"secure=True, but agent {type(agent).__name__} was built without "
                          f"secure mode (its noise is seeded)")
     return agent
@@ -180,10 +180,13 @@ def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, 
         report(0, final=True)  # started
     start = time.perf_counter()
     player = _block_player(agent, venv, horizon)
-    if player is None:
-        decisions = _round_by_round(venv, agent, obs, horizon, checkpoints, out, cum, report)
-    else:
-        decisions = _by_blocks(player, obs, horizon, checkpoints, out, cum, report)
+    try:
+        if player is None:
+            decisions = _round_by_round(venv, agent, obs, horizon, checkpoints, out, cum, report)
+        else:
+            decisions = _by_blocks(player, obs, horizon, checkpoints, out, cum, report)
+    except (ValueError, TypeError) as e:  # say whose play failed (e.g. a third party's action)
+        raise type(e)(f"agent {name!r} ({type(agent).__name__}): {e}") from e
     if report is not None:
         report(horizon, final=True)
     elapsed = time.perf_counter() - start
@@ -511,7 +514,7 @@ def _block_player(agent: Any, venv: Any, horizon: int) -> BlockPlayer | None:
         if getattr(agent, "plays_blocks", False):
             return _Drawn(env, agent.play_block, horizon)
         if env.num_envs <= BLOCK_MAX_RUNS:
-            return _Drawn(env, _act_observe(agent), horizon)
+            return _Drawn(env, _act_observe(agent, env.single_action_space), horizon)
     return None
 
 
@@ -657,15 +660,16 @@ def _prefetched(draw: Callable, lengths: list[int]):
         yield pending.result()
 
 
-def _act_observe(agent: Any) -> Callable:
+def _act_observe(agent: Any, space: Any) -> Callable:
     """``play_block`` of an agent that plays round by round: ``act`` and ``observe`` over the
-    drawn rounds, looking up the chosen arm's reward."""
+    drawn rounds, looking up the chosen arm's reward (actions checked against ``space`` as the
+    env's ``step`` would)."""
     def play_block(obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
         n, length = rewards.shape[:2]
         rows = np.arange(n)
         actions = np.empty((n, length), dtype=np.int64)
         for s in range(length):
-            actions[:, s] = a = agent.act(obs[:, s])
+            actions[:, s] = a = check_actions(space, agent.act(obs[:, s]), n)
             agent.observe(obs[:, s], a, rewards[rows, s, a], obs[:, s + 1])
         return actions
     return play_block
@@ -734,6 +738,7 @@ def _run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_r
     sweep's business)."""
     cps = _check_run_args(horizon, n_runs, checkpoints)
     check_bool("secure", secure)
+    seed_sequence(seed)
     if not agents:
         raise ValueError("agents must name at least one agent")
     env_kwargs = dict(env_kwargs or {})

@@ -616,3 +616,22 @@ def test_plot_says_what_the_band_is_and_minor_log_labels_do_not_crowd():
     ax.set_xlim(10, 10**4)  # decades: no minor labels
     tidy_log_axes(ax)
     assert shown(ax) == []
+
+
+def test_a_third_party_agents_bad_action_names_the_agent_on_both_paths():
+    """Whose play failed is in the message, on the block path (which checks the actions as the
+    env's step does) and round by round; a negative seed names ``seed`` before any work."""
+
+    class Bad:
+        def act(self, obs):
+            return np.full(obs.shape[0], 9)
+
+        def observe(self, *args):
+            pass
+
+    for wrappers in ((), [(RoundByRound, {})]):
+        with pytest.raises(ValueError, match=r"agent 'bad' \(Bad\): action"):
+            ldp_gym.run("LDPMAB-v0", {"bad": Bad()}, horizon=10, n_runs=2, progress=False,
+                        wrappers=wrappers)
+    with pytest.raises(ValueError, match="^seed must be"):
+        ldp_gym.run("LDPMAB-v0", {"u": UCB1}, horizon=10, n_runs=2, seed=-1, progress=False)
