@@ -88,7 +88,6 @@ Example:
 from __future__ import annotations
 
 import math
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, ClassVar
 
 import numpy as np
@@ -100,6 +99,7 @@ from ldp_gym.validation import check_int
 from ldp_gym.wrappers.compiled import snap_add
 from ldp_gym.wrappers.continual import TreeMechanism
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism
+from ldp_gym.wrappers.noise import DrawnAhead
 
 from .base import Agent, GlobalDPAgent, LocalDPAgent, readonly
 
@@ -321,65 +321,6 @@ def _play_rounds(index_kind, release, outcomes, start, stop, counts, sums, t, a,
     pos[0] = p
 
 
-#: the background thread that draws the next chunk of noise while a block kernel runs (the
-#: kernels release the GIL); created at first use
-_POOL: list[ThreadPoolExecutor] = []
-
-
-def _background() -> ThreadPoolExecutor:
-    if not _POOL:
-        _POOL.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="ldp-gym-cucb-noise"))
-    return _POOL[0]
-
-
-class _NoiseAhead:
-    """A mechanism's noise drawn ahead in fixed chunks of :data:`CHUNK` values
-    (``mechanism(zeros(CHUNK))``: the library's audited draw, ``k g`` on its grid) and used in
-    order, so that the stream does not depend on how the rounds are split into blocks.
-
-    :meth:`prefetch` draws the next chunk in a background thread while a kernel runs; chunks
-    are drawn one after the other whatever the timing, and :meth:`settle` folds a chunk still
-    drawing into the buffer, so that nothing is pending between calls (the mechanism is never
-    used by two threads at once)."""
-
-    def __init__(self, mechanism: LaplaceMechanism):
-        self.mechanism = mechanism
-        self.values = np.zeros(0)
-        self.pos = np.zeros(1, dtype=np.int64)
-        self._pending: Future | None = None
-
-    def _chunk(self) -> np.ndarray:
-        if self._pending is not None:
-            chunk, self._pending = self._pending.result(), None
-            return chunk
-        return self.mechanism(np.zeros(CHUNK))
-
-    def ensure(self, need: int) -> None:
-        """At least ``need`` unused values from ``pos`` on."""
-        left = self.values[int(self.pos[0]):]
-        if left.shape[0] >= need:
-            return
-        parts = [left]
-        have = left.shape[0]
-        while have < need:
-            parts.append(self._chunk())
-            have += CHUNK
-        self.values = np.ascontiguousarray(np.concatenate(parts))
-        self.pos[0] = 0
-
-    def prefetch(self) -> None:
-        """Start drawing the next chunk in the background, unless two are left."""
-        if self._pending is None and self.values.shape[0] - int(self.pos[0]) < 2 * CHUNK:
-            self._pending = _background().submit(self.mechanism, np.zeros(CHUNK))
-
-    def settle(self) -> None:
-        """Fold a chunk drawing in the background into the buffer."""
-        if self._pending is not None:
-            chunk, self._pending = self._pending.result(), None
-            self.values = np.concatenate([self.values[int(self.pos[0]):], chunk])
-            self.pos[0] = 0
-
-
 @njit(cache=True, nogil=True)
 def _feedback_status(obs, next_obs, actions, rewards, lo, hi):  # pragma: no cover - compiled
     """0 when one round's batch is well formed: ``obs``, ``next_obs`` and ``rewards`` finite,
@@ -553,7 +494,8 @@ class CombinatorialAgent(Agent):
     #: what the user sends on the block path (``_RAW``, ``_LDP1``, ``_LDP2``); ``None``: no
     #: block path (the agent plays round by round)
     _release: ClassVar[int | None] = None
-    _ahead: _NoiseAhead | None = None
+    _ahead: DrawnAhead | None = None
+    _ahead_mechanism: LaplaceMechanism | None = None
 
     @property
     def plays_outcome_blocks(self) -> bool:
@@ -573,8 +515,9 @@ class CombinatorialAgent(Agent):
         by the user's mechanism (a new buffer when the mechanism was replaced)."""
         mech = self._mechanism()
         assert mech is not None
-        if self._ahead is None or self._ahead.mechanism is not mech:
-            self._ahead = _NoiseAhead(mech)
+        if self._ahead is None or self._ahead_mechanism is not mech:
+            self._ahead = DrawnAhead(lambda count: mech(np.zeros(count)), CHUNK)
+            self._ahead_mechanism = mech
         self._ahead.ensure(need)
         return self._ahead.values, self._ahead.pos
 

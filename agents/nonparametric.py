@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -67,6 +66,7 @@ from numba import njit
 from ldp_gym.validation import check_actions, check_finite, check_int, check_real
 from ldp_gym.wrappers.compiled import snap_add
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism
+from ldp_gym.wrappers.noise import DrawnAhead
 
 from .base import Agent, LocalDPAgent, readonly
 
@@ -583,64 +583,6 @@ class AuxiliarySource:
     __hash__ = None  # type: ignore[assignment]
 
 
-#: the background thread that draws the next chunk of noise while a kernel runs (the
-#: kernels release the GIL); created at first use
-_POOL: list[ThreadPoolExecutor] = []
-
-
-def _background() -> ThreadPoolExecutor:
-    if not _POOL:
-        _POOL.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="ldp-gym-noise"))
-    return _POOL[0]
-
-
-class _Buffer:
-    """Values drawn ahead in fixed chunks (``CHUNK``) and used in order: the stream is the same
-    however the rounds are split into calls. ``draw(count)`` returns the next values of the
-    source (a mechanism's noise, or the decision stream's uniforms).
-
-    :meth:`prefetch` draws the next chunk in a background thread while a kernel runs;
-    chunks are drawn one after the other whatever the timing, and :meth:`settle` folds a
-    chunk still drawing into the buffer, so that nothing is pending between calls (and a
-    mechanism is never used by two threads at once)."""
-
-    def __init__(self) -> None:
-        self.values = np.zeros(0)
-        self.pos = np.zeros(1, dtype=np.int64)
-        self._ahead: Future | None = None
-
-    def _chunk(self, draw: Any) -> np.ndarray:
-        if self._ahead is not None:
-            chunk, self._ahead = self._ahead.result(), None
-            return chunk
-        return draw(CHUNK)
-
-    def ensure(self, need: int, draw: Any) -> None:
-        """At least ``need`` unused values."""
-        left = self.values[int(self.pos[0]):]
-        if left.shape[0] >= need:
-            return
-        parts = [left]
-        have = left.shape[0]
-        while have < need:
-            parts.append(self._chunk(draw))
-            have += CHUNK
-        self.values = np.ascontiguousarray(np.concatenate(parts))
-        self.pos[0] = 0
-
-    def prefetch(self, draw: Any) -> None:
-        """Start drawing the next chunk in the background, unless two are left."""
-        if self._ahead is None and self.values.shape[0] - int(self.pos[0]) < 2 * CHUNK:
-            self._ahead = _background().submit(draw, CHUNK)
-
-    def settle(self) -> None:
-        """Fold a chunk drawing in the background into the buffer."""
-        if self._ahead is not None:
-            chunk, self._ahead = self._ahead.result(), None
-            self.values = np.concatenate([self.values[int(self.pos[0]):], chunk])
-            self.pos[0] = 0
-
-
 # =========================================================================== LDPMAB
 
 
@@ -833,8 +775,8 @@ class LDPMAB(LocalDPAgent):
                            for e in self.source_epsilons]
         #: the target users' two mechanisms
         self.mechanism_u, self.mechanism_v = self.mechanisms[0]
-        self._noise = [(_Buffer(), _Buffer()) for _ in self.source_epsilons]
-        self._decisions = _Buffer()
+        self._noise = [self._noise_buffers(src) for src in range(len(self.source_epsilons))]
+        self._decisions = DrawnAhead(lambda count: self.rng.random(count), CHUNK)
         self._fed = not self.aux_sizes
 
     # ------------------------------------------------------------------ state views
@@ -863,17 +805,16 @@ class LDPMAB(LocalDPAgent):
         actions = np.empty((n, length), np.int64)
         noise_u, noise_v = self._noise[src]
         mech_u, mech_v = self.mechanisms[src]
-        draw_u, draw_v = (lambda c: mech_u(np.zeros(c))), (lambda c: mech_v(np.zeros(c)))
         pos = np.zeros(2, np.int64)
         step = 0
         while step < length:
             active = int(self.n_active.sum())
             need_dec = (n if mode & CHOOSE else 0) + (active if mode & (UPDATE | FAST) else 0)
-            self._decisions.ensure(need_dec, self.rng.random)
+            self._decisions.ensure(need_dec)
             if mode & FAST:
-                for buf, draw in ((noise_u, draw_u), (noise_v, draw_v)):
-                    buf.ensure(active * self.n_arms, draw)
-                    buf.prefetch(draw)  # drawn while the kernel runs
+                for buf in (noise_u, noise_v):
+                    buf.ensure(active * self.n_arms)
+                    buf.prefetch()  # drawn while the kernel runs
             if mode & (UPDATE | FAST):
                 need = int((self.n_nodes + 2 * self._splittable()).max())
                 if need > self.lo.shape[1]:
@@ -891,6 +832,12 @@ class LDPMAB(LocalDPAgent):
         noise_u.settle()
         noise_v.settle()
         return actions
+
+    def _noise_buffers(self, src: int) -> tuple[DrawnAhead, DrawnAhead]:
+        """The FAST step's noise of source ``src``'s U and V slots, drawn ahead by their
+        mechanisms (looked up at each draw)."""
+        return (DrawnAhead(lambda count: self.mechanisms[src][0](np.zeros(count)), CHUNK),
+                DrawnAhead(lambda count: self.mechanisms[src][1](np.zeros(count)), CHUNK))
 
     def _splittable(self) -> np.ndarray:
         """Active bins below the depth cap, per run (N,): the node capacity a round may need
@@ -1232,7 +1179,7 @@ class LDPMABAux(LDPMAB):
                 self.update(report)
             return
         self._kernel(FAST, x, y[..., None], a, src)
-        self._noise[src] = (_Buffer(), _Buffer())  # an auxiliary dataset is fed once
+        self._noise[src] = self._noise_buffers(src)  # an auxiliary dataset is fed once
 
 
 # =========================================================================== ABSE

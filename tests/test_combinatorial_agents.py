@@ -694,9 +694,11 @@ class Replay:
     in order: per-round play on the block path's noise stream."""
 
     def __init__(self, twin):
-        from ldp_gym.agents.combinatorial import _NoiseAhead
+        from ldp_gym.agents.combinatorial import CHUNK
+        from ldp_gym.wrappers.noise import DrawnAhead
 
-        self.ahead, self.grid = _NoiseAhead(twin), twin.grid
+        self.ahead = DrawnAhead(lambda count: twin(np.zeros(count)), CHUNK)
+        self.grid = twin.grid
         self.lower, self.upper = twin.lower, twin.upper
 
     def __call__(self, x):

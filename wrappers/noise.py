@@ -275,3 +275,74 @@ def _normals(rng: Any, count: int) -> np.ndarray:
 
 def _uniforms(rng: Any, count: int) -> np.ndarray:
     return rng.random(count)
+
+
+#: the background thread that draws the next chunk of a :class:`DrawnAhead` while a compiled
+#: kernel runs (the kernels release the GIL); created at first use
+_POOL: list[Any] = []
+
+
+def _background() -> Any:
+    if not _POOL:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="ldp-gym-draws"))
+    return _POOL[0]
+
+
+class DrawnAhead:
+    """Values drawn ahead in fixed chunks of ``chunk`` and used in order by compiled kernels
+    (``values[pos[0]:]`` unused), so that the stream does not depend on how the rounds are split
+    into calls. ``draw(count)`` is the source: a mechanism's noise (``mechanism(zeros(count))``,
+    the audited draw) or a decision stream's uniforms.
+
+    :meth:`prefetch` draws the next chunk in a background thread while a kernel runs; chunks
+    are drawn one after the other whatever the timing, and :meth:`settle` folds a chunk still
+    drawing into the buffer, so that nothing is pending between calls (and a source is never
+    used by two threads at once).
+
+    Example:
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> buf = DrawnAhead(lambda n: rng.random(n), chunk=4)
+        >>> buf.ensure(6)
+        >>> buf.values.shape, int(buf.pos[0])
+        ((8,), 0)
+    """
+
+    def __init__(self, draw: Any, chunk: int):
+        self.draw, self.chunk = draw, int(chunk)
+        self.values = np.zeros(0)
+        self.pos = np.zeros(1, dtype=np.int64)
+        self._pending: Any = None
+
+    def _next(self) -> np.ndarray:
+        if self._pending is not None:
+            chunk, self._pending = self._pending.result(), None
+            return chunk
+        return self.draw(self.chunk)
+
+    def ensure(self, need: int) -> None:
+        """At least ``need`` unused values from ``pos`` on."""
+        left = self.values[int(self.pos[0]):]
+        if left.shape[0] >= need:
+            return
+        parts = [left]
+        have = left.shape[0]
+        while have < need:
+            parts.append(self._next())
+            have += self.chunk
+        self.values = np.ascontiguousarray(np.concatenate(parts))
+        self.pos[0] = 0
+
+    def prefetch(self) -> None:
+        """Start drawing the next chunk in the background, unless two are left."""
+        if self._pending is None and self.values.shape[0] - int(self.pos[0]) < 2 * self.chunk:
+            self._pending = _background().submit(self.draw, self.chunk)
+
+    def settle(self) -> None:
+        """Fold a chunk drawing in the background into the buffer."""
+        if self._pending is not None:
+            chunk, self._pending = self._pending.result(), None
+            self.values = np.concatenate([self.values[int(self.pos[0]):], chunk])
+            self.pos[0] = 0
