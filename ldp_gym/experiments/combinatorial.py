@@ -51,36 +51,32 @@ notes name these cells, and the slopes are also fitted on the cells where the
 agents learn). What the code measured is reported as it is; nothing is tuned
 towards the bounds.
 
-Measured (quick versions, T = 1e4, 10 runs, seed 0; the numbers are in the
-tables these functions print, not stored here):
+Measured (full versions, T = 1e5, 20 runs, seed 0, ``ldp-gym reproduce NAME``):
 
-* K scaling: at K = 1 the two agents coincide, as they should (ratio 0.97 at
-  eps = 1, 0.94 at eps = 4, within one sd). At eps = 1 CUCB-LDP1 is at the
-  all-capped regret from K = 4 and CUCB-LDP2 at K = 8, so the ratio goes
-  0.97, 0.51, 0.65, 0.99: no trend. At eps = 4 both learn up to K = 4 and the
-  ratio falls 0.94, 0.38, 0.21, 0.15 for K = 1, 2, 4, 8: slope -0.87 on log K
-  (-1.09 over K <= 4, where CUCB-LDP1 is below half the cap), against the
-  bounds' -2. The 1/K^2 of the bounds is not reached at these horizons; the
-  ratio of two upper bounds need not be the ratio of the regrets.
-* epsilon scaling (K = 2, m = 4, eps 0.5 to 8): CUCB-LDP1 and CUCB-LDP2 have
-  slopes 1.28 and 1.64 on log(1/eps) (1.53 and 1.69 without the capped cells),
-  below the bounds' 2; CUCB-DP stays within 8% of the all-capped regret for
-  every eps up to 8 (its width ``12 K ln^3 T / (T_i eps)`` is about the gap or
-  more for every count reachable in 1e4 rounds), so its slope (0.02) measures
-  the cap, not the theorem's 1/eps. Theorem 9's curve drawn with constant 1 lies above the
+* K scaling (m = 2K): at K = 1 the two agents coincide, as they should (ratio
+  1.01, 0.97, 1.03 at eps 0.5, 1, 4). The ratio LDP2/LDP1 falls with K, but
+  like K^-1, not K^-2: slopes on log K of -1.03 at eps = 4 (every K learns;
+  ratios 1.03, 0.34, 0.14, 0.079, 0.061 for K = 1 to 16) and -0.90 / -0.92 at
+  eps = 0.5 / 1 over the K where CUCB-LDP1 learns; over all K the slopes
+  (0.02, -0.45) measure the cap, CUCB-LDP1 sitting at the all-capped regret
+  from K = 4 (eps = 0.5) and K = 8 (eps = 1). The ratio of two upper bounds
+  need not be the ratio of the regrets.
+* epsilon scaling (K = 4, m = 8, eps 0.25 to 8): CUCB-LDP1 and CUCB-LDP2 have
+  slopes 1.49 and 1.81 on log(1/eps) over the eps where they learn (1.23 and
+  1.76 over all), below the bounds' 2; CUCB-DP is at the all-capped regret up
+  to eps = 2 and still at 27,569 at eps = 8 (CUCB-LDP2: 141, non-private CUCB:
+  209): its width ``12 K ln^3 T / (T_i eps)`` keeps the global agent behind the
+  local ones at this horizon, so its slope (0.21) measures the cap, not the
+  theorem's 1/eps. Theorem 9's curve drawn with constant 1 lies above the
   non-private CUCB, so that constant is only a shape.
-* coverage (m = 10, K = 3, 20 targets, eps = 1): the greedy oracle reaches
-  0.99 opt on the true means, so the (1 - 1/e)-approximation regret is
-  negative for CUCB, CUCB-LDP1 and CUCB-LDP2 (they beat ``alpha opt``), and
-  positive only for CUCB-DP (the widest index at this horizon); the plain
-  regret orders them CUCB < CUCB-LDP2 < CUCB-LDP1 < CUCB-DP at eps = 1 and
-  at eps = 4, where CUCB-LDP2 comes within 1.5x of CUCB and CUCB-DP does not
-  improve (its ``K ln^3 T / eps`` term still dominates at T = 1e4).
+* coverage (m = 16, K = 4, 32 targets; greedy reaches 1.000 opt on the true
+  means here): every agent's (1 - 1/e, 1)-approximation regret is negative
+  (they beat ``alpha opt``); the plain regret orders them CUCB (15) < CUCB-LDP2
+  < CUCB-LDP1 < CUCB-DP at every eps (eps = 1: 443, 1,857, 6,376), CUCB-DP
+  hardly improving with eps (6,464 to 6,232 from eps 0.5 to 2).
 
-Cost (process CPU seconds on one core, seed 0): quick versions 53 s
-(K scaling), 52 s (epsilon scaling), 28 s (coverage). The full versions,
-extrapolated from T = 5000 runs (20 runs batched) of every configuration:
-about 14, 11 and 6 minutes of CPU (half that in wall time with two jobs).
+Cost (wall time, one job, on a shared 2-core machine): 87 s (K scaling),
+337 s (epsilon scaling: CUCB-DP plays round by round), 131 s (coverage).
 """
 
 from __future__ import annotations
