@@ -506,6 +506,12 @@ class CombinatorialAgent(Agent):
         return self._release is not None and isinstance(self.family, Family) \
             and self.family._kernel_spec() is not None
 
+    def _draw_noise(self, count: int) -> np.ndarray:
+        """``count`` values of the user's mechanism's noise (its release of zeros)."""
+        mech = self._mechanism()
+        assert mech is not None
+        return mech(np.zeros(count))
+
     def _mechanism(self) -> LaplaceMechanism | None:
         """The user's mechanism whose noise the block path draws ahead (None: CUCB)."""
         return None
@@ -516,9 +522,9 @@ class CombinatorialAgent(Agent):
         mech = self._mechanism()
         assert mech is not None
         if self._ahead is None or self._ahead_mechanism is not mech:
-            self._ahead = DrawnAhead(lambda count: mech(np.zeros(count)), CHUNK)
+            self._ahead = DrawnAhead(CHUNK)
             self._ahead_mechanism = mech
-        self._ahead.ensure(need)
+        self._ahead.ensure(need, self._draw_noise)
         return self._ahead.values, self._ahead.pos
 
     def play_outcomes(self, outcomes: Any) -> np.ndarray:
@@ -568,7 +574,7 @@ class CombinatorialAgent(Agent):
                 noise, pos = self._block_noise((stop - start) * n
                                                * (self.K if self._release == _LDP1 else 1))
                 assert self._ahead is not None
-                self._ahead.prefetch()  # drawn while the kernel runs
+                self._ahead.prefetch(self._draw_noise)  # drawn while the kernel runs
             _play_rounds(kind, self._release, x, start, stop, counts, sums, self.t, a, b, u,
                          oracle_kind, width, count, probs, noise, pos, grid, actions)
         if self._ahead is not None:

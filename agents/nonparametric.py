@@ -775,8 +775,8 @@ class LDPMAB(LocalDPAgent):
                            for e in self.source_epsilons]
         #: the target users' two mechanisms
         self.mechanism_u, self.mechanism_v = self.mechanisms[0]
-        self._noise = [self._noise_buffers(src) for src in range(len(self.source_epsilons))]
-        self._decisions = DrawnAhead(lambda count: self.rng.random(count), CHUNK)
+        self._noise = [(DrawnAhead(CHUNK), DrawnAhead(CHUNK)) for _ in self.source_epsilons]
+        self._decisions = DrawnAhead(CHUNK)
         self._fed = not self.aux_sizes
 
     # ------------------------------------------------------------------ state views
@@ -805,16 +805,17 @@ class LDPMAB(LocalDPAgent):
         actions = np.empty((n, length), np.int64)
         noise_u, noise_v = self._noise[src]
         mech_u, mech_v = self.mechanisms[src]
+        draw_u, draw_v = (lambda c: mech_u(np.zeros(c))), (lambda c: mech_v(np.zeros(c)))
         pos = np.zeros(2, np.int64)
         step = 0
         while step < length:
             active = int(self.n_active.sum())
             need_dec = (n if mode & CHOOSE else 0) + (active if mode & (UPDATE | FAST) else 0)
-            self._decisions.ensure(need_dec)
+            self._decisions.ensure(need_dec, self.rng.random)
             if mode & FAST:
-                for buf in (noise_u, noise_v):
-                    buf.ensure(active * self.n_arms)
-                    buf.prefetch()  # drawn while the kernel runs
+                for buf, draw in ((noise_u, draw_u), (noise_v, draw_v)):
+                    buf.ensure(active * self.n_arms, draw)
+                    buf.prefetch(draw)  # drawn while the kernel runs
             if mode & (UPDATE | FAST):
                 need = int((self.n_nodes + 2 * self._splittable()).max())
                 if need > self.lo.shape[1]:
@@ -832,12 +833,6 @@ class LDPMAB(LocalDPAgent):
         noise_u.settle()
         noise_v.settle()
         return actions
-
-    def _noise_buffers(self, src: int) -> tuple[DrawnAhead, DrawnAhead]:
-        """The FAST step's noise of source ``src``'s U and V slots, drawn ahead by their
-        mechanisms (looked up at each draw)."""
-        return (DrawnAhead(lambda count: self.mechanisms[src][0](np.zeros(count)), CHUNK),
-                DrawnAhead(lambda count: self.mechanisms[src][1](np.zeros(count)), CHUNK))
 
     def _splittable(self) -> np.ndarray:
         """Active bins below the depth cap, per run (N,): the node capacity a round may need
@@ -1179,7 +1174,7 @@ class LDPMABAux(LDPMAB):
                 self.update(report)
             return
         self._kernel(FAST, x, y[..., None], a, src)
-        self._noise[src] = self._noise_buffers(src)  # an auxiliary dataset is fed once
+        self._noise[src] = (DrawnAhead(CHUNK), DrawnAhead(CHUNK))  # a dataset is fed once
 
 
 # =========================================================================== ABSE

@@ -697,13 +697,12 @@ class Replay:
         from ldp_gym.agents.combinatorial import CHUNK
         from ldp_gym.wrappers.noise import DrawnAhead
 
-        self.ahead = DrawnAhead(lambda count: twin(np.zeros(count)), CHUNK)
-        self.grid = twin.grid
+        self.ahead, self.twin, self.grid = DrawnAhead(CHUNK), twin, twin.grid
         self.lower, self.upper = twin.lower, twin.upper
 
     def __call__(self, x):
         x = np.clip(np.asarray(x, np.float64), self.lower, self.upper)
-        self.ahead.ensure(x.size)
+        self.ahead.ensure(x.size, lambda count: self.twin(np.zeros(count)))
         p = int(self.ahead.pos[0])
         self.ahead.pos[0] += x.size
         return np.rint(x / self.grid) * self.grid + self.ahead.values[p:p + x.size] + 0.0

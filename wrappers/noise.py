@@ -293,8 +293,9 @@ def _background() -> Any:
 class DrawnAhead:
     """Values drawn ahead in fixed chunks of ``chunk`` and used in order by compiled kernels
     (``values[pos[0]:]`` unused), so that the stream does not depend on how the rounds are split
-    into calls. ``draw(count)`` is the source: a mechanism's noise (``mechanism(zeros(count))``,
-    the audited draw) or a decision stream's uniforms.
+    into calls. ``draw(count)``, passed to each call (the buffer holds arrays only, so agents
+    that own one pickle and copy as before), is the source: a mechanism's noise
+    (``mechanism(zeros(count))``, the audited draw) or a decision stream's uniforms.
 
     :meth:`prefetch` draws the next chunk in a background thread while a kernel runs; chunks
     are drawn one after the other whatever the timing, and :meth:`settle` folds a chunk still
@@ -304,25 +305,25 @@ class DrawnAhead:
     Example:
         >>> import numpy as np
         >>> rng = np.random.default_rng(0)
-        >>> buf = DrawnAhead(lambda n: rng.random(n), chunk=4)
-        >>> buf.ensure(6)
+        >>> buf = DrawnAhead(chunk=4)
+        >>> buf.ensure(6, rng.random)
         >>> buf.values.shape, int(buf.pos[0])
         ((8,), 0)
     """
 
-    def __init__(self, draw: Any, chunk: int):
-        self.draw, self.chunk = draw, int(chunk)
+    def __init__(self, chunk: int):
+        self.chunk = int(chunk)
         self.values = np.zeros(0)
         self.pos = np.zeros(1, dtype=np.int64)
         self._pending: Any = None
 
-    def _next(self) -> np.ndarray:
+    def _next(self, draw: Any) -> np.ndarray:
         if self._pending is not None:
             chunk, self._pending = self._pending.result(), None
             return chunk
-        return self.draw(self.chunk)
+        return draw(self.chunk)
 
-    def ensure(self, need: int) -> None:
+    def ensure(self, need: int, draw: Any) -> None:
         """At least ``need`` unused values from ``pos`` on."""
         left = self.values[int(self.pos[0]):]
         if left.shape[0] >= need:
@@ -330,15 +331,15 @@ class DrawnAhead:
         parts = [left]
         have = left.shape[0]
         while have < need:
-            parts.append(self._next())
+            parts.append(self._next(draw))
             have += self.chunk
         self.values = np.ascontiguousarray(np.concatenate(parts))
         self.pos[0] = 0
 
-    def prefetch(self) -> None:
+    def prefetch(self, draw: Any) -> None:
         """Start drawing the next chunk in the background, unless two are left."""
         if self._pending is None and self.values.shape[0] - int(self.pos[0]) < 2 * self.chunk:
-            self._pending = _background().submit(self.draw, self.chunk)
+            self._pending = _background().submit(draw, self.chunk)
 
     def settle(self) -> None:
         """Fold a chunk drawing in the background into the buffer."""
