@@ -94,8 +94,8 @@ def _delta(text: str) -> float:
 #: the Gaussian wrapper's delta when --delta is not given
 WRAPPER_DELTA = 1e-5
 #: the rough wall-clock time of ``reproduce NAME --quick`` (measured on 2 cores, --jobs 2)
-QUICK_DURATION = ("30 s to 6 min per experiment, zheng2020-bco about 10 min (measured with "
-                  "--jobs 2 on 2 busy cores)")
+QUICK_DURATION = ("about 5 s to 2 min per experiment, mab-local-vs-global the longest (measured "
+                  "on 2 cores, one of them busy)")
 
 
 def _parser() -> _Parser:
