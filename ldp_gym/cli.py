@@ -517,6 +517,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else 0
+    except BrokenPipeError:  # the reader went away (``ldp-gym list | head``): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     return 0
 
 

@@ -69,6 +69,17 @@ def test_python_m_ldp_gym():
     assert proc.returncode == 0 and proc.stdout.strip() == f"ldp-gym {ldp_gym.__version__}"
 
 
+def test_a_closed_pipe_is_no_traceback():
+    """``ldp-gym list | head -1``: the reader leaves early; the command stops quietly."""
+    proc = subprocess.Popen([sys.executable, "-m", "ldp_gym", "list"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, bufsize=0)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # gone before the child (still importing) writes anything
+    err = proc.stderr.read().decode()
+    proc.wait()
+    assert "Traceback" not in err
+
+
 @pytest.mark.parametrize("command", ["run", "reproduce"])
 def test_every_option_has_help_with_its_default(command):
     sub = next(a for a in cli._parser()._actions if a.dest == "command").choices[command]
