@@ -29,8 +29,9 @@ with ``K = 1`` CUCB-LDP1 and CUCB-LDP2 have the law of
 :class:`~ldp_gym.agents.mab.LDPUCB` on the multi-armed bandit.
 
 Compiled paths: ``act`` computes the index and the tie-breaking of every run in
-one numba pass (:func:`_weights_into`, bitwise :meth:`CombinatorialAgent.index`
-and :func:`oracle_weights` on the same decision stream) and calls the library
+one numba pass (:func:`_weights_into`: the index of :func:`_index_value`, which
+:meth:`CombinatorialAgent.index` also reports, and the tie-breaking of
+:func:`oracle_weights`, on the same decision stream) and calls the library
 families' oracle without re-checking the weights; ``observe`` checks the
 runner's batch (int8 actions, float observations) in one compiled pass and
 falls back to the checked path of the base class for anything else or any
@@ -120,12 +121,12 @@ def oracle_weights(rng: np.random.Generator, index: np.ndarray, pulled: np.ndarr
     with ``top`` the largest of them and 0 and ``h = (1 - top)/2``, capped pulled
     arms get ``1 - h/2 + u h/4`` and unpulled ones ``1 - h/4 + u h/4`` (``u`` uniform): above
     every uncapped index, unpulled first, uniformly random order within each group, at most 1.
+    (The compiled :func:`_tie_break_row` of each run, as ``act`` runs it.)
     """
-    free = pulled & (index < 1.0)
-    top = np.max(index, axis=1, where=free, initial=0.0, keepdims=True)  # >= every uncapped
-    q = 0.25 - 0.25 * top  # h/2, with h = (1 - top)/2
     u = rng.random(index.shape)
-    return np.where(free, index, 1.0 - q + 0.5 * q * (u + ~pulled))
+    out = np.array(index, dtype=np.float64)
+    _tie_break_rows(np.asarray(pulled, dtype=np.int64), out, u)
+    return out
 
 
 #: the index formulas of the fused kernel :func:`_weights_into` (``mu_bar`` before the cap)
@@ -166,6 +167,24 @@ def _tie_break_row(counts, index, u, out):  # pragma: no cover - compiled
             out[i] = v if v < 1.0 else 1.0 - q + 0.5 * q * (u[i] + 0.0)
         else:
             out[i] = 1.0 - q + 0.5 * q * (u[i] + 1.0)
+
+
+@njit(cache=True, nogil=True)
+def _tie_break_rows(pulled, index, u):  # pragma: no cover - compiled
+    """:func:`_tie_break_row` of every run, in place (``pulled`` (N, m) 0/1)."""
+    for r in range(index.shape[0]):
+        _tie_break_row(pulled[r], index[r], u[r], index[r])
+
+
+@njit(cache=True, nogil=True)
+def _index_into(kind, counts, sums, a, b, c, out):  # pragma: no cover - compiled
+    """The capped index (N, m) of every run: :func:`_index_value` of the pulled arms, 1 for
+    the unpulled ones (``min(inf, 1)``)."""
+    for r in range(counts.shape[0]):
+        for i in range(counts.shape[1]):
+            out[r, i] = _index_value(kind, counts[r, i], sums[r, i], a[r], b, c) \
+                if counts[r, i] > 0 else 1.0
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -482,12 +501,14 @@ class CombinatorialAgent(Agent):
         return np.asarray(self.family.oracle(weights), dtype=bool).astype(np.int8)
 
     def index(self) -> np.ndarray:
-        """The paper's ``mu_bar`` (N, m): ``min{mu~ + width, 1}``, 1 for unpulled arms."""
-        raise NotImplementedError
+        """The paper's ``mu_bar`` (N, m): ``min{mu~ + width, 1}``, 1 for unpulled arms (the
+        formula of :func:`_index_value` that ``act`` and the block path use)."""
+        kind, counts, sums, a, b, c = self._index_terms()
+        return _index_into(kind, counts, sums, a, b, c, np.empty(counts.shape))
 
     def _index_terms(self) -> tuple:
-        """The arguments ``kind, counts, sums, a, b, c`` of :func:`_weights_into` for
-        :meth:`index` (which is the reference: the kernel gives bitwise its weights)."""
+        """The arguments ``kind, counts, sums, a, b, c`` of :func:`_index_value`: the sums of
+        the server's (public) state and the width's terms."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ block path
@@ -645,12 +666,6 @@ class CUCB(CombinatorialAgent):
         super()._init_state(n)
         self.sums = np.zeros((n, self.n_arms))
 
-    def index(self):
-        n = np.maximum(self.counts, 1)
-        t = np.maximum(self.t, 1)[:, None]
-        idx = np.minimum(self.sums / n + np.sqrt(1.5 * np.log(t) / n), 1.0)
-        return np.where(self.counts > 0, idx, 1.0)
-
     def _index_terms(self):
         return _CUCB, self.counts, self.sums, 1.5 * np.log(np.maximum(self.t, 1)), 0.0, 0.0
 
@@ -686,13 +701,6 @@ class _LocalCombinatorial(_Private, LocalDPAgent, CombinatorialAgent):
     def public_state(self):
         """The server's broadcast: ``counts`` (T_i) and ``noisy_sums`` (read-only)."""
         return readonly(counts=self.counts, noisy_sums=self.noisy_sums)
-
-    def index(self):
-        state = self.public_state()
-        counts = state["counts"]
-        n = np.maximum(counts, 1)
-        idx = np.minimum(state["noisy_sums"] / n + self.width / np.sqrt(n), 1.0)
-        return np.where(counts > 0, idx, 1.0)
 
     def _index_terms(self):
         return _LOCAL, self.counts, self.noisy_sums, self._no_terms, self.width, 0.0
@@ -923,11 +931,6 @@ class CUCBDP(_Private, GlobalDPAgent, CombinatorialAgent):
         self._c1 = 4.0 * math.log(self.n_arms * T)
         self._c2 = self.c * self.K * math.log(T) ** 3 / self.epsilon
         self._no_terms = np.zeros(n)
-
-    def index(self):
-        n = np.maximum(self.counts, 1)
-        idx = self.tree.noisy_sums / n + np.sqrt(self._c1 / n) + self._c2 / n
-        return np.where(self.counts > 0, np.minimum(idx, 1.0), 1.0)
 
     def _index_terms(self):
         return _GLOBAL, self.counts, self.tree.noisy_sums, self._no_terms, self._c1, self._c2

@@ -251,13 +251,9 @@ def check_action(space: spaces.Space, action: Any, name: str = "action") -> Any:
         TypeError: bools, floats where integers are needed (1.5, NaN), non-numbers.
         ValueError: a wrong shape, NaN or inf in a ``Box``, a value outside the space (-1, K).
     """
-    if type(action) is int and type(space) is spaces.Discrete:  # a policy's int: no abc checks
-        lo = int(space.start)
-        if not lo <= action < lo + int(space.n):
-            raise ValueError(f"{name} must lie in {_describe(space)}, got {action}")
-        return action
-    if isinstance(space, spaces.Discrete) and isinstance(action, numbers.Integral) \
-            and not isinstance(action, (bool, np.bool_)):  # the common case, without numpy
+    # the common case, without numpy (a plain int first: no abc check)
+    if isinstance(space, spaces.Discrete) and (type(action) is int or isinstance(
+            action, numbers.Integral) and not isinstance(action, (bool, np.bool_))):
         lo, value = int(space.start), int(action)
         if not lo <= value < lo + int(space.n):
             raise ValueError(f"{name} must lie in {_describe(space)}, got {value}")
