@@ -77,7 +77,7 @@ from ldp_gym.protocols import ReleaseKernel
 from .compiled import clip_scalar, snap_add
 from .feedback import STREAM_ARGS_DOC, FeedbackWrapper, VectorFeedbackWrapper
 from .mechanisms import GaussianMechanism, check_input
-from .noise import _record, gaussian_grid_noise, tracing
+from .noise import _record, tracing
 from .reward import GaussianReward, VectorGaussianReward
 
 __all__ = ["TwoPointGaussian", "VectorOnePointGaussian", "VectorTwoPointGaussian", "one_point"]
@@ -147,20 +147,14 @@ def _one_point_feedback(x, losses, rewards, noise, params, seen, mech):  # pragm
             seen[i, j] = 0.0
 
 
-def _block_noise(mechanism: GaussianMechanism, length: int, n: int) -> np.ndarray:
-    """The grid noise (length, n) of the mechanism's next ``length`` calls on n inputs, drawn in
-    one call from its stream: row s is what its s-th call adds (numpy fills arrays in order)."""
-    return gaussian_grid_noise(mechanism.rng.standard_normal((length, n)), mechanism.sigma,
-                               mechanism.grid)
-
-
 def _block_kernel(mechanism: GaussianMechanism, feedback: Any, params: list[float], length: int,
                   n: int) -> ReleaseKernel:
     """A :class:`~ldp_gym.protocols.ReleaseKernel` of ``length`` rounds of n runs: the noise
-    drawn ahead by the mechanism (:func:`_block_noise`) and the trace of the block's calls
-    (:func:`~ldp_gym.wrappers.mechanisms.recording`), one record per round as its per-round
-    calls make (the input is the output minus the grid noise: exact, both on the grid)."""
-    noise = _block_noise(mechanism, length, n)
+    drawn ahead by the mechanism (row s: what its s-th call on n inputs adds) and the trace
+    of the block's calls (:func:`~ldp_gym.wrappers.mechanisms.recording`), one record per
+    round as its per-round calls make (the input is the output minus the grid noise: exact,
+    both on the grid)."""
+    noise = mechanism.noise((length, n))
 
     def record(outputs: np.ndarray) -> None:
         if not tracing():

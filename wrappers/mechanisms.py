@@ -380,11 +380,17 @@ class GaussianMechanism(Mechanism):
             raise ValueError(f"x must have last dimension dim={self.dim}")
         return clip_l2(x, self.l2_bound)
 
+    def noise(self, shape: tuple[int, ...]) -> np.ndarray:
+        """The grid noise of the next releases of ``shape`` inputs in all, from the mechanism's
+        stream in order (what ``__call__`` adds; a compiled path adds it, drawn ahead, to
+        inputs clipped and snapped to the grid)."""
+        return gaussian_grid_noise(self.rng.standard_normal(shape), self.sigma, self.grid)
+
     def __call__(self, x: Any) -> np.ndarray:
         x = snap(self.clip(check_input(x)), self.grid)
         _record(type(self).__name__, x, self.snapped_sensitivity, self.sigma, self.epsilon,
                 self.delta)
-        return x + gaussian_grid_noise(self.rng.standard_normal(x.shape), self.sigma, self.grid)
+        return x + self.noise(x.shape)
 
 
 #: The kinds of parts of a :class:`GaussianStatistics` message.
