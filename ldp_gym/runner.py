@@ -186,7 +186,8 @@ def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, 
         else:
             decisions = _by_blocks(player, obs, horizon, checkpoints, out, cum, report)
     except (ValueError, TypeError) as e:  # say whose play failed (e.g. a third party's action)
-        raise type(e)(f"agent {name!r} ({type(agent).__name__}): {e}") from e
+        e.args = (f"agent {name!r} ({type(agent).__name__}): {e}",)  # same type, any subclass
+        raise
     if report is not None:
         report(horizon, final=True)
     elapsed = time.perf_counter() - start
