@@ -616,8 +616,7 @@ class _Drawn:
 
     def __init__(self, env: BanditVectorEnv, play_block: Callable, horizon: int):
         self.play_block = play_block
-        self.blocks = _prefetched(env.draw_block, [min(BLOCK, horizon - s)
-                                                   for s in range(0, horizon, BLOCK)])
+        self.blocks = _prefetched(env.draw_block, horizon)
 
     def play(self, obs, limit):
         obs_block, rewards, regrets = next(self.blocks)
@@ -639,8 +638,7 @@ class _Scored:
     def __init__(self, env: Any, play_outcomes: Callable, horizon: int):
         # env: the combinatorial vector env (draw_outcomes, score_block)
         self.env, self.play_outcomes = env, play_outcomes
-        self.blocks = _prefetched(env.draw_outcomes, [min(BLOCK, horizon - s)
-                                                      for s in range(0, horizon, BLOCK)])
+        self.blocks = _prefetched(env.draw_outcomes, horizon)
 
     def play(self, obs, limit):
         outcomes = next(self.blocks)
@@ -649,9 +647,10 @@ class _Scored:
         return obs, np.ones(regret.shape, dtype=np.int64), regret
 
 
-def _prefetched(draw: Callable, lengths: list[int]):
-    """``draw(length)`` for each length in turn, each drawn in a second thread while the
-    previous one is used."""
+def _prefetched(draw: Callable, horizon: int):
+    """``draw(length)`` for the blocks of ``BLOCK`` rounds (the last one shorter) that make up
+    ``horizon``, each drawn in a second thread while the previous one is used."""
+    lengths = [min(BLOCK, horizon - s) for s in range(0, horizon, BLOCK)]
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(draw, lengths[0])
         for length in lengths[1:]:
