@@ -44,10 +44,9 @@ from ldp_gym.validation import (
     check_actions,
     check_delta,
     check_finite,
-    check_finite_pair,
     check_int,
     check_real,
-    copy_finite,
+    plain_floats,
 )
 from ldp_gym.wrappers.mechanisms import GaussianStatistics, L2BallMechanism, clip_l2
 from ldp_gym.wrappers.noise import NoiseStream, tracing
@@ -389,7 +388,7 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
     #: the mechanism of the messages (set by ``_init_state``); its ``streams`` give the noise
     mechanism: Any
     #: the buffers reused by every per-round call (:attr:`_round_args`), built lazily
-    _round: _RoundBuffers | None
+    _round: _RoundBuffers | None = None
 
     def __init__(self, n_arms, *, epsilon: float, delta: float = 0.01, alpha: float = 0.05,
                  **kwargs):
@@ -483,55 +482,76 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
 
     def act(self, obs):
         r = self._round_args
-        # float observations of the right shape: checked and copied in one compiled pass;
-        # anything else takes Agent.act (its checks, then _act)
-        if not copy_finite(r.obs_in, obs, "obs"):
+        # float observations of the right shape are checked and loaded by the compiled round
+        # call itself; anything else takes Agent.act (its checks, then _act)
+        if not plain_floats(obs, self._obs_shape):
             return super().act(obs)
-        r.choose[0](*r.choose[1])
+        if r.call(r.choose, obs, obs):
+            raise ValueError("obs must be finite (NaN or inf found)")
         return int(r.actions[0, 0]) if self.num_envs is None else r.actions[:, 0].copy()
 
     def observe(self, obs, action, reward, next_obs):
-        # the checks of Agent.observe, in its order (obs and next_obs in one compiled call if
-        # they are float arrays of the right shape, else Agent.observe's path); nothing is
-        # written before every input passed
-        if not check_finite_pair(obs, "obs", next_obs, "next_obs", self._obs_shape):
+        # Agent.observe's checks, in its order (obs, next_obs, action, reward); float
+        # observations of the right shape are checked in the compiled round call, which runs
+        # nothing when one is refused (and the noise copied for the round is given back)
+        shape = self._obs_shape
+        if not (plain_floats(obs, shape) and plain_floats(next_obs, shape)
+                and obs.dtype == next_obs.dtype):
             return super().observe(obs, action, reward, next_obs)  # its checks, then _observe
-        if self.num_envs is None:
-            given = check_action(self.action_space, action)
-            if type(reward) is not float or not math.isfinite(reward):  # a Gymnasium reward
-                reward = self._rewards(reward, ())
-        else:
-            given = check_actions(self.action_space, action, self._n)
-            reward = self._rewards(reward, (self._n,))
-        r = self._round_args
-        r.obs_in[...] = obs
+        try:
+            if self.num_envs is None:
+                given = check_action(self.action_space, action)
+                if type(reward) is not float or not math.isfinite(reward):  # a Gymnasium reward
+                    reward = self._rewards(reward, ())
+            else:
+                given = check_actions(self.action_space, action, self._n)
+                reward = self._rewards(reward, (self._n,))
+        except (TypeError, ValueError):
+            self._observations(obs, next_obs)  # an error in obs or next_obs comes first
+            raise
+        r = self._round
+        if r is None:  # the first round of this state: checked before its buffers are built
+            self._observations(obs, next_obs)
+            r = self._round_args
         if self.num_envs is None:
             r.given[0, 0], r.rewards[0, 0, 0] = given, reward
         else:
             r.given[:, 0], r.rewards[:, 0, 0] = given, reward
-        self._play_round(r)
+        self._play_round(r, obs, next_obs)
 
     def _act(self, obs):
         r = self._round_args
-        r.obs[:, 0] = self._check_obs(obs, None)  # float64: exactly the values the kernel reads
-        r.choose[0](*r.choose[1])
+        batch = self._loadable(obs)
+        r.call(r.choose, batch, batch)
         return r.actions[:, 0].copy()
+
+    def _loadable(self, obs: np.ndarray) -> np.ndarray:
+        """A checked batch (N, width) of observations as the round call takes them: float64
+        (exactly the values the kernel reads), in the shape of the per-round inputs."""
+        return np.ascontiguousarray(self._check_obs(obs, None), dtype=np.float64).reshape(
+            self._obs_shape)
 
     def _observe(self, obs, actions, rewards, next_obs):
         """One round on the Gymnasium path, from inputs validated by :meth:`observe`."""
         r = self._round_args
-        r.obs[:, 0] = self._check_obs(obs, None)
         r.given[:, 0] = actions
         r.rewards[:, 0, 0] = rewards
-        self._play_round(r)
+        batch = self._loadable(obs)
+        self._play_round(r, batch, batch)  # next_obs was checked by Agent.observe
 
-    def _play_round(self, r: _RoundBuffers) -> None:
-        """The report and update steps of the kernel in one call (``local_report`` then
+    def _play_round(self, r: _RoundBuffers, obs: np.ndarray, next_obs: np.ndarray) -> None:
+        """The report and update steps of the kernel in one round call (``local_report`` then
         ``update``, through the message buffer) on the round's buffers, with the round's
-        noise taken from the mechanism's streams."""
+        noise taken from the mechanism's streams (and given back if the call refuses
+        ``obs`` or ``next_obs``)."""
         for stream, flat in r.noise_fill:
             stream.take_into(flat)
-        r.play[0](*r.play[1])
+        status = r.call(r.play, obs, next_obs)
+        if status:
+            for stream, flat in r.noise_fill:
+                stream.give_back(len(flat))
+            raise ValueError(f"{'obs' if status == 1 else 'next_obs'} must be finite "
+                             f"(NaN or inf found)")
         if tracing():
             self._record(r.msgs, r.noise)
         self._last_msgs = r.msgs
@@ -597,20 +617,20 @@ _NO_OBS = np.zeros((1, 1, 0), dtype=np.float32)
 
 
 class _RoundBuffers:
-    """The Gymnasium path's arrays of one agent state, and its two kernel calls on them.
+    """The Gymnasium path's arrays of one agent state, and its two round calls on them.
 
-    ``obs`` (N, 1, width) float64 (``obs_in``: the same memory shaped as the input, (width,)
-    for one run or (N, width)), ``given`` (the observed actions), ``rewards``, ``actions``
-    (written by the choose step), ``msgs`` (one round's message buffer), ``noise`` (one round's
-    noise, filled from the streams through flat memoryviews, ``noise_fill``) and the calls
-    ``choose`` and ``play`` (report and update), each a kernel and its argument tuple.
+    ``obs`` (N, 1, width) float64 (loaded by the round call), ``given`` (the observed
+    actions), ``rewards``, ``actions`` (written by the choose step), ``msgs`` (one round's
+    message buffer), ``noise`` (one round's noise, filled from the streams through flat
+    memoryviews, ``noise_fill``; ``no_noise`` for the update step), and the handles
+    ``choose`` and ``play`` (report and update) of the kernel's arguments on them
+    (:func:`~ldp_gym.agents.glm_kernels.round_call`), run by :meth:`call`.
     """
 
     def __init__(self, agent: _LDPContextual):
         n = agent._n
         width = agent.dim if agent.multi_parameter else agent.n_arms * agent.dim
         self.obs = np.zeros((n, 1, width))
-        self.obs_in = self.obs.reshape(agent._obs_shape)
         self.given = np.zeros((n, 1), dtype=np.int64)
         self.rewards = np.zeros((n, 1, 1))
         self.actions = np.zeros((n, 1), dtype=np.int64)
@@ -622,23 +642,39 @@ class _RoundBuffers:
         self.noise_fill = tuple((streams[k], v.reshape(-1).data) for k, v in self.noise.items())
         state = agent._state()
         choose = np.full((n, 1), -1, dtype=np.int64)
-        self.choose = _bind(*agent._kernel_call(glm_kernels.CHOOSE, self.obs, self.rewards, choose,
-                                                state, self.noise, self.msgs, self.actions))
-        self.play = _bind(*agent._kernel_call(glm_kernels.REPORT | glm_kernels.UPDATE, self.obs,
-                                              self.rewards, self.given, state, self.noise,
-                                              self.msgs, self.actions))
+        kernel, args = agent._kernel_call(glm_kernels.CHOOSE, self.obs, self.rewards, choose,
+                                          state, self.noise, self.msgs, self.actions)
+        self.choose = glm_kernels.round_call(args)
+        self.play = glm_kernels.round_call(agent._kernel_call(
+            glm_kernels.REPORT | glm_kernels.UPDATE, self.obs, self.rewards, self.given, state,
+            self.noise, self.msgs, self.actions)[1])
+        self._driver = glm_kernels.ROUND_CALLS[kernel]
+        # one compiled entry per input dtype serves both handles, which must have one type
+        if isinstance(self.choose, glm_kernels.RoundCall) and \
+                numba.typeof(self.choose) != numba.typeof(self.play):
+            raise TypeError("the choose and play round calls must have one numba type")
+        self._entries: dict[np.dtype, Any] = {}
+
+    def call(self, handle: Any, obs: np.ndarray, next_obs: np.ndarray) -> int:
+        """Run the round call of ``handle`` (``choose`` or ``play``) on ``obs`` and ``next_obs``,
+        arrays the agent's :func:`~ldp_gym.validation.plain_floats` accepted (of one dtype):
+        0, or 1 or 2 when ``obs`` or ``next_obs`` holds a NaN or inf (then nothing ran)."""
+        entry = self._entries.get(obs.dtype)
+        if entry is None:  # once per input dtype
+            entry = self._entries[obs.dtype] = _bind(self._driver, (handle, obs, next_obs))
+        return entry(handle, obs, next_obs)
 
 
-def _bind(kernel: Any, args: tuple) -> tuple[Any, tuple]:
-    """``(entry, args)``: the compiled version of ``kernel`` that its dispatcher would pick for
-    the types of ``args``, resolved once (the per-round calls pass these same arrays every
-    time, so their types never change), which skips the dispatcher's typing of ~25 arguments
-    on every call; the kernel itself where it is not a numba dispatcher (JIT disabled)."""
+def _bind(kernel: Any, args: tuple) -> Any:
+    """The compiled version of ``kernel`` that its dispatcher would pick for the types of
+    ``args``, resolved once (the per-round calls pass arguments of these same types every
+    time), which skips the dispatcher's typing on every call; the kernel itself where it is
+    not a numba dispatcher (JIT disabled)."""
     compile_ = getattr(kernel, "compile", None)
     if compile_ is None:
-        return kernel, args
+        return kernel
     entry = compile_(tuple(numba.typeof(a) for a in args))
-    return (entry if callable(entry) else kernel), args
+    return entry if callable(entry) else kernel
 
 
 def _gaussian_noise(mech: GaussianStatistics, rounds: int, n: int,

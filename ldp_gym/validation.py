@@ -37,7 +37,7 @@ from numba import njit
 
 __all__ = ["MIN_DELTA", "check_action", "check_actions", "check_bool", "check_bounds",
            "check_delta", "check_epsilon", "check_finite", "check_input", "check_int",
-           "check_finite_pair", "check_optional_int", "check_real", "copy_finite", "seed_sequence"]
+           "check_optional_int", "check_real", "finite_into", "plain_floats", "seed_sequence"]
 
 #: Smallest delta accepted: below it the float64 privacy profiles cannot resolve delta.
 MIN_DELTA = 1e-100
@@ -152,67 +152,29 @@ def all_finite(arr: np.ndarray) -> bool:
 
 
 @njit(cache=True, nogil=True)
-def _copy_finite(x: np.ndarray, out: np.ndarray) -> bool:  # pragma: no cover - compiled
-    """Whether x (C-contiguous) is finite; if so, x copied into out (float64, x's shape)."""
+def finite_into(out: np.ndarray, x: np.ndarray, y: np.ndarray) -> int:  # pragma: no cover
+    """Check x then y (C-contiguous float arrays of out's size) for NaN and inf; 0 after
+    copying x into out (float64), 1 if x holds a NaN or inf, 2 if y does (out untouched).
+    Compiled: the per-round calls of agents check and load their inputs with it (see
+    :func:`plain_floats` for the inputs it takes)."""
     src, dst = x.reshape(-1), out.reshape(-1)
-    for i in range(src.shape[0]):
-        if not math.isfinite(src[i]):
-            return False
-    for i in range(src.shape[0]):
-        dst[i] = src[i]
-    return True
-
-
-@njit(cache=True, nogil=True)
-def _finite_pair(x: np.ndarray, y: np.ndarray) -> int:  # pragma: no cover - compiled
-    """0 if x and y (C-contiguous) are finite, 1 if x holds a NaN or inf, else 2 if y does."""
-    for v in x.reshape(-1):
+    for v in src:
         if not math.isfinite(v):
             return 1
     for v in y.reshape(-1):
         if not math.isfinite(v):
             return 2
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
     return 0
 
 
-def _plain_floats(x: Any, shape: tuple[int, ...]) -> bool:
-    """Whether x is a C-contiguous float32 or float64 array of ``shape`` (the compiled checks'
-    inputs)."""
+def plain_floats(x: Any, shape: tuple[int, ...]) -> bool:
+    """Whether x is a float32 or float64 array of ``shape``, C-contiguous, aligned and writeable:
+    the inputs a compiled per-round call bound to the type ``array(dtype, ndim, C)`` takes as
+    they are (a False sends the caller to its general path)."""
     return type(x) is np.ndarray and x.shape == shape and x.dtype in _COMPILED_FLOATS \
-        and x.flags.c_contiguous
-
-
-def copy_finite(out: np.ndarray, x: Any, name: str) -> bool:
-    """Check ``x`` for NaN and inf and copy it into ``out`` (float64, the shape ``x`` must have)
-    in one compiled call (``out`` is left untouched if ``x`` is refused): the per-round path
-    of agents whose inputs are float arrays of a fixed shape. Returns False, having checked
-    and copied nothing, when ``x`` is not a C-contiguous float32 or float64 array of that
-    shape: the caller then takes its general path (:func:`check_finite`, its shape checks).
-
-    Raises:
-        ValueError: NaN or inf in ``x`` (naming ``name``).
-    """
-    if not _plain_floats(x, out.shape):
-        return False
-    if not _copy_finite(x, out):
-        raise ValueError(f"{name} must be finite (NaN or inf found)")
-    return True
-
-
-def check_finite_pair(x: Any, name: str, y: Any, y_name: str, shape: tuple[int, ...]) -> bool:
-    """Check ``x`` then ``y``, float arrays of ``shape`` and one dtype, for NaN and inf in one
-    compiled call; False, having checked nothing, for inputs :func:`copy_finite` would refuse
-    to take (the caller's general path then runs).
-
-    Raises:
-        ValueError: NaN or inf in ``x`` or ``y`` (naming ``name`` or ``y_name``).
-    """
-    if not _plain_floats(x, shape) or not _plain_floats(y, shape) or x.dtype != y.dtype:
-        return False
-    status = _finite_pair(x, y)
-    if status:
-        raise ValueError(f"{name if status == 1 else y_name} must be finite (NaN or inf found)")
-    return True
+        and x.flags.carray
 
 
 def check_finite(x: Any, name: str = "x") -> np.ndarray:

@@ -1,6 +1,7 @@
 """The LDP contextual agents' block path against their per-round methods: one kernel each, so
 the same seed gives bitwise the same actions, messages and state on both paths."""
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
@@ -58,6 +59,37 @@ def test_block_path_is_the_per_round_path_with_clipping(cls, env_id, env_kwargs,
     fast, ref, acts, ref_acts = _both_paths(cls, env_id, env_kwargs, dim=dim, agent_kwargs=bounds)
     assert np.array_equal(acts, ref_acts)
     assert np.array_equal(fast.theta, ref.theta)
+
+
+@pytest.mark.parametrize("cls,env_id,env_kwargs", CASES)
+def test_single_run_loop_is_the_block_path_and_refusals_change_nothing(cls, env_id, env_kwargs):
+    """The single-run Gymnasium loop (float32 observations, the round calls' fast path) gives
+    bitwise the block path's actions and state, with a refused observe (NaN in next_obs or
+    obs) before every round: past the noise streams' refills (4096 values drawn ahead), where
+    the refused round must draw nothing either."""
+    rounds = 4200
+    venv = ldp_gym.make_vector_env(env_id, 1, rounds, **env_kwargs)
+    venv.reset(seed=2)
+    obs, rewards, _ = venv.draw_block(rounds)
+    block = cls.from_env(venv, seed=5, epsilon=1.0)
+    acts = block.play_block(obs, rewards)[0]
+    loop = cls.from_env(gym.make(env_id, max_episode_steps=rounds, **env_kwargs), seed=5,
+                        epsilon=1.0)
+    assert loop.num_envs is None
+    bad = np.full(obs.shape[2], np.nan, dtype=np.float32)
+    for s in range(rounds):
+        x, nxt = np.ascontiguousarray(obs[0, s]), np.ascontiguousarray(obs[0, s + 1])
+        a = loop.act(x)
+        assert a == acts[s]
+        for args, name in (((x, a, 0.5, bad), "next_obs"), ((bad, a, 0.5, nxt), "obs")):
+            with pytest.raises(ValueError, match=name):
+                loop.observe(*args)
+        loop.observe(x, a, float(rewards[0, s, a]), nxt)
+    for name in ("theta", "V", "u", "inv", "theta_hat", "theta_warm", "pulls", "updates", "t"):
+        if hasattr(loop, name):
+            assert np.array_equal(getattr(block, name), getattr(loop, name)), name
+    for name, msg in loop.last_report.items():
+        assert np.array_equal(block.last_report[name], msg), name
 
 
 def test_runner_compiled_path_equals_its_per_round_block_path():

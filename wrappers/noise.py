@@ -239,18 +239,21 @@ class NoiseStream:
     def take(self, count: int) -> np.ndarray:
         """The next ``count`` values (a read-only array)."""
         end = self._pos + count
-        if end <= self._buf.shape[0]:
-            out = self._buf[self._pos:end]
-            self._pos = end
-            return out
-        left = self._buf[self._pos:]
-        need = count - left.shape[0]
-        fresh = self.draw(self.rng, max(need, self.chunk))
-        fresh.flags.writeable = False
-        self._set_buffer(fresh, need)
-        out = np.concatenate([left, fresh[:need]]) if left.shape[0] else fresh[:need]
-        out.flags.writeable = False
+        if end > self._buf.shape[0]:
+            end = self._refill(count)
+        out = self._buf[self._pos:end]
+        self._pos = end
         return out
+
+    def _refill(self, count: int) -> int:
+        """Draw a chunk after the values left (kept in the new buffer, so that the values of a
+        take always lie in one buffer: :meth:`give_back`); returns where ``count`` of them end."""
+        left = self._buf[self._pos:]
+        fresh = self.draw(self.rng, max(count - left.shape[0], self.chunk))
+        buf = np.concatenate([left, fresh]) if left.shape[0] else fresh
+        buf.flags.writeable = False
+        self._set_buffer(buf, 0)
+        return count
 
     def take_into(self, out: memoryview) -> None:
         """Copy the next ``len(out)`` values into ``out`` (a memoryview of a 1-D float64
@@ -258,11 +261,19 @@ class NoiseStream:
         path's buffer)."""
         count = len(out)
         end = self._pos + count
-        if end <= self._buf.shape[0]:
-            out[:] = self._mem[self._pos:end]
-            self._pos = end
-        else:
-            out[:] = np.ascontiguousarray(self.take(count), dtype=np.float64).data
+        if end > self._buf.shape[0]:
+            end = self._refill(count)
+        out[:] = self._mem[self._pos:end]
+        self._pos = end
+
+    def give_back(self, count: int) -> None:
+        """Undo the last take of ``count`` values: the stream serves them again (a per-round
+        path whose input was refused after its noise was copied uses none of it). The values
+        stay those the stream serves next, also where that take drew the next chunk (the
+        generator then stays advanced: it drew what the stream serves)."""
+        if not 0 <= count <= self._pos:
+            raise ValueError(f"count must be in [0, {self._pos}], got {count}")
+        self._pos -= count
 
 
 def _grid_normals(rng: Any, count: int, *, sd: float, grid: float) -> np.ndarray:

@@ -83,6 +83,14 @@ class BanditCore:
         """The float32 observations (N, ...) for the next round."""
         raise NotImplementedError
 
+    def step_one(self, rng: np.random.Generator, action: Any) -> tuple[float, dict]:
+        """One round of a single run (:class:`BanditEnv`), ``action`` checked: the reward as a
+        Python float and the info as Python scalars. This default plays a batch of one through
+        :meth:`step`; a setting may override it to skip the batch's arrays (same arithmetic)."""
+        acts = np.array([action]) if type(action) is int else np.asarray(action)[None]
+        reward, info = self.step(rng, acts)
+        return reward.item(0), {k: v.item(0) for k, v in info.items()}
+
 
 class BanditEnv(gym.Env):
     """A single bandit run for Gymnasium users (subclasses set ``core_class``).
@@ -106,11 +114,8 @@ class BanditEnv(gym.Env):
         return self.core.observe()[0], {}
 
     def step(self, action):
-        checked = check_action(self.action_space, action)
-        acts = np.array([checked]) if type(checked) is int else np.asarray(checked)[None]
-        reward, info = self.core.step(self.np_random, acts)
-        single = {k: v.item(0) for k, v in info.items()}
-        return self.core.observe()[0], reward.item(0), False, False, single
+        reward, info = self.core.step_one(self.np_random, check_action(self.action_space, action))
+        return self.core.observe()[0], reward, False, False, info
 
 
 class BanditVectorEnv(VectorEnv):

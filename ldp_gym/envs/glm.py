@@ -121,10 +121,11 @@ def _outcomes(x, theta, link, noise, u, means, rewards, regret):
 
 
 @njit(cache=True, nogil=True)
-def _step_outcomes(x, theta, link, noise, u, actions, rewards, mean, best, best_arm, regret):
-    """One round of N runs: the chosen arm's reward (from the uniforms u, identity and logistic
-    links, as :func:`_outcomes`) and mean, the best mean and arm, the regret (best - mean).
-    x (N, K, d) with theta (N, 1, d), or x (N, 1, d) with theta (N, K, d)."""
+def _step_outcomes(x, theta, link, noise, u, actions, out, best_arm):
+    """One round of N runs into ``out`` (4, N): the chosen arm's reward (from the uniforms u,
+    identity and logistic links, as :func:`_outcomes`), its mean, the best mean, the regret
+    (best - mean); the best arm into ``best_arm``. x (N, K, d) with theta (N, 1, d), or
+    x (N, 1, d) with theta (N, K, d)."""
     n_runs = x.shape[0]
     k_arms = max(x.shape[1], theta.shape[1])
     d = x.shape[2]
@@ -140,11 +141,11 @@ def _step_outcomes(x, theta, link, noise, u, actions, rewards, mean, best, best_
                 top, arg = m, k
             if k == actions[n]:
                 chosen = m
-        mean[n], best[n], best_arm[n], regret[n] = chosen, top, arg, top - chosen
+        out[1, n], out[2, n], out[3, n], best_arm[n] = chosen, top, top - chosen, arg
         if link == 0:
-            rewards[n] = chosen + noise * (2.0 * u[n] - 1.0)
+            out[0, n] = chosen + noise * (2.0 * u[n] - 1.0)
         elif link == 1:
-            rewards[n] = 1.0 if u[n] < chosen else 0.0
+            out[0, n] = 1.0 if u[n] < chosen else 0.0
 
 
 class _GLMBase(BanditCore, DrawsBlocks):
@@ -182,6 +183,8 @@ class _GLMBase(BanditCore, DrawsBlocks):
             else (0.0, self.reward_bound)
         self.action_space = spaces.Discrete(self.n_arms)
         self.theta = np.zeros((0,) + shape)
+        self._one: tuple[np.ndarray, ...] | None = None  # step_one's arrays
+        self._ahead_used = self._ahead_len = 0  # rounds of the chunk drawn ahead: served, all
 
     def reset(self, rng, runs, n_runs):
         shape = self.theta.shape[1:]
@@ -192,8 +195,9 @@ class _GLMBase(BanditCore, DrawsBlocks):
             sample_contexts(rng, "sphere", (len(runs),) + shape)
         self.x[runs] = sample_contexts(rng, self.contexts, (len(runs),) + self._context_shape)
         self._rows = np.arange(n_runs)
+        self._theta3 = self.theta.reshape(n_runs, -1, self.dim)  # as the step kernel reads it
         if len(runs) == n_runs:  # a new episode of every run: nothing drawn before it is used
-            self._ahead = None
+            self._ahead_used = self._ahead_len
 
     def observe(self):
         return self.x.reshape(self.x.shape[0], -1).astype(np.float32)
@@ -237,31 +241,49 @@ class _GLMBase(BanditCore, DrawsBlocks):
         chunks of about 4096 numbers drawn ahead: both are i.i.d. over rounds and independent
         of the actions, so serving them a round at a time has the law of drawing them then
         (and a step costs no generator call)."""
-        ahead, n = getattr(self, "_ahead", None), self.x.shape[0]
-        if ahead is None or ahead[2] == ahead[1].shape[0]:
+        i = self._ahead_used
+        if i == self._ahead_len:
+            n = self.x.shape[0]
             rounds = max(1, 4096 // (n * math.prod(self._context_shape)))
-            ahead = self._ahead = [sample_contexts(rng, self.contexts,
-                                                   (rounds, n) + self._context_shape),
-                                   rng.random((rounds, n)), 0]
-        i = ahead[2]
-        ahead[2] += 1
-        return ahead[0][i], ahead[1][i]
+            self._ahead_x = sample_contexts(rng, self.contexts, (rounds, n) + self._context_shape)
+            self._ahead_u = rng.random((rounds, n))
+            self._ahead_len, i = rounds, 0
+        self._ahead_used = i + 1
+        return self._ahead_x[i], self._ahead_u[i]
 
-    def step(self, rng, actions):
+    def _play(self, rng, actions, out, best_arm):
+        """Play one round of every run: :func:`_step_outcomes` into ``out`` and ``best_arm``
+        (Poisson rewards drawn from the means), then move to the next contexts."""
         x_next, u = self._next_round(rng)
         n = self.x.shape[0]
-        rewards, mean, best, regret = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
-        best_arm = np.empty(n, dtype=np.int64)
-        _step_outcomes(self.x.reshape(n, -1, self.dim), self.theta.reshape(n, -1, self.dim),
-                       self._link_code, self.noise, u, actions, rewards, mean, best, best_arm,
-                       regret)
+        _step_outcomes(self.x.reshape(n, -1, self.dim), self._theta3, self._link_code,
+                       self.noise, u, actions, out, best_arm)
         if self._link_code == 2:  # Poisson
-            rewards = self._rewards(rng, mean)
+            out[0] = self._rewards(rng, out[1])
         # the next contexts: a row of the chunk drawn ahead, which is served once and never
         # written to again (a reset of some runs writes their rows of this one only)
         self.x = x_next
+
+    def step(self, rng, actions):
+        n = self.x.shape[0]
+        out, best_arm = np.empty((4, n)), np.empty(n, dtype=np.int64)
+        self._play(rng, actions, out, best_arm)
+        rewards, mean, best, regret = out
         return rewards, {"expected_reward": mean, "optimal_reward": best, "regret": regret,
                          "optimal_action": best_arm}
+
+    def step_one(self, rng, action):
+        # one run: the round's arrays are reused (nothing of them is handed out)
+        one = self._one
+        if one is None:
+            one = self._one = (np.zeros(1, dtype=np.int64), np.zeros((4, 1)),
+                               np.zeros(1, dtype=np.int64))
+        acts, out, best_arm = one
+        acts[0] = action
+        self._play(rng, acts, out, best_arm)
+        reward, mean, best, regret = out[:, 0].tolist()
+        return reward, {"expected_reward": mean, "optimal_reward": best, "regret": regret,
+                        "optimal_action": int(best_arm[0])}
 
 
 class GLMCore(_GLMBase):
