@@ -624,7 +624,8 @@ class _RoundBuffers:
     message buffer), ``noise`` (one round's noise, filled from the streams through flat
     memoryviews, ``noise_fill``; ``no_noise`` for the update step), and the handles
     ``choose`` and ``play`` (report and update) of the kernel's arguments on them
-    (:func:`~ldp_gym.agents.glm_kernels.round_call`), run by :meth:`call`.
+    (:func:`~ldp_gym.agents.glm_kernels.round_call`), run by :meth:`call`
+    (:func:`~ldp_gym.agents.glm_kernels.round_step`).
     """
 
     def __init__(self, agent: _LDPContextual):
@@ -644,11 +645,10 @@ class _RoundBuffers:
         choose = np.full((n, 1), -1, dtype=np.int64)
         kernel, args = agent._kernel_call(glm_kernels.CHOOSE, self.obs, self.rewards, choose,
                                           state, self.noise, self.msgs, self.actions)
-        self.choose = glm_kernels.round_call(args)
-        self.play = glm_kernels.round_call(agent._kernel_call(
+        self.choose = glm_kernels.round_call(kernel, args)
+        self.play = glm_kernels.round_call(kernel, agent._kernel_call(
             glm_kernels.REPORT | glm_kernels.UPDATE, self.obs, self.rewards, self.given, state,
             self.noise, self.msgs, self.actions)[1])
-        self._driver = glm_kernels.ROUND_CALLS[kernel]
         # one compiled entry per input dtype serves both handles, which must have one type
         if isinstance(self.choose, glm_kernels.RoundCall) and \
                 numba.typeof(self.choose) != numba.typeof(self.play):
@@ -661,7 +661,8 @@ class _RoundBuffers:
         0, or 1 or 2 when ``obs`` or ``next_obs`` holds a NaN or inf (then nothing ran)."""
         entry = self._entries.get(obs.dtype)
         if entry is None:  # once per input dtype
-            entry = self._entries[obs.dtype] = _bind(self._driver, (handle, obs, next_obs))
+            entry = self._entries[obs.dtype] = _bind(glm_kernels.round_step,
+                                                     (handle, obs, next_obs))
         return entry(handle, obs, next_obs)
 
 

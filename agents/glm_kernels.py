@@ -13,11 +13,11 @@ One kernel per algorithm loops them over runs and rounds, doing the steps
 * ``update``: ``UPDATE`` from the messages;
 * ``play_block`` (the runner's block path): all three for L rounds drawn ahead.
 
-The Gymnasium path calls a kernel through its *round call* (``ROUND_CALLS``):
-the kernel's argument tuple is built once per agent state and held natively
-(:func:`round_call`), so a round unboxes one handle and the round's inputs
-instead of the ~25 arrays of the tuple, and the inputs are checked for NaN
-and inf and loaded in the same compiled call.
+The Gymnasium path runs a kernel through a handle (:func:`round_call`): the
+kernel and its argument tuple, built once per agent state and held natively,
+so that a round (:func:`round_step`) passes one handle and the round's inputs
+instead of the ~25 arrays of the tuple, and checks and loads the inputs in
+the same compiled call.
 
 So the per-round path and the block path run the same code, and the
 messages always pass through a buffer (``msg_*``, (L, N, ...)) between
@@ -52,8 +52,8 @@ from ldp_gym.wrappers.compiled import (
     release_vector,
 )
 
-__all__ = ["CHOOSE", "PLAY", "REPORT", "UPDATE", "ROUND_CALLS", "gloc_rounds", "multi_ols_rounds",
-           "multi_sgd_rounds", "regression_rounds", "round_call", "sgd_rounds"]
+__all__ = ["CHOOSE", "KERNELS", "PLAY", "REPORT", "UPDATE", "gloc_rounds", "multi_ols_rounds",
+           "multi_sgd_rounds", "regression_rounds", "round_call", "round_step", "sgd_rounds"]
 
 #: steps of a kernel call (bit flags)
 CHOOSE, REPORT, UPDATE = 1, 2, 4
@@ -442,31 +442,47 @@ def multi_sgd_rounds(mode, obs, rewards, forced, warmup_rounds, gap, link, step,
 # --------------------------------------------------------------------------- round calls
 
 
+#: the kernels a round call runs, by name (the name is part of the handle's numba type)
+KERNELS = {f.__name__: f for f in (regression_rounds, gloc_rounds, sgd_rounds, multi_ols_rounds,
+                                   multi_sgd_rounds)}
+_KERNEL_FIELD = "kernel_"
+
+
 @structref.register
 class RoundCallType(types.StructRef):
-    """The numba type of a :func:`round_call` handle: one field, ``args``, the kernel's
-    argument tuple."""
+    """The numba type of a :func:`round_call` handle: the field ``args`` (the kernel's
+    argument tuple) and an empty field ``kernel_<name>`` naming the kernel."""
 
     def preprocess_fields(self, fields):
         return tuple((name, types.unliteral(typ)) for name, typ in fields)
 
 
 class RoundCall(structref.StructRefProxy):
-    """A kernel's argument tuple held natively (built by :func:`round_call`)."""
+    """A kernel and its argument tuple, held natively (built by :func:`round_call`)."""
 
 
 structref.define_boxing(RoundCallType, RoundCall)
 
 
-def _new_round_call(args):  # pragma: no cover - typed by the overload below
-    raise NotImplementedError
+class _PyRoundCall:
+    """A round call's stand-in where numba's JIT is disabled (everything runs as Python)."""
+
+    def __init__(self, kernel: Any, args: tuple):
+        self.kernel, self.args = kernel, args
+
+
+def _new_round_call(args, name):
+    return _PyRoundCall(KERNELS[name], args)
 
 
 @overload(_new_round_call)
-def _new_round_call_impl(args):
-    call_type = RoundCallType(fields=[("args", args)])
+def _new_round_call_impl(args, name):
+    if not isinstance(name, types.StringLiteral):
+        return None
+    call_type = RoundCallType(fields=[("args", args),
+                                      (_KERNEL_FIELD + name.literal_value, types.int8)])
 
-    def impl(args):
+    def impl(args, name):
         call = structref.new(call_type)
         call.args = args
         return call
@@ -474,77 +490,38 @@ def _new_round_call_impl(args):
 
 
 @njit(**_JIT)
-def _native_round_call(args):
-    return _new_round_call(args)
+def _native_round_call(args, name):
+    return _new_round_call(args, numba.literally(name))
 
 
-class _PyRoundCall:
-    """A round call's stand-in where numba's JIT is disabled (the drivers run as Python)."""
-
-    def __init__(self, args: tuple):
-        self.args = args
-
-
-def round_call(args: tuple) -> Any:
-    """A kernel's argument tuple ``(mode, obs, rewards, forced, ...)``, held natively for the
-    round calls of ``ROUND_CALLS``: each call passes this one handle rather than the tuple's
-    arrays, which the call then reads and writes in place (they stay the agent's arrays)."""
-    if isinstance(_native_round_call, numba.core.dispatcher.Dispatcher):
-        return _native_round_call(args)
-    return _PyRoundCall(args)
+def round_call(kernel: Any, args: tuple) -> Any:
+    """``kernel`` (one of ``KERNELS``) and its argument tuple ``(mode, obs, rewards, forced,
+    ...)``, held natively for :func:`round_step`, which then passes one handle rather than the
+    tuple's ~25 arrays; the arrays stay the agent's (read and written in place)."""
+    return _native_round_call(args, kernel.__name__)
 
 
-@njit(**_JIT)
-def _load_round(args, obs, next_obs):
-    """A round call's prologue: ``obs`` (one run's (width,) or N runs' (N, width)) and
-    ``next_obs`` checked for NaN and inf (1, 2: the one holding one; nothing loaded), then
-    ``obs`` copied into the kernel's ``obs`` (N, 1, width) (0)."""
-    return finite_into(args[1], obs, next_obs)
+def _run_kernel(call):
+    call.kernel(*call.args)
+
+
+@overload(_run_kernel)
+def _run_kernel_impl(call):
+    (kernel,) = [KERNELS[name[len(_KERNEL_FIELD):]] for name in call.field_dict
+                 if name.startswith(_KERNEL_FIELD)]
+
+    def impl(call):
+        kernel(*call.args)
+    return impl
 
 
 @njit(**_JIT)
-def _regression_round(call, obs, next_obs):
-    status = _load_round(call.args, obs, next_obs)
+def round_step(call, obs, next_obs):
+    """One Gymnasium round of a :func:`round_call` handle: ``obs`` (one run's (width,) or N
+    runs' (N, width)) and ``next_obs`` checked for NaN and inf (status 1 or 2 names the one
+    holding one, and nothing runs), ``obs`` loaded into the kernel's observations (N, 1,
+    width), then the kernel run on the handle's arguments (status 0)."""
+    status = finite_into(call.args[1], obs, next_obs)
     if status == 0:
-        regression_rounds(*call.args)
+        _run_kernel(call)
     return status
-
-
-@njit(**_JIT)
-def _gloc_round(call, obs, next_obs):
-    status = _load_round(call.args, obs, next_obs)
-    if status == 0:
-        gloc_rounds(*call.args)
-    return status
-
-
-@njit(**_JIT)
-def _sgd_round(call, obs, next_obs):
-    status = _load_round(call.args, obs, next_obs)
-    if status == 0:
-        sgd_rounds(*call.args)
-    return status
-
-
-@njit(**_JIT)
-def _multi_ols_round(call, obs, next_obs):
-    status = _load_round(call.args, obs, next_obs)
-    if status == 0:
-        multi_ols_rounds(*call.args)
-    return status
-
-
-@njit(**_JIT)
-def _multi_sgd_round(call, obs, next_obs):
-    status = _load_round(call.args, obs, next_obs)
-    if status == 0:
-        multi_sgd_rounds(*call.args)
-    return status
-
-
-#: Each kernel's round call ``(call, obs, next_obs) -> status``: checks ``obs`` and ``next_obs``
-#: (status 1 or 2 names the one with a NaN or inf, and nothing runs), loads ``obs`` into the
-#: kernel's observation buffer and runs the kernel on the arguments of ``call`` (status 0).
-ROUND_CALLS = {regression_rounds: _regression_round, gloc_rounds: _gloc_round,
-               sgd_rounds: _sgd_round, multi_ols_rounds: _multi_ols_round,
-               multi_sgd_rounds: _multi_sgd_round}

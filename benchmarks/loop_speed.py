@@ -20,32 +20,17 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ("LDP-LinUCB", "LDP-GLOC", "LDP-OLS", "LDP-SGD")
 
 
-def loop_speed(cls, steps: int) -> float:
-    import gymnasium as gym
-
-    env = gym.make("LDPLinearBandit-v0", max_episode_steps=steps)
-    agent = cls.from_env(env, epsilon=1.0, seed=0)
-    obs, _ = env.reset(seed=0)
-    start = time.perf_counter()
-    for _ in range(steps):
-        a = agent.act(obs)
-        nxt, r, *_ = env.step(a)
-        agent.observe(obs, a, r, nxt)
-        obs = nxt
-    return steps / (time.perf_counter() - start)
-
-
 def worker() -> None:
     """Answer ``name steps`` lines on stdin with one timing each (after a warm-up of every
     agent, so that compiling is not timed)."""
-    import ldp_gym  # noqa: F401 - registers the envs
+    from glm_speed import loop_speed  # this folder's; imports the ldp_gym of PYTHONPATH
+
     from ldp_gym.agents import AGENTS as ALL
 
     classes = {name: ALL[name] for name in AGENTS}
