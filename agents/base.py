@@ -54,13 +54,14 @@ def argmax_random(rng: np.random.Generator, values: np.ndarray) -> np.ndarray:
 
 
 def readonly(**arrays: Any) -> dict[str, np.ndarray]:
-    """Read-only views of ``arrays``, as a dict (what :meth:`LocalDPAgent.public_state` returns):
-    users read the server's broadcast, they cannot write into the server's state through it."""
+    """Read-only copies of ``arrays``, as a dict (what :meth:`LocalDPAgent.public_state` returns):
+    users read the server's broadcast, they cannot write into the server's state through it
+    (copies, since numpy lets a view of a writeable array be made writeable again)."""
     out = {}
     for key, value in arrays.items():
-        view = np.asarray(value).view()
-        view.flags.writeable = False
-        out[key] = view
+        copy = np.array(value, copy=True)
+        copy.flags.writeable = False
+        out[key] = copy
     return out
 
 
@@ -224,8 +225,8 @@ class Agent:
         else:
             obs, next_obs = self._batch(obs, "obs"), self._batch(next_obs, "next_obs")
         if next_obs.shape != obs.shape:
-            raise ValueError(f"next_obs must have the shape of obs {obs.shape[1:]}, "
-                             f"got {next_obs.shape[1:]}")
+            raise ValueError(f"obs and next_obs must have one shape, got obs {obs.shape[1:]} "
+                             f"and next_obs {next_obs.shape[1:]}")
         return obs, next_obs
 
     def _batch(self, x: Any, name: str) -> np.ndarray:
@@ -302,10 +303,15 @@ class LocalDPAgent(_PrivateMixin, Agent):
     ``observe`` is written once here: ``report = local_report(...)``, then
     ``update(report)`` (a compiled agent may run both steps in one call of the
     same code, as the LDP contextual agents do). ``last_report`` keeps the last (batched) message so a
-    lab can show what the server received.
+    lab can show what the server received (``None`` before the first round and after
+    :meth:`reset`).
     """
 
     last_report: dict[str, np.ndarray] | None = None
+
+    def reset(self, seed: Any = None) -> None:
+        super().reset(seed)
+        self.__dict__.pop("last_report", None)  # the class's None again
 
     def _observe(self, obs, actions, rewards, next_obs):
         report = self.local_report(obs, actions, rewards, next_obs, self.public_state())

@@ -389,6 +389,8 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
     mechanism: Any
     #: the buffers reused by every per-round call (:attr:`_round_args`), built lazily
     _round: _RoundBuffers | None = None
+    #: the message buffer of the last round or block (``last_report`` reads its last round)
+    _last_msgs: dict[str, np.ndarray] | None = None
 
     def __init__(self, n_arms, *, epsilon: float, delta: float = 0.01, alpha: float = 0.05,
                  **kwargs):
@@ -439,7 +441,7 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
 
     # ------------------------------------------------------------------ every path
     def public_state(self) -> dict[str, np.ndarray]:
-        """What the server broadcasts: read-only views of its estimates."""
+        """What the server broadcasts: read-only copies of its estimates."""
         state = self._state()
         return readonly(**{name: state[name] for name in self.public_names})
 
@@ -449,6 +451,7 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
 
     def reset(self, seed: Any = None) -> None:
         self._round = None
+        self._last_msgs = None
         super().reset(seed)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -467,15 +470,20 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
     @property
     def last_report(self) -> dict[str, np.ndarray] | None:  # type: ignore[override]
         """The last round's messages (a copy), as the server received them, on every path."""
-        msgs = getattr(self, "_last_msgs", None)
+        msgs = self._last_msgs
         if msgs is None:
             return None
         return {k: v[-1].copy() for k, v in msgs.items() if not k.startswith("_")}
 
-    def _check_obs(self, obs: np.ndarray, rounds: int | None) -> np.ndarray:
+    def _check_obs(self, obs: np.ndarray, rounds: int | None, one: bool = False) -> np.ndarray:
+        """``obs`` (N, width), or (N, rounds + 1, width); ``one``: a single-run agent's
+        observation, given as (width,) to act or observe (named so in the error)."""
         width = self.dim if self.multi_parameter else self.n_arms * self.dim
         want = (self._n, width) if rounds is None else (self._n, rounds + 1, width)
         if obs.shape != want:
+            if one and self.num_envs is None:
+                raise ValueError(f"obs must have shape ({width},) (K={self.n_arms}, "
+                                 f"d={self.dim}), got {obs.shape[1:]}")
             raise ValueError(f"obs must have shape {want} (N={self._n}, K={self.n_arms}, "
                              f"d={self.dim}), got {obs.shape}")
         return obs
@@ -528,8 +536,8 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
     def _loadable(self, obs: np.ndarray) -> np.ndarray:
         """A checked batch (N, width) of observations as the round call takes them: float64
         (exactly the values the kernel reads), in the shape of the per-round inputs."""
-        return np.ascontiguousarray(self._check_obs(obs, None), dtype=np.float64).reshape(
-            self._obs_shape)
+        return np.ascontiguousarray(self._check_obs(obs, None, one=True),
+                                    dtype=np.float64).reshape(self._obs_shape)
 
     def _observe(self, obs, actions, rewards, next_obs):
         """One round on the Gymnasium path, from inputs validated by :meth:`observe`."""

@@ -8,6 +8,7 @@ from scipy import stats
 
 import ldp_gym
 from ldp_gym.envs.mab import MABVectorEnv, minimax_lower_bound, problem_dependent_lower_bound
+from ldp_gym.protocols import DrawsStretches
 
 IDS = list(ldp_gym.ENV_SPECS)
 #: the ids with Discrete actions (arms); the Box actions of the BCO ids and the super arms of
@@ -28,6 +29,27 @@ def info_keys(env_id):
 def test_gymnasium_check_env(env_id):
     env = gym.make(env_id)
     check_env(env.unwrapped, skip_render_check=True)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_playing_before_reset_is_refused(env_id):
+    """Gymnasium's ResetNeeded from the raw env and every method of the vector env that plays
+    or draws rounds: the compiled kernels never see a state with no instance drawn."""
+    env = gym.make(env_id).unwrapped
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(env.action_space.sample())
+    venv = ldp_gym.make_vector_env(env_id, 2, 10)
+    calls = [lambda: venv.step(venv.action_space.sample()),
+             lambda: venv.reset(options={"reset_mask": np.array([True, False])})]
+    calls += [lambda m=m: getattr(venv, m)(3) for m in ("draw_block", "draw_outcomes")
+              if hasattr(venv, m)]
+    calls += [lambda m=m: getattr(venv, m)(np.zeros(2, np.int64), np.ones(2, np.int64))
+              for m in ("draw_sums", "advance") if isinstance(venv.core, DrawsStretches)]
+    for call in calls:
+        with pytest.raises(gym.error.ResetNeeded):
+            call()
+    venv.reset(seed=0)
+    venv.step(venv.action_space.sample())
 
 
 @pytest.mark.parametrize("env_id", IDS)

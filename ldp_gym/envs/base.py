@@ -107,13 +107,17 @@ class BanditEnv(gym.Env):
         self.observation_space = self.core.observation_space
         self.action_space = self.core.action_space
         self._runs = np.zeros(1, dtype=np.int64)
+        self._ready = False  # reset() has drawn an instance
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         self.core.reset(self.np_random, self._runs, 1)
+        self._ready = True
         return self.core.observe()[0], {}
 
     def step(self, action):
+        if not self._ready:
+            raise gym.error.ResetNeeded("Cannot call env.step() before calling env.reset()")
         reward, info = self.core.step_one(self.np_random, check_action(self.action_space, action))
         return self.core.observe()[0], reward, False, False, info
 
@@ -151,6 +155,7 @@ class BanditVectorEnv(VectorEnv):
         self._needs_reset = np.zeros(self.num_envs, dtype=bool)
         self._all = np.arange(self.num_envs)
         self.last_regret = np.zeros(self.num_envs)
+        self._ready = False  # reset() has drawn every run's instance
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start every run afresh, or with ``options={"reset_mask": mask}`` (Gymnasium's
@@ -160,6 +165,7 @@ class BanditVectorEnv(VectorEnv):
             super().reset(seed=seed)
             runs = self._all
         else:
+            self.check_reset()
             mask = np.asarray(mask)
             if mask.dtype != bool or mask.shape != (self.num_envs,):
                 raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},)")
@@ -167,6 +173,7 @@ class BanditVectorEnv(VectorEnv):
                 super().reset(seed=seed)
             runs = np.flatnonzero(mask)
         self.core.reset(self.np_random, runs, self.num_envs)
+        self._ready = True
         self.t[runs] = 0
         self._needs_reset[runs] = False
         if mask is None:
@@ -176,7 +183,14 @@ class BanditVectorEnv(VectorEnv):
             self.last_regret[runs] = 0.0
         return self.core.observe(), {}
 
+    def check_reset(self) -> None:
+        """Refuse to play before :meth:`reset` (Gymnasium's ``ResetNeeded``): no instance is
+        drawn yet, and the compiled kernels must never see the empty state."""
+        if not self._ready:
+            raise gym.error.ResetNeeded("Cannot call the vector env before calling reset()")
+
     def step(self, actions):
+        self.check_reset()
         actions = check_actions(self.single_action_space, actions, self.num_envs)
         done = self._needs_reset
         rewards, info = self.core.step(self.np_random, actions)
@@ -214,6 +228,7 @@ class BanditVectorEnv(VectorEnv):
     def draw_sums(self, actions: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """The reward sums (N,) of ``counts[i]`` rounds of ``actions[i]``, drawn exactly (e.g.
         binomial for Bernoulli arms) without playing them; :meth:`advance` then plays them."""
+        self.check_reset()
         return self.core.draw_sums(self.np_random, self._actions(actions), self._counts(counts))
 
     def draw_stretch(self, actions: np.ndarray, length: int) -> np.ndarray:
@@ -226,6 +241,7 @@ class BanditVectorEnv(VectorEnv):
         world. Agents use it to run their per-round rule over a block of rounds
         in one vectorised call (``observe_stretch``).
         """
+        self.check_reset()
         return self.core.draw_stretch(self.np_random, self._actions(actions),
                                       check_int("length", length))
 
@@ -239,6 +255,7 @@ class BanditVectorEnv(VectorEnv):
         chosen arm's reward has its per-round law, the others are never seen by
         the agent. The runner uses it to take the env out of the per-round loop.
         """
+        self.check_reset()
         length = int(length)
         if self.horizon is not None and (self.t + length > self.horizon).any():
             raise ValueError("a block would pass max_episode_steps")
@@ -253,6 +270,7 @@ class BanditVectorEnv(VectorEnv):
         Returns:
             ``(observations, regret_sums)``.
         """
+        self.check_reset()
         counts = self._counts(counts)
         regrets = self.core.stretch_regret(self._actions(actions), counts)
         self.t += counts

@@ -453,6 +453,7 @@ class CombinatorialVectorEnv(BanditVectorEnv):
         """Block path (:class:`~ldp_gym.protocols.ScoresBlocks`): every base arm's outcomes
         (N, length, m) of the next ``length`` rounds (:meth:`CombinatorialCore.draw_outcomes`);
         the env moves past them (every run plays all of them, scored by :meth:`score_block`)."""
+        self.check_reset()
         length = int(length)
         if self.horizon is not None and (self.t + length > self.horizon).any():
             raise ValueError("a block would pass max_episode_steps")
@@ -465,6 +466,7 @@ class CombinatorialVectorEnv(BanditVectorEnv):
         """Block path: ``(observations (N, 2m) after the block, regret (N, L))`` of the super
         arms ``actions`` (N, L, m) int8 played on ``outcomes`` from :meth:`draw_outcomes`
         (:meth:`CombinatorialCore.score_block`); ``last_regret`` is the last round's."""
+        self.check_reset()
         obs, regret = self.core.score_block(actions, outcomes)
         if regret.shape[1]:
             self.last_regret = regret[:, -1].copy()
@@ -473,6 +475,7 @@ class CombinatorialVectorEnv(BanditVectorEnv):
     def step(self, actions):
         # the agents' batch (int8 (N, m), every row a super arm), no run restarting: checked in
         # one compiled pass and played; anything else takes the checked path of the base class
+        self.check_reset()
         core = self.core
         n = self.num_envs
         if type(actions) is np.ndarray and actions.dtype == np.int8 \
