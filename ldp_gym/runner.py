@@ -564,13 +564,12 @@ class _Evaluated:
     def play(self, obs, limit):
         env = self.env
         length = int(min(BLOCK, self.horizon - env.t.max()))
-        if length <= 0 or (env.horizon is not None and (env.t + length > env.horizon).any()):
+        if length <= 0:
             raise ValueError("a block would pass max_episode_steps")
         core = env.core
-        world = core.draw_world(env.np_random, length)
+        world = env.drawn_ahead(core.draw_world, length)
         release = None if self.release is None else self.release.block_release(length)
         regrets, _, seen = self.agent.play_world(world, core.round_kernel(), release)
-        env.t += length
         env.last_regret = regrets[-1].copy()
         obs = core.observe() if self.passes else seen[:, 1:].copy()
         return obs, np.ones(regrets.shape[::-1], dtype=np.int64), np.ascontiguousarray(regrets.T)

@@ -228,21 +228,16 @@ def test_existing_output_needs_force(tmp_path, capsys):
     one_line_error(capsys, "exists")
 
 
-def test_force_refuses_the_working_folder(tmp_path, capsys, monkeypatch, user_files):
-    monkeypatch.chdir(user_files)
-    before = tree(user_files)
-    for out in (".", "", str(user_files)):
-        assert run(out, "--force") == 2
-        one_line_error(capsys, "working folder")
-    assert tree(user_files) == before
-
-
-def test_force_refuses_a_parent_of_the_working_folder(tmp_path, capsys, monkeypatch, user_files):
-    monkeypatch.chdir(user_files / "sub")
+@pytest.mark.parametrize("cwd,outs,message", [
+    ("mine", (".", "", "{mine}"), "working folder"),
+    ("mine/sub", ("..", "../..", "{tmp}"), "parent of the working folder")])
+def test_force_refuses_the_working_folder_and_its_parents(tmp_path, capsys, monkeypatch,
+                                                          user_files, cwd, outs, message):
+    monkeypatch.chdir(tmp_path / cwd)
     before = tree(tmp_path)
-    for out in ("..", "../..", str(tmp_path)):
-        assert run(out, "--force") == 2
-        one_line_error(capsys, "parent of the working folder")
+    for out in outs:
+        assert run(out.format(mine=user_files, tmp=tmp_path), "--force") == 2
+        one_line_error(capsys, message)
     assert tree(tmp_path) == before
 
 

@@ -42,7 +42,7 @@ def test_playing_before_reset_is_refused(env_id):
     calls = [lambda: venv.step(venv.action_space.sample()),
              lambda: venv.reset(options={"reset_mask": np.array([True, False])})]
     calls += [lambda m=m: getattr(venv, m)(3) for m in ("draw_block", "draw_outcomes")
-              if hasattr(venv, m)]
+              if hasattr(venv.core, m)]  # the settings that draw blocks
     calls += [lambda m=m: getattr(venv, m)(np.zeros(2, np.int64), np.ones(2, np.int64))
               for m in ("draw_sums", "advance") if isinstance(venv.core, DrawsStretches)]
     for call in calls:

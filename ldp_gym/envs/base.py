@@ -255,11 +255,16 @@ class BanditVectorEnv(VectorEnv):
         chosen arm's reward has its per-round law, the others are never seen by
         the agent. The runner uses it to take the env out of the per-round loop.
         """
+        return self.drawn_ahead(self.core.draw_block, length)
+
+    def drawn_ahead(self, draw: Callable[..., Any], length: int) -> Any:
+        """``draw(rng, length)``: the next ``length`` rounds of every run, drawn by the core,
+        and the env moved past them (refused before :meth:`reset` or past the horizon)."""
         self.check_reset()
         length = int(length)
         if self.horizon is not None and (self.t + length > self.horizon).any():
             raise ValueError("a block would pass max_episode_steps")
-        out = self.core.draw_block(self.np_random, length)
+        out = draw(self.np_random, length)
         self.t += length
         return out
 

@@ -453,13 +453,7 @@ class CombinatorialVectorEnv(BanditVectorEnv):
         """Block path (:class:`~ldp_gym.protocols.ScoresBlocks`): every base arm's outcomes
         (N, length, m) of the next ``length`` rounds (:meth:`CombinatorialCore.draw_outcomes`);
         the env moves past them (every run plays all of them, scored by :meth:`score_block`)."""
-        self.check_reset()
-        length = int(length)
-        if self.horizon is not None and (self.t + length > self.horizon).any():
-            raise ValueError("a block would pass max_episode_steps")
-        out = self.core.draw_outcomes(self.np_random, length)
-        self.t += length
-        return out
+        return self.drawn_ahead(self.core.draw_outcomes, length)
 
     def score_block(self, actions: np.ndarray, outcomes: np.ndarray) -> tuple[np.ndarray,
                                                                                np.ndarray]:
