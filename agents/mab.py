@@ -35,7 +35,7 @@ from scipy import special
 from ldp_gym.validation import check_finite, check_input, check_real
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism, PrivateEpisodeMean, TreeMechanism
 
-from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random, readonly
+from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random
 
 __all__ = ["DPSE", "DPUCB", "KLUCB", "LDPUCB", "UCB1", "AdaPKLUCB", "AdaPUCB", "Exp3",
            "ThompsonSampling", "TsallisINF", "kl_ucb_index"]
@@ -405,13 +405,19 @@ class LDPUCB(LocalDPAgent, MABAgent):
         self.width = 4.0 * (self.upper - self.lower) * math.sqrt(2.0 * math.log(self.horizon)) \
             / self.epsilon
 
-    def public_state(self):
+    def _index(self) -> np.ndarray:
+        """The broadcast UCB index (N, K), a fresh array."""
         n = np.maximum(self.counts, 1)
         idx = np.minimum(self.noisy_sums / n + self.width / np.sqrt(n), self.upper)
-        return readonly(index=np.where(self.counts > 0, idx, np.inf))
+        return np.where(self.counts > 0, idx, np.inf)
+
+    def public_state(self):
+        index = self._index()  # fresh: read-only without the copy readonly() makes
+        index.flags.writeable = False
+        return {"index": index}
 
     def _act(self, obs):
-        return argmax_random(self.rng, self.public_state()["index"])
+        return argmax_random(self.rng, self._index())
 
     def local_report(self, obs, actions, rewards, next_obs, public_state):
         return {"arm": np.array(actions, dtype=np.int64), "reward": self.mechanism(rewards)}
