@@ -166,8 +166,10 @@ def _bandit_env(venv: Any) -> Any:
 def _run_agent(env: Any, name: str, spec: AgentSpec, horizon: int, n_runs: int, seed: Any,
                checkpoints: np.ndarray, env_kwargs: dict, wrappers: Any, sink: Any = None,
                task: int = 0, secure: bool = False):
-    root = np.random.SeedSequence(seed)
-    env_seed = int(root.spawn(1)[0].generate_state(1)[0])
+    root = seed_sequence(seed)
+    # the first child root.spawn(1) would give, without spawning from (changing) a caller's object
+    env_seed = int(np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key + (0,),
+                                          pool_size=root.pool_size).generate_state(1)[0])
     venv = make_vector_env(env, n_runs, horizon, wrappers, secure, **env_kwargs)
     agent = _build_agent(spec, venv, secure)
     if hasattr(agent, "reset"):
@@ -737,7 +739,7 @@ def _run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_r
     sweep's business)."""
     cps = _check_run_args(horizon, n_runs, checkpoints)
     check_bool("secure", secure)
-    seed_sequence(seed)
+    root = seed_sequence(seed)  # once: seed=None draws one entropy for every agent
     if not agents:
         raise ValueError("agents must name at least one agent")
     env_kwargs = dict(env_kwargs or {})
@@ -745,7 +747,7 @@ def _run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_r
     plan = [(name, int(n_runs), int(horizon)) for name in agents]
     with (nullcontext(sink) if nested else _job(plan, progress, label)) as job, \
             _bridge(job, _is_parallel(len(plan), n_jobs), backend) as into:
-        tasks = [(env, name, spec, int(horizon), int(n_runs), seed, cps, env_kwargs, wrappers,
+        tasks = [(env, name, spec, int(horizon), int(n_runs), root, cps, env_kwargs, wrappers,
                   into, offset + i, bool(secure)) for i, (name, spec) in enumerate(agents.items())]
         outputs = _parallel(_run_agent, tasks, n_jobs, backend)
     env_name = env if isinstance(env, str) else getattr(env, "__name__", repr(env))
@@ -753,7 +755,9 @@ def _run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_r
                    meta={"env": env_name, "env_kwargs": {k: _jsonable(v) for k, v in
                                                          env_kwargs.items()},
                          "wrappers": [f"{w.__name__}({_jsonable(kw)})" for w, kw in wrappers],
-                         "horizon": int(horizon), "n_runs": int(n_runs), "seed": _jsonable(seed),
+                         "horizon": int(horizon), "n_runs": int(n_runs),
+                         "seed": root.entropy if not root.spawn_key else
+                         {"entropy": root.entropy, "spawn_key": list(root.spawn_key)},
                          "secure": bool(secure),
                          "privacy": {name: m["privacy"] for name, _, m in outputs},
                          **({"oracle": outputs[0][2]["oracle"]} if "oracle" in outputs[0][2]

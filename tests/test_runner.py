@@ -35,6 +35,22 @@ def test_same_seed_bitwise_identical_results_and_global_state_untouched():
                for x, y in zip(state, after))
 
 
+def test_a_seed_sequence_is_its_entropy_and_seed_none_is_one_draw_for_every_agent():
+    """SeedSequence(3) runs as seed 3 and is left as it was given (no child spawned from it);
+    seed=None draws one entropy, recorded, so that every agent faces the same instances."""
+    given = np.random.SeedSequence(3)
+    a = ldp_gym.run("LDPMAB-v0", AGENTS, horizon=200, n_runs=3, seed=given, progress=False)
+    b = ldp_gym.run("LDPMAB-v0", AGENTS, horizon=200, n_runs=3, seed=3, progress=False)
+    assert a.regret.keys() == b.regret.keys()
+    assert all(np.array_equal(a.regret[k], b.regret[k]) for k in a.regret)
+    assert given.n_children_spawned == 0 and a.meta["seed"] == 3
+    free = ldp_gym.run("LDPMAB-v0", {"x": UCB1, "y": UCB1}, horizon=200, n_runs=3, seed=None,
+                       progress=False)
+    again = ldp_gym.run("LDPMAB-v0", {"x": UCB1, "y": UCB1}, horizon=200, n_runs=3,
+                        seed=free.meta["seed"], progress=False)
+    assert all(np.array_equal(free.regret[k], again.regret[k]) for k in ("x", "y"))
+
+
 def test_adding_an_agent_leaves_the_others_unchanged():
     a = ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1}, horizon=300, n_runs=3, seed=0, progress=False)
     b = ldp_gym.run("LDPMAB-v0", {"TS": TsallisINF, "UCB1": UCB1}, horizon=300, n_runs=3, seed=0,
