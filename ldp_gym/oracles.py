@@ -136,13 +136,16 @@ def _greedy(w, probs, K, out):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _first_infeasible(S, width, lo, hi):  # pragma: no cover - compiled
-    """The first run whose super arm has, in some block of ``width`` consecutive arms, fewer
-    than ``lo`` or more than ``hi`` arms; -1 when every run's is feasible."""
+    """The first run whose row of S (bool, or integers) is not 0/1 or has, in some block of
+    ``width`` consecutive arms, fewer than ``lo`` or more than ``hi`` arms; -1 when every
+    run's is a super arm."""
     runs, m = S.shape
     for r in range(runs):
         for start in range(0, m, width):
             count = 0
             for i in range(start, start + width):
+                if S[r, i] != 0 and S[r, i] != 1:
+                    return r
                 count += S[r, i]
             if count < lo or count > hi:
                 return r
@@ -289,7 +292,8 @@ class Family:
     # ------------------------------------------------------------------ fast, unchecked
 
     def _first_infeasible(self, S: np.ndarray) -> int:
-        """The first run (row of the bool array S) that is not a super arm, or -1 (compiled)."""
+        """The first run (row of S, bool or 0/1 integers) that is not a super arm, or -1
+        (compiled)."""
         return int(_first_infeasible(S, self._width, self._lo, self._hi))
 
     def _oracle(self, w: np.ndarray) -> np.ndarray:

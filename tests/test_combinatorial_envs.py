@@ -473,3 +473,35 @@ def test_score_block_refuses_bad_super_arms_and_draws_stop_at_the_horizon():
     env.draw_outcomes(6)
     with pytest.raises(ValueError, match="max_episode_steps"):
         env.draw_outcomes(1)
+
+
+class _ExactK(TopK):
+    """A third party's family: exactly K arms (its own feasibility, not the compiled one)."""
+
+    def _feasible(self, S):
+        return np.count_nonzero(S, axis=1) == self.K
+
+    def _first_infeasible(self, S):
+        bad = np.flatnonzero(~self._feasible(S))
+        return int(bad[0]) if bad.size else -1
+
+
+def test_fast_paths_ask_the_family_which_super_arms_are_feasible():
+    """The int8 fast path of step and the block's score_block refuse what the family's own
+    _first_infeasible refuses (a 1-arm set of an exactly-K family), as the checked path does."""
+    env = CombinatorialVectorEnv(num_envs=2, max_episode_steps=10, family=_ExactK(6, 3))
+    env.reset(seed=0)
+    one = np.zeros((2, 6), dtype=np.int8)
+    one[:, 0] = 1
+    for actions in (one, one.astype(np.int64)):
+        with pytest.raises(ValueError, match="not a super arm"):
+            env.step(actions)
+    with pytest.raises(ValueError, match="run 0, round 0"):
+        env.score_block(one[:, None], np.zeros((2, 1, 6)))
+    three = np.zeros((2, 6), dtype=np.int8)
+    three[:, :3] = 1
+    env.step(three)
+    two = three.copy()
+    two[0, 0] = 2  # not 0/1, whatever the family counts
+    with pytest.raises(ValueError):
+        env.step(two)

@@ -148,24 +148,6 @@ def _score_linear(S, outcomes, mu, target, regret, obs):  # pragma: no cover - c
             obs[r, m + i] = 1.0 if hit else 0.0
 
 
-@njit(cache=True, nogil=True)
-def _super_arm_status(actions, width, lo, hi):  # pragma: no cover - compiled
-    """0 when every row of the integer array ``actions`` is 0/1 and a super arm (every block of
-    ``width`` arms holds ``lo`` to ``hi`` of them), else 1 (the checked path says why)."""
-    runs, m = actions.shape
-    for r in range(runs):
-        for start in range(0, m, width):
-            count = 0
-            for i in range(start, start + width):
-                a = actions[r, i]
-                if a != 0 and a != 1:
-                    return 1
-                count += a
-            if count < lo or count > hi:
-                return 1
-    return 0
-
-
 class SuperArmSpace(spaces.MultiBinary):
     """``MultiBinary(m)`` restricted to the super arms of a family: ``sample()`` draws feasible
     ones (:meth:`~ldp_gym.oracles.Family.sample`) and ``contains()`` checks feasibility."""
@@ -364,10 +346,9 @@ class CombinatorialCore(BanditCore):
         length = S.shape[1]
         flat = S.reshape(n * length, m)
         if not self.feasible_batch(flat):
-            bad = self.family._first_infeasible(flat.view(np.bool_)) if \
-                ((flat == 0) | (flat == 1)).all() else -1
-            where = f"run {bad // length}, round {bad % length} of the block" if bad >= 0 \
-                else "not 0/1"
+            bad = self.family._first_infeasible(flat)
+            where = "not 0/1" if bad < 0 or not ((flat[bad] == 0) | (flat[bad] == 1)).all() \
+                else f"run {bad // length}, round {bad % length} of the block"
             raise ValueError(f"a block's super arms must be feasible super arms of "
                              f"{self.family!r} ({where})")
         regret = np.empty((n, length))
@@ -382,10 +363,12 @@ class CombinatorialCore(BanditCore):
         return self.observe(), regret
 
     def feasible_batch(self, actions: np.ndarray) -> bool:
-        """Whether every row of an integer array (N, m) is a 0/1 feasible super arm (compiled;
-        the vector env's fast path, which then plays them with :meth:`play_round`)."""
-        fam = self.family
-        return _super_arm_status(actions, fam._width, fam._lo, fam._hi) == 0
+        """Whether every row of an int8 array (N, m) is a 0/1 feasible super arm of the family
+        (its ``_first_infeasible``, compiled for the library's families): the vector env's
+        fast path, which then plays them with :meth:`play_round`."""
+        # 0/1 first (a family's own _first_infeasible may only count arms), then the family's
+        return bool(actions.view(np.uint8).max(initial=0) <= 1) and \
+            self.family._first_infeasible(actions) < 0
 
     def play_round(self, rng: np.random.Generator, S: np.ndarray,
                    projected: np.ndarray) -> tuple[np.ndarray, dict]:
