@@ -185,9 +185,8 @@ def _entries(folder: Path) -> set[str]:
 
 
 def _check_replaceable(out: Path) -> None:
-    """Refuse ``--force`` on anything ldp-gym did not write entirely (see the module doc)."""
-    if out.is_symlink():
-        raise UserError(f"--force refuses to replace {out}: it is a symbolic link")
+    """Refuse ``--force`` on anything ldp-gym did not write entirely (see the module doc); a
+    symbolic link was refused by :func:`_check_out`, its only caller."""
     why = _protected(out.resolve())
     if why:
         raise UserError(f"--force refuses to replace {out}: it is {why}")
@@ -389,13 +388,15 @@ def _cmd_run(args: argparse.Namespace) -> None:
         raise UserError(str(exc)) from None
     # validate every agent's parameters before any work (errors name the parameter), and find
     # the (epsilon, delta)-DP agents, the ones --delta applies to
-    approximate = set()
-    for name, cls in {**private, **plain}.items():
-        kw = {"epsilon": epsilons[0]} if name in private else {}
+    def build(cls: Any, **kw: Any) -> Any:
         try:
-            agent = cls.from_env(probe, secure=args.secure, **kw)
+            return cls.from_env(probe, secure=args.secure, **kw)
         except (ValueError, TypeError) as exc:
             raise UserError(f"{_label(cls)}: {exc}") from None
+
+    approximate = set()
+    for name, cls in {**private, **plain}.items():
+        agent = build(cls, **({"epsilon": epsilons[0]} if name in private else {}))
         if name in private and (getattr(agent, "delta", 0.0) or 0.0) > 0:
             approximate.add(name)
     if args.delta is not None and not approximate and not (wrapped and args.wrapper == "gaussian"):
@@ -430,10 +431,7 @@ def _cmd_run(args: argparse.Namespace) -> None:
     for task in tasks:  # the private agents at every epsilon (and delta)
         for spec in task["agents"].values():
             if isinstance(spec, tuple):
-                try:
-                    spec[0].from_env(probe, secure=args.secure, **spec[1])
-                except (ValueError, TypeError) as exc:
-                    raise UserError(f"{_label(spec[0])}: {exc}") from None
+                build(spec[0], **spec[1])
     if plain and not wrapped:
         tasks.append(dict(common, agents={_label(c): c for c in plain.values()}))
 

@@ -566,8 +566,6 @@ class _Evaluated:
     def play(self, obs, limit):
         env = self.env
         length = int(min(BLOCK, self.horizon - env.t.max()))
-        if length <= 0:
-            raise ValueError("a block would pass max_episode_steps")
         core = env.core
         world = env.drawn_ahead(core.draw_world, length)
         release = None if self.release is None else self.release.block_release(length)

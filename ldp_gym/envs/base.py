@@ -204,13 +204,18 @@ class BanditVectorEnv(VectorEnv):
             self.t[~done] += 1
         else:  # the common step: no run starts afresh
             self.t += 1
+        return self._stepped(rewards, info, ~done)
+
+    def _stepped(self, rewards: np.ndarray, info: dict, played: np.ndarray):
+        """``step``'s return after a round, the clocks moved: ``last_regret``, truncation at
+        the horizon (those runs autoreset on the next step) and ``info`` with its ``_key``
+        masks (``played``: the runs that did not restart)."""
         self.last_regret = np.array(info["regret"], dtype=np.float64)
         truncated = np.zeros(self.num_envs, bool) if self.horizon is None else self.t >= self.horizon
         self._needs_reset = truncated.copy()
-        mask = ~done
         full = dict(info)
         for k in info:
-            full["_" + k] = mask.copy()
+            full["_" + k] = played.copy()
         return (self.core.observe(), rewards.astype(np.float64),
                 np.zeros(self.num_envs, bool), truncated, full)
 

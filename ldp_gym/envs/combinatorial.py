@@ -460,11 +460,5 @@ class CombinatorialVectorEnv(BanditVectorEnv):
                 and core.feasible_batch(actions):
             rewards, info = core.play_round(self.np_random, actions, np.zeros(n, dtype=bool))
             self.t += 1
-            self.last_regret = info["regret"].copy()
-            truncated = np.zeros(n, bool) if self.horizon is None else self.t >= self.horizon
-            self._needs_reset = truncated.copy()
-            full = dict(info)
-            for k in info:
-                full["_" + k] = np.ones(n, dtype=bool)
-            return core.observe(), rewards, np.zeros(n, bool), truncated, full
+            return self._stepped(rewards, info, np.ones(n, dtype=bool))
         return super().step(actions)
