@@ -92,6 +92,40 @@ class BanditCore:
         return reward.item(0), {k: v.item(0) for k, v in info.items()}
 
 
+class RoundsAhead:
+    """Mixin of cores whose next-round states (contexts) and reward uniforms are i.i.d. over
+    rounds and independent of the actions: :meth:`_next_round` serves them a round at a time
+    from chunks of about 4096 numbers drawn ahead, which has the law of drawing them then (and
+    a step costs no generator call). Subclasses implement ``_draw_states(rng, lead)`` (states
+    of shape ``lead + state shape``) and ``_state_numbers()`` (numbers per state)."""
+
+    _ahead_used = _ahead_len = 0  # rounds of the chunk drawn ahead: served, all
+    _ahead_states: np.ndarray
+    _ahead_u: np.ndarray
+
+    def _draw_states(self, rng: np.random.Generator, lead: tuple[int, ...]) -> np.ndarray:
+        raise NotImplementedError
+
+    def _state_numbers(self) -> int:
+        raise NotImplementedError
+
+    def _discard_ahead(self) -> None:
+        """A new episode of every run: nothing drawn before it is used."""
+        self._ahead_used = self._ahead_len
+
+    def _next_round(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The next round's states (n, ...) and the uniforms (n,) of this round's rewards (rows
+        of a chunk, each served once and never written to again)."""
+        i = self._ahead_used
+        if i == self._ahead_len:
+            rounds = max(1, 4096 // (n * max(1, self._state_numbers())))
+            self._ahead_states = self._draw_states(rng, (rounds, n))
+            self._ahead_u = rng.random((rounds, n))
+            self._ahead_len, i = rounds, 0
+        self._ahead_used = i + 1
+        return self._ahead_states[i], self._ahead_u[i]
+
+
 class BanditEnv(gym.Env):
     """A single bandit run for Gymnasium users (subclasses set ``core_class``).
 

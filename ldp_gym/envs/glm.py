@@ -44,7 +44,7 @@ from numba import njit
 from ldp_gym.validation import check_finite, check_int, check_real
 
 from ..protocols import DrawsBlocks
-from .base import BanditCore, BanditEnv, make_vector_class
+from .base import BanditCore, BanditEnv, RoundsAhead, make_vector_class
 
 __all__ = ["LINKS", "inverse_link", "GLMEnv", "GLMVectorEnv", "MultiParamGLMEnv", "MultiParamGLMVectorEnv"]
 
@@ -148,7 +148,7 @@ def _step_outcomes(x, theta, link, noise, u, actions, out, best_arm):
             out[0, n] = 1.0 if u[n] < chosen else 0.0
 
 
-class _GLMBase(BanditCore, DrawsBlocks):
+class _GLMBase(RoundsAhead, BanditCore, DrawsBlocks):
     """Shared by the single- and multi-parameter settings."""
 
     multi_parameter = False
@@ -184,7 +184,6 @@ class _GLMBase(BanditCore, DrawsBlocks):
         self.action_space = spaces.Discrete(self.n_arms)
         self.theta = np.zeros((0,) + shape)
         self._one: tuple[np.ndarray, ...] | None = None  # step_one's arrays
-        self._ahead_used = self._ahead_len = 0  # rounds of the chunk drawn ahead: served, all
 
     def reset(self, rng, runs, n_runs):
         shape = self.theta.shape[1:]
@@ -196,8 +195,8 @@ class _GLMBase(BanditCore, DrawsBlocks):
         self.x[runs] = sample_contexts(rng, self.contexts, (len(runs),) + self._context_shape)
         self._rows = np.arange(n_runs)
         self._theta3 = self.theta.reshape(n_runs, -1, self.dim)  # as the step kernel reads it
-        if len(runs) == n_runs:  # a new episode of every run: nothing drawn before it is used
-            self._ahead_used = self._ahead_len
+        if len(runs) == n_runs:
+            self._discard_ahead()
 
     def observe(self):
         return self.x.reshape(self.x.shape[0], -1).astype(np.float32)
@@ -236,26 +235,17 @@ class _GLMBase(BanditCore, DrawsBlocks):
             return (rng.random(mean.shape) < mean).astype(np.float64)
         return np.minimum(rng.poisson(mean), self.reward_bound).astype(np.float64)
 
-    def _next_round(self, rng):
-        """The next round's contexts (N, ...) and the uniforms (N,) of this round's rewards, from
-        chunks of about 4096 numbers drawn ahead: both are i.i.d. over rounds and independent
-        of the actions, so serving them a round at a time has the law of drawing them then
-        (and a step costs no generator call)."""
-        i = self._ahead_used
-        if i == self._ahead_len:
-            n = self.x.shape[0]
-            rounds = max(1, 4096 // (n * math.prod(self._context_shape)))
-            self._ahead_x = sample_contexts(rng, self.contexts, (rounds, n) + self._context_shape)
-            self._ahead_u = rng.random((rounds, n))
-            self._ahead_len, i = rounds, 0
-        self._ahead_used = i + 1
-        return self._ahead_x[i], self._ahead_u[i]
+    def _draw_states(self, rng, lead):
+        return sample_contexts(rng, self.contexts, lead + self._context_shape)
+
+    def _state_numbers(self):
+        return math.prod(self._context_shape)
 
     def _play(self, rng, actions, out, best_arm):
         """Play one round of every run: :func:`_step_outcomes` into ``out`` and ``best_arm``
         (Poisson rewards drawn from the means), then move to the next contexts."""
-        x_next, u = self._next_round(rng)
         n = self.x.shape[0]
+        x_next, u = self._next_round(rng, n)
         _step_outcomes(self.x.reshape(n, -1, self.dim), self._theta3, self._link_code,
                        self.noise, u, actions, out, best_arm)
         if self._link_code == 2:  # Poisson

@@ -116,7 +116,7 @@ from numba import njit
 from ldp_gym.validation import check_int, check_real
 
 from ..protocols import DrawsBlocks
-from .base import BanditCore, BanditEnv, make_vector_class
+from .base import BanditCore, BanditEnv, RoundsAhead, make_vector_class
 
 __all__ = ["AUXILIARY_KEYS", "CLASSIFICATION_DATASETS", "REWARDS", "ClassificationBanditCore",
            "ClassificationBanditEnv", "ClassificationBanditVectorEnv", "NonparametricCore",
@@ -290,7 +290,7 @@ def check_auxiliary(auxiliary: Any) -> tuple[dict[str, Any], ...]:
 # --------------------------------------------------------------------------- shared core
 
 
-class _ContextArmsCore(BanditCore, DrawsBlocks):
+class _ContextArmsCore(RoundsAhead, BanditCore, DrawsBlocks):
     """K arms, i.i.d. contexts shown each round, Bernoulli rewards of fixed mean functions,
     per-run auxiliary datasets. Subclasses keep a per-run *state* (the context, or a row
     index) and implement ``_draw_states``, ``_obs``, ``_arm_means`` and ``_aux_points``."""
@@ -315,12 +315,8 @@ class _ContextArmsCore(BanditCore, DrawsBlocks):
         self.observation_space = spaces.Box(0.0, 1.0, shape=(self.dim,), dtype=np.float32)
         self.state = np.zeros((0,) + self._state_tail, dtype=self._state_dtype)
         self._entropy = np.zeros((0, 4), dtype=np.uint64)
-        self._ahead: list | None = None
 
     # the setting's parts
-    def _draw_states(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-        raise NotImplementedError
-
     def _obs(self, states: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
@@ -339,26 +335,17 @@ class _ContextArmsCore(BanditCore, DrawsBlocks):
         self.state[runs] = self._draw_states(rng, (len(runs),))
         self._entropy[runs] = rng.integers(0, 2 ** 64, size=(len(runs), 4), dtype=np.uint64)
         self._rows = np.arange(n_runs)
-        if len(runs) == n_runs:  # a new episode of every run: nothing drawn before it is used
-            self._ahead = None
+        if len(runs) == n_runs:
+            self._discard_ahead()
 
     def observe(self):
         return self._obs(self.state)
 
-    def _next_round(self, rng):
-        """The next round's states (N, ...) and the uniforms (N,) of this round's rewards, from
-        chunks of about 4096 numbers drawn ahead (i.i.d. over rounds and independent of the
-        actions, as in :mod:`ldp_gym.envs.glm`)."""
-        ahead, n = self._ahead, self.state.shape[0]
-        if ahead is None or ahead[2] == ahead[1].shape[0]:
-            rounds = max(1, 4096 // (n * max(1, math.prod(self.state.shape[1:]))))
-            ahead = self._ahead = [self._draw_states(rng, (rounds, n)), rng.random((rounds, n)), 0]
-        i = ahead[2]
-        ahead[2] += 1
-        return ahead[0][i], ahead[1][i]
+    def _state_numbers(self):
+        return math.prod(self.state.shape[1:])
 
     def step(self, rng, actions):
-        nxt, u = self._next_round(rng)
+        nxt, u = self._next_round(rng, self.state.shape[0])
         rewards, mean, best, best_arm = self._play(self.state, actions, u)
         self.state = nxt.copy()
         return rewards, {"expected_reward": mean, "optimal_reward": best, "regret": best - mean,
