@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BANDS", "MERGE_CHECKS", "Results", "round_label", "tidy_log_axes"]
+__all__ = ["BANDS", "MERGE_CHECKS", "Results", "regret_cell", "round_label", "tidy_log_axes"]
 
 #: What :meth:`Results.merge` refuses unless told (``allow_different``): results of different
 #: envs (id or keyword arguments), horizons or numbers of runs, and an agent name in both.
@@ -34,6 +34,19 @@ ZERO_SD_NOTE = ("sd 0 (marked °): every run has exactly the same regret there, 
                 "plays up to that round did not depend on the random draws (e.g. DP-SE, which "
                 "pulls every active arm a fixed number of times per epoch: until the runs "
                 "eliminate different arms, they all pull the same arms equally often)")
+
+
+def regret_cell(values: np.ndarray, digits: int = 1,
+                spec: tuple[str, str] | None = None) -> str:
+    """A table cell of regret over the runs: ``mean ± sd`` (sd of the runs, ddof 1), marked
+    ``°`` when the sd is 0 over several runs (:data:`ZERO_SD_NOTE`); ``digits`` decimals, or
+    the format specs ``spec`` of the mean and the sd (e.g. ``(".5g", ".2g")`` for small
+    regrets)."""
+    values = np.asarray(values, dtype=np.float64)
+    sd = float(values.std(ddof=1)) if values.size > 1 else 0.0
+    mean_spec, sd_spec = spec or (f".{digits}f", f".{digits}f")
+    return f"{values.mean():{mean_spec}} ± {sd:{sd_spec}}" + ("°" if sd == 0 and values.size > 1
+                                                              else "")
 
 
 def round_label(t: Any) -> str:
@@ -141,20 +154,15 @@ class Results:
         heads = [f"regret at {'T' if t == horizon else 't'} = {round_label(t)}" for t in ts]
         head = ["agent", "privacy"] + ([] if same_runs else ["runs"]) + heads
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        zero = False
         for r in rows:
             cells = [r["agent"], r["privacy"]] + ([] if same_runs else [str(runs[r["agent"]])])
-            for t in ts:
-                sd = r[f"sd@{t}"]
-                flat = sd == 0 and runs[r["agent"]] > 1
-                zero |= flat
-                cells.append(f"{r[f'mean@{t}']:.1f} ± {sd:.1f}" + ("°" if flat else ""))
+            cells += [regret_cell(self.at(r["agent"], t)) for t in ts]
             lines.append("| " + " | ".join(cells) + " |")
         over = f"{next(iter(runs.values()))} runs" if same_runs else "the runs of each agent"
         lines.append("")
         lines.append(f"Cells: cumulative regret, mean ± sd over {over} (sd of the runs, not of "
                      f"the mean); t: round, T: horizon.")
-        if zero:
+        if any("°" in line for line in lines):
             lines.append(ZERO_SD_NOTE + ".")
         return "\n".join(lines)
 

@@ -44,7 +44,7 @@ import numpy as np
 from ldp_gym.results import round_label
 from ldp_gym.runner import sweep
 
-from .common import Experiment, Report, caption, figure, merge_all
+from .common import Experiment, Report, caption, figure, log_slope, merge_all
 
 #: (horizons, runs) of the quick and the full versions
 QUICK = ((1_000, 3_000, 10_000), 5)
@@ -72,10 +72,6 @@ def _wrappers(feedback: str, eps: float | None) -> list:
 
 #: the theory's exponent of T (``log T``: 0)
 _EXPONENTS = {"3/4": 0.75, "2/3": 2 / 3, "1/2": 0.5, "log T": 0.0}
-
-
-def _slope(x: np.ndarray, y: np.ndarray) -> float:
-    return float(np.polyfit(np.log(x), np.log(np.maximum(y, 1e-12)), 1)[0])
 
 
 def zheng2020_bco(quick, seed, n_jobs, progress) -> Report:
@@ -118,7 +114,7 @@ def zheng2020_bco(quick, seed, n_jobs, progress) -> Report:
             for eps in levels:
                 means = np.array([regret[(family, feedback, eps, t)].mean() for t in horizons])
                 last = regret[(family, feedback, eps, horizons[-1])]
-                slope = _slope(T[fit], means[fit])
+                slope = log_slope(T[fit], means[fit])
                 priv = "non-private" if eps is None else f"eps={eps:g}"
                 lines.append(f"| {family} | {feedback}-point ({name}) | {priv} | "
                              f"{last.mean():.4g} ± {last.std(ddof=1):.2g} | {slope:.2f} | "
@@ -133,7 +129,7 @@ def zheng2020_bco(quick, seed, n_jobs, progress) -> Report:
                                 label=f"{family} {feedback}-pt eps=1 ({slope:.2f})")
             finals = np.array([regret[(family, feedback, e, horizons[-1])].mean()
                                for e in EPSILONS])
-            eps_slope = _slope(1 / np.array(EPSILONS), finals)
+            eps_slope = log_slope(1 / np.array(EPSILONS), finals)
             eps_lines.append(f"| {family} | {feedback}-point | {eps_slope:.2f} | "
                              f"{'1' if feedback == 'one' else '2'} |")
     for exponent in (0.5, 2 / 3, 0.75):  # reference lines through the first point's scale

@@ -81,6 +81,7 @@ Cost (wall time, one job, on a shared 2-core machine): 87 s (K scaling),
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -88,7 +89,15 @@ import numpy as np
 
 from ldp_gym.runner import sweep
 
-from .common import Experiment, Report, checkpoints, merge_all
+from .common import (
+    Experiment,
+    Report,
+    checkpoints,
+    figure,
+    log_slope,
+    merge_all,
+    regret_cell,
+)
 
 __all__ = ["EXPERIMENTS", "capped_regret", "theorem5_lower_bound", "theorem6_lower_bound",
            "theorem9_lower_bound", "topk_means"]
@@ -193,27 +202,8 @@ def _check_gap(gap: float, scale: float) -> None:
         raise ValueError(f"the lower bound needs 0 < Delta / B < 0.35, got Delta={gap:g}, B={scale:g}")
 
 
-def _slope(x: Any, y: Any) -> float:
-    """Least-squares slope of log y on log x (nan with fewer than two points)."""
-    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
-    if x.size < 2:
-        return float("nan")
-    return float(np.polyfit(np.log(x), np.log(np.maximum(y, 1e-12)), 1)[0])
-
-
-def _cell(v: np.ndarray) -> str:
-    sd = v.std(ddof=1) if v.size > 1 else 0.0
-    return f"{v.mean():.5g} ± {sd:.2g}"
-
-
-def _axes(ncols: int):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, ncols, figsize=(6.0 * ncols, 4.4))
-    return fig, np.atleast_1d(axes)
+#: a regret cell with significant digits (the coverage regrets are below 1)
+_cell = functools.partial(regret_cell, spec=(".5g", ".2g"))
 
 
 def _task(agent_name: str, cls: type, kwargs: dict, horizon: int, n_runs: int, seed: int,
@@ -274,16 +264,16 @@ def chen2020_k_scaling(quick: bool, seed: int, n_jobs: int, progress: bool | Non
     slope_lines = ["| eps | slope of log(ratio) on log K, all K | same, learning cells | predicted |",
                    "|---|---|---|---|"]
     for eps in epsilons:
-        s = _slope(ks, ratios[eps])
+        s = log_slope(ks, ratios[eps])
         learning = [i for i, K in enumerate(ks) if final[("LDP1", K, eps)].mean()
                     < 0.5 * float(capped_regret(2 * K, K, GAP, horizon))]
-        s_learn = _slope([ks[i] for i in learning], [ratios[eps][i] for i in learning])
+        s_learn = log_slope([ks[i] for i in learning], [ratios[eps][i] for i in learning])
         slope_lines.append(f"| {eps:g} | {s:.2f} | {s_learn:.2f} (K = "
                            f"{', '.join(str(ks[i]) for i in learning) or 'none'}) | -2 |")
         if abs(s + 2) > 0.5:
             notes.append(f"eps={eps:g}: the ratio falls like K^{s:.2f}, not K^-2 (K = "
                          f"{', '.join(map(str, ks))})")
-    fig, (left, right) = _axes(2)
+    fig, (left, right) = figure(2)
     K_arr = np.array(ks, dtype=np.float64)
     for j, eps in enumerate(epsilons):
         for short, marker in (("LDP1", "o"), ("LDP2", "s")):
@@ -345,13 +335,13 @@ def chen2020_eps_scaling(quick: bool, seed: int, n_jobs: int, progress: bool | N
              f"Thm 5 LB: (m - 1) B_inf^2 ln T/(64 (e^eps - 1)^2 Delta) with B_inf = K = {K}; Thm 9 LB: "
              f"the Omega with constant {DP_CONSTANT:g}, B_1^2 m K ln T/Delta + B_1 m K ln T/eps, "
              f"B_1 = 1"]
-    fig, (ax,) = _axes(1)
+    fig, (ax,) = figure(1)
     inv = 1 / np.array(epsilons)
     for name, _, theory in agents:
         means = np.array([final[f"{name} eps={e:g}"].mean() for e in epsilons])
         learning = means < 0.5 * cap
-        s_all = _slope(inv, means)
-        s_learn = _slope(inv[learning], means[learning])
+        s_all = log_slope(inv, means)
+        s_learn = log_slope(inv[learning], means[learning])
         lines.append(f"| {name} | " + " | ".join(_cell(final[f"{name} eps={e:g}"]) for e in epsilons)
                      + f" | {s_all:.2f} | {s_learn:.2f} ({int(learning.sum())} cells) | "
                      f"{theory:g} |")
@@ -432,7 +422,7 @@ def chen2020_coverage(quick: bool, seed: int, n_jobs: int, progress: bool | None
              "no lower bound drawn: Theorems 5, 6 and 9 are proved for exact oracles only",
              f"coverage graph: density {COV_DENSITY:g}, p_ij uniform in [0.2, 1] on present "
              f"edges, seed {seed}; base-arm means uniform in [0.1, 0.9]; B_1 = {family.b1:.3f}"]
-    fig, (ax,) = _axes(1)
+    fig, (ax,) = figure(1)
     res.plot(ax=ax, band="sd", logx=True,
              title=f"Coverage m={m} K={K}: (1-1/e)-approximation regret, {n_runs} runs")
     return Report("Chen et al. 2020: probabilistic maximum coverage, greedy oracle"

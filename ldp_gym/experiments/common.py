@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from ldp_gym.results import ZERO_SD_NOTE, Results, round_label, tidy_log_axes
+from ldp_gym.results import ZERO_SD_NOTE, Results, regret_cell, round_label, tidy_log_axes
 
-__all__ = ["Experiment", "Report", "caption", "checkpoints", "epsilon_axes", "figure", "merge_all",
-           "regret_cell"]
+__all__ = ["Experiment", "Report", "caption", "checkpoints", "epsilon_axes", "figure", "log_slope",
+           "merge_all", "regret_cell"]
 
 
 @dataclass
@@ -59,13 +59,26 @@ def checkpoints(horizon: int, marks: list[int]) -> np.ndarray:
     return np.unique(np.concatenate([base, np.array([m for m in marks if m <= horizon], np.int64)]))
 
 
-def figure():
+def figure(ncols: int | None = None):
+    """``(fig, ax)``, or with ``ncols`` ``(fig, axes)`` (an array of ``ncols`` side by side)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    return plt.subplots(figsize=(6.4, 4.4))
+    if ncols is None:
+        return plt.subplots(figsize=(6.4, 4.4))
+    fig, axes = plt.subplots(1, ncols, figsize=(6.0 * ncols, 4.4))
+    return fig, np.atleast_1d(axes)
+
+
+def log_slope(x: Any, y: Any) -> float:
+    """Least-squares slope of log y on log x (y floored at 1e-12; nan with fewer than two
+    points): the rate an experiment reads off its regret."""
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    if x.size < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(x), np.log(np.maximum(y, 1e-12)), 1)[0])
 
 
 def epsilon_axes(ax, horizon: int, logy: bool = False, what: str = "mean") -> None:
@@ -78,15 +91,6 @@ def epsilon_axes(ax, horizon: int, logy: bool = False, what: str = "mean") -> No
     ax.set_ylabel(f"regret at T = {round_label(horizon)} ({what})")
     ax.legend(fontsize=8)
     tidy_log_axes(ax)
-
-
-def regret_cell(values: np.ndarray, digits: int = 1) -> str:
-    """A table cell of regret over the runs: ``mean ± sd`` (sd of the runs, ddof 1), marked
-    ``°`` when the sd is 0 over several runs (see :func:`caption`)."""
-    values = np.asarray(values, dtype=np.float64)
-    sd = float(values.std(ddof=1)) if values.size > 1 else 0.0
-    return f"{values.mean():.{digits}f} ± {sd:.{digits}f}" + ("°" if sd == 0 and values.size > 1
-                                                              else "")
 
 
 def caption(horizon: int, n_runs: int, table: str = "") -> str:

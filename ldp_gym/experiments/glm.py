@@ -19,7 +19,7 @@ import numpy as np
 from ldp_gym.results import round_label
 from ldp_gym.runner import run, sweep
 
-from .common import Experiment, Report, checkpoints, figure, merge_all
+from .common import Experiment, Report, checkpoints, figure, log_slope, merge_all
 
 if TYPE_CHECKING:  # the agents are imported where they run (the core does not import them)
     from ldp_gym.agents.base import Agent
@@ -164,8 +164,8 @@ def zheng2020_rates(quick, seed, n_jobs, progress) -> Report:
     late = cps >= horizon / 10
     fig, ax = figure()
     for a in agents:
-        slope = np.polyfit(np.log(cps), np.log(res.mean(a)), 1)[0]
-        late_slope = np.polyfit(np.log(cps[late]), np.log(res.mean(a)[late]), 1)[0]
+        slope = log_slope(cps, res.mean(a))
+        late_slope = log_slope(cps[late], res.mean(a)[late])
         lines.append(f"| {a} | {slope:.2f} | {late_slope:.2f} | {predicted[a]} |")
         ax.loglog(cps, res.mean(a), marker="o", label=f"{a} (slope {slope:.2f})")
     ax.set_xlabel("round t")

@@ -87,12 +87,6 @@ def azize2022_fig2(quick: bool, seed: int, n_jobs: int, progress: bool | None) -
                  f"{a} {res.timings[a]['decisions']}" for a in res.agents),
              "seconds per agent: " + ", ".join(
                  f"{a} {res.timings[a]['seconds']:.1f}" for a in res.agents)]
-    flat = [a for a in res.agents if n_runs > 1 and res.at(a, horizon).std() == 0]
-    if flat:
-        notes.append(f"{', '.join(flat)}: sd 0 at T, every run has exactly the same regret: "
-                     "DP-SE plays every active arm for a fixed number of rounds per epoch, and "
-                     "on this instance eliminated the same arms at the same epochs in every run, "
-                     "so its regret (sum of gaps x pulls) does not depend on the draws")
     return Report("Azize & Basu 2022, Fig. 2" + (" (quick)" if quick else ""),
                   res.table(at), {"fig2": res}, fig.figure, notes)
 
