@@ -496,7 +496,7 @@ def _block_player(agent: Any, venv: Any, horizon: int) -> BlockPlayer | None:
     evaluated = _evaluated_player(agent, venv, horizon)
     if evaluated is not None:
         return evaluated
-    env = _block_env(venv)
+    env, _ = _block_env(venv)
     if env is None:
         return None
     core = env.core
@@ -521,15 +521,19 @@ def _block_player(agent: Any, venv: Any, horizon: int) -> BlockPlayer | None:
     return None
 
 
-def _block_env(venv: Any) -> BanditVectorEnv | None:
-    """The native bandit env under ``venv`` if every wrapper in between lets the block path
-    bypass its ``step`` (``needs_round_by_round = False`` on its class; undeclared: ``True``),
-    else ``None``."""
+def _block_env(venv: Any, releases: bool = False) -> tuple[BanditVectorEnv | None, Any]:
+    """``(env, release)``: the native bandit env under ``venv`` if every wrapper in between
+    lets the block path bypass its ``step`` (``needs_round_by_round = False`` on its class;
+    undeclared: ``True``) or, with ``releases``, is the one wrapper that applies its release
+    to blocks itself (``releases_blocks``, then ``release``); else ``(None, None)``."""
+    release = None
     while isinstance(venv, VectorWrapper):
-        if getattr(type(venv), "needs_round_by_round", True):
-            return None
+        if releases and release is None and getattr(venv, "releases_blocks", False):
+            release = venv
+        elif getattr(type(venv), "needs_round_by_round", True):
+            return None, None
         venv = venv.env
-    return venv if isinstance(venv, BanditVectorEnv) else None
+    return (venv, release) if isinstance(venv, BanditVectorEnv) else (None, None)
 
 
 def _evaluated_player(agent: Any, venv: Any, horizon: int) -> BlockPlayer | None:
@@ -539,16 +543,10 @@ def _evaluated_player(agent: Any, venv: Any, horizon: int) -> BlockPlayer | None
     themselves (``releases_blocks``: :class:`~ldp_gym.protocols.ReleasesBlocks`); else None."""
     if not getattr(agent, "plays_evaluated_blocks", False):
         return None
-    release = None
-    while isinstance(venv, VectorWrapper):
-        if release is None and getattr(venv, "releases_blocks", False):
-            release = venv
-        elif getattr(type(venv), "needs_round_by_round", True):
-            return None
-        venv = venv.env
-    if not isinstance(venv, BanditVectorEnv) or not isinstance(venv.core, EvaluatesBlocks):
+    env, release = _block_env(venv, releases=True)
+    if env is None or not isinstance(env.core, EvaluatesBlocks):
         return None
-    return _Evaluated(agent, venv, release, horizon)
+    return _Evaluated(agent, env, release, horizon)
 
 
 class _Evaluated:
