@@ -31,13 +31,13 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import gymnasium as gym
 import numpy as np
 
 import ldp_gym
 from ldp_gym.agents import CUCB, CUCBDP, CUCBLDP1, CUCBLDP2
+from ldp_gym.runner import _prefetched
 
 ENV = "LDPCombinatorialBandit-v0"
 EPSILON = 1.0
@@ -74,8 +74,7 @@ def runner_speed(cls, env_kwargs: dict, runs: int, horizon: int, repeat: int) ->
     return runs * horizon / best
 
 
-def blocks_speed(cls, env_kwargs: dict, runs: int, horizon: int, repeat: int,
-                 block: int = 512) -> float:
+def blocks_speed(cls, env_kwargs: dict, runs: int, horizon: int, repeat: int) -> float:
     """Best of ``repeat`` timings of the block path (module docstring), or NaN without one."""
     best = float("inf")
     for _ in range(repeat):
@@ -88,15 +87,9 @@ def blocks_speed(cls, env_kwargs: dict, runs: int, horizon: int, repeat: int,
             return float("nan")
         venv.reset(seed=0)
         cum = np.zeros(runs)
-        lengths = [min(block, horizon - s) for s in range(0, horizon, block)]
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            pending = pool.submit(env.draw_outcomes, lengths[0])
-            for i in range(len(lengths)):
-                outcomes = pending.result()
-                if i + 1 < len(lengths):
-                    pending = pool.submit(env.draw_outcomes, lengths[i + 1])
-                _, regret = env.score_block(agent.play_outcomes(outcomes), outcomes)
-                cum += regret.sum(axis=1)
+        for outcomes in _prefetched(env.draw_outcomes, horizon):  # the runner's blocks
+            _, regret = env.score_block(agent.play_outcomes(outcomes), outcomes)
+            cum += regret.sum(axis=1)
         best = min(best, CLOCK() - start)
     return runs * horizon / best
 
