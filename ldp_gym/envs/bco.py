@@ -312,15 +312,15 @@ def _logistic_comparators(t, n_b, exp_offsets, offsets, scale, out):
 
 
 @njit(cache=True, nogil=True)
-def _outside_box(x, radius):
-    """Whether the finite values of x (flat) leave [-radius, radius] (False if any is NaN or
-    infinite: the shared validation refuses those)."""
-    out = False
+def _box_status(x, radius):
+    """-1 if a value of x (flat) is NaN or infinite (the shared validation refuses those), 1
+    if a finite value leaves [-radius, radius], else 0."""
+    out = 0
     for v in x:
         if not math.isfinite(v):
-            return False
+            return -1
         if v > radius or v < -radius:
-            out = True
+            out = 1
     return out
 
 
@@ -370,11 +370,10 @@ def _project_rows(rows, radius, out, flags):
 
 @njit(cache=True, nogil=True)
 def _admit_rows(x, points, dim, radius, forced):
-    """:meth:`BCOCore.admit` of a finite float64 batch x (N, k*d), in place: if some value
-    leaves the box ``[-radius, radius]``, every point of every run is projected onto X and
-    ``forced[i]`` set where one of run i's lay outside it by more than rounding."""
-    if not _outside_box(x.reshape(-1), radius):
-        return
+    """:meth:`BCOCore.admit` of a finite float64 batch x (N, k*d) some value of which leaves
+    the box ``[-radius, radius]`` (:func:`_box_status` 1), in place: every point of every run
+    projected onto X and ``forced[i]`` set where one of run i's lay outside it by more than
+    rounding."""
     for i in range(x.shape[0]):
         for j in range(points):
             row = x[i, j * dim:(j + 1) * dim]
@@ -388,10 +387,11 @@ def _play_admitted(x, uniforms, fpar, ipar, centres, direction, offsets, counts,
     """The block path's round (:meth:`BCOCore.round_kernel`): the checks and projection of
     :meth:`BCOVectorEnv.step` (x (N, k*d) finite, else nothing is played and False returned;
     :func:`_admit_rows`, in place), then :func:`_play`."""
-    for v in x.reshape(-1):
-        if not math.isfinite(v):
-            return False
-    _admit_rows(x, ipar[0], ipar[1], fpar[0], forced)
+    status = _box_status(x.reshape(-1), fpar[0])  # one pass: finite, and inside the box?
+    if status < 0:
+        return False
+    if status:
+        _admit_rows(x, ipar[0], ipar[1], fpar[0], forced)
     _play(x, uniforms, fpar, ipar, centres, direction, offsets, counts, adv, forced, losses,
           out, projected)
     return True
@@ -575,7 +575,7 @@ class BCOCore(BanditCore):
             return actions
         R = self.radius
         if arr.dtype == np.float64:
-            if not _outside_box(arr.reshape(-1), R):
+            if _box_status(arr.reshape(-1), R) != 1:
                 return actions
         elif arr.dtype.kind not in "iuf" or not np.isfinite(arr).all() \
                 or not (arr.max() > R or arr.min() < -R):
