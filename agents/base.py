@@ -54,15 +54,12 @@ def argmax_random(rng: np.random.Generator, values: np.ndarray) -> np.ndarray:
 
 
 def readonly(**arrays: Any) -> dict[str, np.ndarray]:
-    """Read-only copies of ``arrays``, as a dict (what :meth:`LocalDPAgent.public_state` returns):
-    users read the server's broadcast, they cannot write into the server's state through it
-    (copies, since numpy lets a view of a writeable array be made writeable again)."""
-    out = {}
-    for key, value in arrays.items():
-        copy = np.array(value, copy=True)
-        copy.flags.writeable = False
-        out[key] = copy
-    return out
+    """Read-only views of ``arrays``, as a dict (what :meth:`LocalDPAgent.public_state` returns):
+    users read the server's broadcast (and see its updates), they cannot write into the
+    server's state through it. The views come through a read-only buffer, so that numpy
+    refuses to make them writeable again (it allows that on a plain view)."""
+    return {key: np.asarray(np.asarray(value).data.toreadonly())
+            for key, value in arrays.items()}
 
 
 class Agent:
@@ -313,8 +310,13 @@ class LocalDPAgent(_PrivateMixin, Agent):
         super().reset(seed)
         self.__dict__.pop("last_report", None)  # the class's None again
 
+    #: whether :meth:`local_report` reads its ``public_state`` argument (``observe`` does not
+    #: build the broadcast, e.g. a UCB index, for a user side that ignores it: it gets ``{}``)
+    report_reads_public_state = True
+
     def _observe(self, obs, actions, rewards, next_obs):
-        report = self.local_report(obs, actions, rewards, next_obs, self.public_state())
+        public = self.public_state() if self.report_reads_public_state else {}
+        report = self.local_report(obs, actions, rewards, next_obs, public)
         self.last_report = report
         self.update(report)
 

@@ -758,6 +758,8 @@ class CUCBLDP1(_LocalCombinatorial):
         super()._init_state(n)
         self.mechanism = LaplaceMechanism(self.epsilon / self.K, 0.0, 1.0, **self.noise_source())
 
+    report_reads_public_state = False  # the user sends its noised outcomes only
+
     def local_report(self, obs, actions, rewards, next_obs, public_state):
         played = _at_most_k(actions, self.K)
         values = np.zeros(played.shape)

@@ -441,7 +441,7 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
 
     # ------------------------------------------------------------------ every path
     def public_state(self) -> dict[str, np.ndarray]:
-        """What the server broadcasts: read-only copies of its estimates."""
+        """What the server broadcasts: read-only views of its estimates."""
         state = self._state()
         return readonly(**{name: state[name] for name in self.public_names})
 

@@ -35,7 +35,7 @@ from scipy import special
 from ldp_gym.validation import check_finite, check_input, check_real
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism, PrivateEpisodeMean, TreeMechanism
 
-from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random
+from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random, readonly
 
 __all__ = ["DPSE", "DPUCB", "KLUCB", "LDPUCB", "UCB1", "AdaPKLUCB", "AdaPUCB", "Exp3",
            "ThompsonSampling", "TsallisINF", "kl_ucb_index"]
@@ -406,18 +406,18 @@ class LDPUCB(LocalDPAgent, MABAgent):
             / self.epsilon
 
     def _index(self) -> np.ndarray:
-        """The broadcast UCB index (N, K), a fresh array."""
+        """The broadcast UCB index (N, K)."""
         n = np.maximum(self.counts, 1)
         idx = np.minimum(self.noisy_sums / n + self.width / np.sqrt(n), self.upper)
         return np.where(self.counts > 0, idx, np.inf)
 
     def public_state(self):
-        index = self._index()  # fresh: read-only without the copy readonly() makes
-        index.flags.writeable = False
-        return {"index": index}
+        return readonly(index=self._index())
 
     def _act(self, obs):
         return argmax_random(self.rng, self._index())
+
+    report_reads_public_state = False  # the user sends the arm and its noised reward only
 
     def local_report(self, obs, actions, rewards, next_obs, public_state):
         return {"arm": np.array(actions, dtype=np.int64), "reward": self.mechanism(rewards)}
