@@ -70,6 +70,7 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
+from ldp_gym.envs.bco import _box_status
 from ldp_gym.validation import check_actions, check_int, check_real
 
 from .base import Agent
@@ -254,16 +255,6 @@ def _hazan_levy_update(c, w, rewards, mu, curvature, eta, radius, iterations,
 # ones round-by-round play calls: the block is bitwise the rounds played one by one.
 
 
-@njit(**_JIT)
-def _inside_box(x, radius):  # pragma: no cover - compiled
-    """Whether every value of x (N, m) is finite and in ``[-radius, radius]`` (the agent's own
-    action check, as ``observe`` makes it)."""
-    for v in x.reshape(-1):
-        if not (v >= -radius and v <= radius):
-            return False
-    return True
-
-
 def _gd_block(normals, y, u, rho, t0, mu, eta, gain, cap, radius, two, world, play, args,
               feedback, params, noise, rewards, losses, regret, projected, seen, mech, x,
               regrets, flags):  # pragma: no cover - compiled
@@ -283,7 +274,7 @@ def _gd_block(normals, y, u, rho, t0, mu, eta, gain, cap, radius, two, world, pl
         xa[:] = x
         if not play(xa, world[s], *args):     # the env's checks, projection and round
             return s
-        if not _inside_box(x, radius):        # observe's check of the agent's own action
+        if _box_status(x.reshape(-1), radius):  # observe's check of the agent's own action
             return s
         feedback(x, losses, rewards, noise[s], params, seen, mech[s])
         regrets[s] = regret

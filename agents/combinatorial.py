@@ -101,6 +101,7 @@ from ldp_gym.wrappers.compiled import snap_add
 from ldp_gym.wrappers.continual import TreeMechanism
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism
 from ldp_gym.wrappers.noise import DrawnAhead
+from ldp_gym.wrappers.semibandit import check_at_most_k
 
 from .base import Agent, GlobalDPAgent, LocalDPAgent, readonly
 
@@ -784,13 +785,8 @@ class CUCBLDP1(_LocalCombinatorial):
 
 
 def _at_most_k(actions: Any, K: int) -> np.ndarray:
-    """The super arms (N, m) as a bool mask, refused if one has more than K base arms (each
-    released outcome gets epsilon/K)."""
-    played = np.asarray(actions).astype(bool)
-    if (played.sum(axis=-1) > K).any():
-        raise ValueError(f"actions: a super arm has more than K = {K} base arms; epsilon/K per "
-                         f"released outcome would not add up to epsilon")
-    return played
+    """The super arms (N, m) as a bool mask, refused if one has more than K base arms."""
+    return check_at_most_k(np.asarray(actions).astype(bool), K, "actions")
 
 
 def _unit_outcomes(outcomes: Any) -> np.ndarray:

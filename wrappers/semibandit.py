@@ -72,7 +72,7 @@ from .feedback import STREAM_ARGS_DOC, FeedbackWrapper, VectorFeedbackWrapper
 from .mechanisms import LaplaceMechanism, check_epsilon, check_input, check_int
 from .privacy import Privacy
 
-__all__ = ["LaplaceSemiBandit", "VectorLaplaceSemiBandit"]
+__all__ = ["LaplaceSemiBandit", "VectorLaplaceSemiBandit", "check_at_most_k"]
 
 REWARDS = ("sum", "zero")
 
@@ -84,6 +84,15 @@ def _family(env: Any) -> Any:
                          "whose core has a super-arm family (m, K)")
     return family
 
+
+
+def check_at_most_k(played: np.ndarray, K: int, name: str) -> np.ndarray:
+    """``played`` (N, m) bool, refused (naming ``name``) if a super arm has more than K base
+    arms: epsilon/K per released outcome adds up to epsilon only for |S| <= K."""
+    if (played.sum(axis=-1) > K).any():
+        raise ValueError(f"{name}: a super arm has more than K = {K} base arms; epsilon/K per "
+                         f"released outcome would not add up to epsilon")
+    return played
 
 class _SemiBandit:
     """The semi-bandit release of a batch of rounds (shared by the single and vector wrappers)."""
@@ -122,11 +131,7 @@ class _SemiBandit:
         mask = obs[:, m:]
         if ((mask != 0.0) & (mask != 1.0)).any():
             raise ValueError("observation: the mask of S (last m entries) must be 0 or 1")
-        played = mask == 1.0
-        if (played.sum(axis=1) > self.K).any():  # epsilon/K per coordinate holds for |S| <= K
-            raise ValueError(f"observation: S has more than K = {self.K} base arms (the family "
-                             f"declares K); epsilon/K per released outcome would not add up "
-                             f"to epsilon")
+        played = check_at_most_k(mask == 1.0, self.K, "observation")
         values = np.zeros(played.shape)
         values[played] = self.mechanism(obs[:, :m][played])  # clipped to [0, 1], Lap(K/eps)
         out = np.concatenate([values, played.astype(np.float64)], axis=1) + 0.0
