@@ -150,6 +150,18 @@ def _index_value(kind, k, total, a, b, c):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _cached_value(kind, k, total, b):  # pragma: no cover - compiled
+    """What the block kernel keeps of a pulled arm, updated as it is pulled: CUCB's mean
+    ``total/k`` (its width moves with t) or the LDP agents' capped index (constant width)."""
+    return total / float(k) if kind == 0 else _index_value(kind, k, total, 0.0, b, 0.0)
+
+
+def _cucb_a(t: np.ndarray) -> np.ndarray:
+    """CUCB's ``a = 1.5 ln t`` (t >= 1) of :func:`_index_value`."""
+    return 1.5 * np.log(np.maximum(t, 1))
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _tie_break_row(counts, index, u, out):  # pragma: no cover - compiled
     """``oracle_weights`` of one run (m,) from the capped index of its pulled arms (``index``,
     read where ``counts > 0``; ``out`` may be ``index``); ``u`` the uniforms ``rng.random``
@@ -298,8 +310,7 @@ def _play_rounds(index_kind, release, outcomes, start, stop, counts, sums, t, a,
     for r in range(runs):
         for i in range(m):
             if counts[r, i] > 0:
-                cache[r, i] = sums[r, i] / float(counts[r, i]) if index_kind == 0 \
-                    else _index_value(index_kind, counts[r, i], sums[r, i], 0.0, b, 0.0)
+                cache[r, i] = _cached_value(index_kind, counts[r, i], sums[r, i], b)
     p = pos[0]
     for s in range(start, stop):
         for r in range(runs):
@@ -322,7 +333,7 @@ def _play_rounds(index_kind, release, outcomes, start, stop, counts, sums, t, a,
                 if arm >= 0:
                     cr[arm] += 1
                     sums[r, arm] += value
-                    cache[r, arm] = _index_value(index_kind, cr[arm], sums[r, arm], 0.0, b, 0.0)
+                    cache[r, arm] = _cached_value(index_kind, cr[arm], sums[r, arm], b)
             else:
                 if release == 1:
                     p = ldp1_report_row(x, S, noise, p, grid, message)
@@ -333,8 +344,7 @@ def _play_rounds(index_kind, release, outcomes, start, stop, counts, sums, t, a,
                     if S[i]:
                         cr[i] += 1
                         sums[r, i] += message[i]
-                        cache[r, i] = sums[r, i] / float(cr[i]) if index_kind == 0 else \
-                            _index_value(index_kind, cr[i], sums[r, i], 0.0, b, 0.0)
+                        cache[r, i] = _cached_value(index_kind, cr[i], sums[r, i], b)
             t[r] += 1
             for i in range(m):
                 actions[r, s, i] = 1 if S[i] else 0
@@ -590,8 +600,8 @@ class CombinatorialAgent(Agent):
         for start in range(0, length, step):
             stop = min(length, start + step)
             u = self.rng.random(out=scratch[:stop - start])  # act's draws, round after round
-            a = 1.5 * np.log(np.maximum(self.t[:, None] + np.arange(stop - start), 1)) \
-                if kind == _CUCB else np.zeros((n, 0))
+            a = _cucb_a(self.t[:, None] + np.arange(stop - start)) if kind == _CUCB \
+                else np.zeros((n, 0))
             if mech is not None:
                 noise, pos = self._block_noise((stop - start) * n
                                                * (self.K if self._release == _LDP1 else 1))
@@ -668,7 +678,7 @@ class CUCB(CombinatorialAgent):
         self.sums = np.zeros((n, self.n_arms))
 
     def _index_terms(self):
-        return _CUCB, self.counts, self.sums, 1.5 * np.log(np.maximum(self.t, 1)), 0.0, 0.0
+        return _CUCB, self.counts, self.sums, _cucb_a(self.t), 0.0, 0.0
 
     def _learn(self, obs, actions, rewards, next_obs):
         _accumulate(actions, next_obs, self.counts, self.sums)
