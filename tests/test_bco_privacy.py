@@ -152,7 +152,7 @@ def test_reward_wrappers_refuse_private_observations_through_gymnasium_vector_en
     from ldp_gym.wrappers import VectorLaplaceReward
 
     venv = gym.make_vec("LDPMultiPointBCO-v0", num_envs=2, vectorization_mode=mode)
-    with pytest.raises(ValueError, match="observation carries the private feedback"):
+    with pytest.raises(ValueError, match="observation carries private feedback"):
         VectorLaplaceReward(venv, epsilon=1.0)
     venv.close()
 

@@ -90,19 +90,29 @@ __all__ = ["NOISE_KEY", "FeedbackWrapper", "VectorFeedbackWrapper", "private_obs
 NOISE_KEY = 0x4C4450  # "LDP"
 
 
-def private_observation(env: Any) -> bool:
-    """Whether ``env`` (single, native vector, or Gymnasium's sync/async vector env of a
-    setting) observes private feedback (``BanditCore.private_observation``); an unresolved
-    setting of a multi-point id counts as private (fail closed)."""
+#: Ids whose observation is private, for a setting whose core cannot be resolved (fail closed).
+_PRIVATE_OBSERVATION_IDS = ("MultiPoint", "Combinatorial")
+
+
+def private_observation(env: Any) -> str:
+    """What to use instead of a reward-only release if ``env`` (single, native vector, or
+    Gymnasium's sync/async vector env of a setting) observes private feedback
+    (``BanditCore.private_observation``, ``own_release``), else ``""``; an unresolved setting
+    of a multi-point or combinatorial id counts as private (fail closed)."""
     core = getattr(getattr(env, "unwrapped", env), "core", None)
-    if core is not None:
-        return bool(getattr(core, "private_observation", False))
-    if hasattr(env, "get_attr"):  # Gymnasium's vector envs of single envs
+    cores = [core] if core is not None else []
+    if not cores and hasattr(env, "get_attr"):  # Gymnasium's vector envs of single envs
         try:
-            return any(getattr(c, "private_observation", False) for c in env.get_attr("core"))
+            cores = list(env.get_attr("core"))
         except AttributeError:
             pass
-    return "MultiPoint" in str(getattr(getattr(env, "spec", None), "id", ""))
+    if cores:
+        private = [c for c in cores if getattr(c, "private_observation", False)]
+        return (getattr(private[0], "own_release", "") or "the setting's own release") \
+            if private else ""
+    env_id = str(getattr(getattr(env, "spec", None), "id", ""))
+    return "the setting's own release" if any(k in env_id for k in _PRIVATE_OBSERVATION_IDS) \
+        else ""
 
 
 class _NoiseStream:
@@ -167,10 +177,11 @@ class _Release(_NoiseStream, RecordConstructorArgs):
         if "_saved_kwargs" not in vars(self):
             raise TypeError(f"{type(self).__name__}.__init__ must call "
                             f"RecordConstructorArgs.__init__(self, **its arguments) first")
-        if self.passes_observation and private_observation(self.env):
-            raise ValueError("env's observation carries the private feedback (the losses of "
-                             "the last round), which this wrapper would pass through: use the "
-                             "setting's own release (TwoPointGaussian for two-point BCO)")
+        instead = private_observation(self.env) if self.passes_observation else ""
+        if instead:
+            raise ValueError(f"env: its observation carries private feedback of the last "
+                             f"round, which {type(self).__name__} would pass through unnoised; "
+                             f"use {instead}")
         self._init_noise(seed, secure)
         self.oracle_info = check_bool("oracle_info", oracle_info)
 

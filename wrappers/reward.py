@@ -28,8 +28,8 @@ stream, ``info``, ``needs_round_by_round``, spec, ``privacy``).
 
 Rewards are clipped to the declared ``[lower, upper]`` first. Settings whose
 observation is itself private feedback (``private_observation``: the losses
-of multi-point bandit convex optimisation) are refused: a reward wrapper would
-pass it through. Noise comes from
+of multi-point bandit convex optimisation, the outcomes of a combinatorial
+semi-bandit's super arm) are refused: a reward wrapper would pass it through. Noise comes from
 the wrapper's own stream: from ``seed`` if given, else from the reset seed, in
 both cases under a spawn key of its own (never the env's stream, even for the
 same integer); or, with ``secure=True``, from the OS CSPRNG (no seed accepted).

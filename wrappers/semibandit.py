@@ -30,7 +30,7 @@ The observation space becomes ``Box`` (2m,) float64: outcomes in
 ``(-inf, inf)``, mask in [0, 1]. After ``reset`` (no round played yet) the
 observation is all zeros.
 
-Privacy: epsilon-LDP, local model, pure, per user; the unit is the user's
+Privacy: epsilon-LDP, local model, pure; the unit (``"outcomes"``) is the user's
 outcomes of the round (every base arm of S may change, by any amount: values
 outside [0, 1] are clipped first). ``|S| <= K`` coordinates each
 ``epsilon/K``-DP: at most epsilon by composition (Theorem 1 of the paper).
@@ -140,7 +140,7 @@ class _SemiBandit:
 
 
 _DOC = """
-    Protected: the user's outcomes of the round (all base arms of S; unit ``"user"``).
+    Protected: the user's outcomes of the round (all base arms of S; unit ``"outcomes"``).
 
     Args:
         env: a ``LDPCombinatorialBandit-v0`` env (its core's family gives m and K).
@@ -151,7 +151,7 @@ _DOC = """
 
 class LaplaceSemiBandit(_SemiBandit, FeedbackWrapper):
     __doc__ = ("CUCB-LDP1's release of a semi-bandit round (Chen, Zheng et al. 2020, Alg 1): "
-               "epsilon-LDP per user.\n" + _DOC)
+               "epsilon-LDP per user's outcomes.\n" + _DOC)
 
     def __init__(self, env: gym.Env, epsilon: float, seed: Any = None, *, reward: str = "sum",
                  secure: bool = False, oracle_info: bool = False):

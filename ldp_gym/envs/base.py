@@ -60,9 +60,12 @@ class BanditCore:
     #: of ``draw_sums`` only inside it, since a sum cannot be clipped reward by reward.
     bounded_rewards: tuple[float, float] | None = None
     #: Whether the observation carries the private feedback of the last round (the k losses of
-    #: multi-point bandit convex optimisation): privacy wrappers that noise the reward only
-    #: refuse such settings, since they pass the observation through.
+    #: multi-point bandit convex optimisation, the outcomes of a semi-bandit's super arm):
+    #: privacy wrappers that noise the reward only refuse such settings, since they pass the
+    #: observation through. Every setting declares it; ``own_release`` then names the release
+    #: (wrapper or private agents) that does protect the observation.
     private_observation: bool = False
+    own_release: str = ""
     # Implemented only by the settings that declare :class:`~ldp_gym.protocols.DrawsBlocks`
     # (draw_block) or :class:`~ldp_gym.protocols.DrawsStretches` (the others), as documented there;
     # the vector env's block methods are called only for those.

@@ -500,6 +500,7 @@ class BCOCore(BanditCore):
         self.observation_space = _OBS_SPACE if self.points == 1 else spaces.Box(
             -self.loss_bound, self.loss_bound, shape=(self.points,), dtype=np.float64)
         self.private_observation = self.points > 1  # the losses: reward wrappers refuse it
+        self.own_release = "TwoPointGaussian (the release of two-point feedback)"
         self._code = LOSSES.index(loss)
         self._adversarial = regime == "adversarial"
         self._scale = 2.0 / R                     # logistic: z = scale (<u, x> - r)

@@ -202,6 +202,9 @@ def _batch_super_arms(space: SuperArmSpace, n: int = 1) -> SuperArmBatchSpace:
 class CombinatorialCore(BanditCore):
     """Stochastic combinatorial semi-bandit on a batch of runs.
 
+    The observation carries the outcomes of the played base arms (``private_observation``):
+    reward-only privacy wrappers refuse the setting; ``LaplaceSemiBandit`` releases them.
+
     Args:
         n_arms: m, the number of base arms (default 20, or the family's).
         max_size: K, the largest super-arm size (default 4, or the family's).
@@ -223,6 +226,9 @@ class CombinatorialCore(BanditCore):
         means: (N, m) base-arm means of the runs.
         opt: (N,) ``opt_mu`` of the runs.
     """
+
+    private_observation = True  # the outcomes of S: reward wrappers would pass them through
+    own_release = "LaplaceSemiBandit, or a private agent (CUCB-LDP1, CUCB-LDP2, CUCB-DP)"
 
     def __init__(self, n_arms: int | None = None, max_size: int | None = None,
                  family: str | Family = "topk", distribution: str = "bernoulli",
