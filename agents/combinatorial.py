@@ -503,13 +503,22 @@ class CombinatorialAgent(Agent):
                              f"[{lo:g}, {hi:g}] (outcome_bounds)")
         return played, outcomes
 
+    #: Whether the privacy budget is spent per base arm of S (epsilon/K each, at most K of
+    #: them): such an agent refuses a super arm of more than K base arms on every path, its
+    #: own family's oracle included (CUCB-LDP1, CUCB-DP).
+    _spends_per_arm: ClassVar[bool] = False
+
     def _act(self, obs):
         counts = self.counts
         u = self.rng.random(counts.shape)  # the draw of oracle_weights
         weights = _weights_into(*self._index_terms(), u, np.empty(counts.shape))
         if isinstance(self.family, Family):  # the library's families: finite weights, unchecked
-            return self.family._oracle(weights).view(np.int8)
-        return np.asarray(self.family.oracle(weights), dtype=bool).astype(np.int8)
+            S = self.family._oracle(weights).view(np.int8)
+        else:
+            S = np.asarray(self.family.oracle(weights), dtype=bool).astype(np.int8)
+        if self._spends_per_arm:
+            check_at_most_k(S.view(bool), self.K, "family.oracle")
+        return S
 
     def index(self) -> np.ndarray:
         """The paper's ``mu_bar`` (N, m): ``min{mu~ + width, 1}``, 1 for unpulled arms (the
@@ -760,6 +769,7 @@ class CUCBLDP1(_LocalCombinatorial):
 
     name = "CUCB-LDP1"
     _release = _LDP1
+    _spends_per_arm = True
 
     def _width_constant(self):
         assert self.horizon is not None
@@ -905,7 +915,9 @@ class CUCBDP(_Private, GlobalDPAgent, CombinatorialAgent):
     round (up to K base arms, one element in each of their streams). Each element is
     ``epsilon/(2K)``-DP in its stream, so by composition over at most K streams the round is
     ``epsilon/2``-DP: the paper's ``2K`` noise is conservative by a factor 2, and epsilon is
-    stated. Actions depend on the noisy sums only.
+    stated. Actions depend on the noisy sums only. The accounting needs ``|S| <= K``: a super
+    arm of more than K base arms is refused on every path (``act``, from a family whose
+    oracle breaks its own K, and ``observe``).
 
     Example:
         >>> import gymnasium as gym
@@ -927,6 +939,7 @@ class CUCBDP(_Private, GlobalDPAgent, CombinatorialAgent):
 
     name = "CUCB-DP"
     model = "global"
+    _spends_per_arm = True
     #: the constant of the privacy width (Algorithm 3 shows 12, Lemma 2 shows 24)
     c: ClassVar[float] = 12.0
 
@@ -944,7 +957,7 @@ class CUCBDP(_Private, GlobalDPAgent, CombinatorialAgent):
         return _GLOBAL, self.counts, self.tree.noisy_sums, self._no_terms, self._c1, self._c2
 
     def _learn(self, obs, actions, rewards, next_obs):
-        played = actions.view(bool)
+        played = check_at_most_k(actions.view(bool), self.K, "actions")
         self.tree.add(np.clip(next_obs[:, :self.n_arms], 0.0, 1.0), played)
         self.counts += played
         self.t += 1

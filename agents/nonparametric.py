@@ -56,6 +56,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -67,6 +68,7 @@ from ldp_gym.validation import check_actions, check_finite, check_int, check_rea
 from ldp_gym.wrappers.compiled import snap_add
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism
 from ldp_gym.wrappers.noise import DrawnAhead
+from ldp_gym.wrappers.privacy import Privacy
 
 from .base import Agent, LocalDPAgent, readonly
 
@@ -1029,6 +1031,8 @@ class LDPMABAux(LDPMAB):
         >>> agent = LDPMABAux.from_env(env, epsilon=1.0, seed=0)
         >>> agent.aux_epsilons, agent.aux_sizes
         ((8.0,), (3000,))
+        >>> print(agent.privacy)   # one guarantee per data source
+        local DP, epsilon=1 per user (context, action and reward); auxiliary dataset 1: local DP, epsilon=8 per user (context, action and reward)
         >>> obs, _ = env.reset(seed=0)
         >>> a = agent.act(obs)                   # the jump-start: 3000 auxiliary users first
         >>> int(agent.cnt[0, 0, 1]) > 0, int(agent.t[0])
@@ -1086,6 +1090,18 @@ class LDPMABAux(LDPMAB):
         params = super().env_params(env, is_vec)
         params["aux_source"] = AuxiliarySource(env.unwrapped.core)
         return params
+
+    @property
+    def privacy(self) -> Any:
+        """epsilon-LDP per target user, and in ``sources`` eps_m-LDP per user of auxiliary
+        dataset m (1-based, as the paper's m); ``None`` with ``departures``."""
+        target = super().privacy
+        if target is None or not self.aux_epsilons:
+            return target
+        return dataclasses.replace(target, sources=tuple(
+            (f"auxiliary dataset {m + 1}", Privacy("local", e, 0.0, target.unit,
+                                                   secure=target.secure))
+            for m, e in enumerate(self.aux_epsilons)))
 
     @classmethod
     def from_env(cls, env: Any, **kwargs: Any) -> Agent:

@@ -11,6 +11,13 @@ Example:
     local DP, epsilon=1, delta=0.01 per user (context, action and reward)
     >>> Privacy("global", 0.5).unit
     'reward'
+
+A learner that uses several data sources states one guarantee per source: the first for the
+users it serves, the others in ``sources``, each named:
+
+    >>> aux = Privacy("local", 8.0, unit="user")
+    >>> print(Privacy("local", 1.0, unit="user", sources=(("auxiliary dataset 1", aux),)))
+    local DP, epsilon=1 per user (context, action and reward); auxiliary dataset 1: local DP, epsilon=8 per user (context, action and reward)
 """
 
 from __future__ import annotations
@@ -46,6 +53,10 @@ class Privacy:
             the points it is queried at: two-point bandit convex optimisation) or
             ``"outcomes"`` (one user's outcomes of the base arms of a super arm).
         secure: the noise is drawn from the OS CSPRNG (deployment) rather than seeded.
+        sources: the guarantees of the other data sources the learner uses, as ``(name,
+            Privacy)`` pairs (e.g. the auxiliary datasets of transfer learning, each with its
+            own budget); empty for a single source. Each guarantee is separate: it protects
+            the units of its own source only.
     """
 
     model: str
@@ -53,6 +64,7 @@ class Privacy:
     delta: float = 0.0
     unit: str = "reward"
     secure: bool = False
+    sources: tuple[tuple[str, Privacy], ...] = ()
 
     def __post_init__(self) -> None:
         if self.model not in MODELS:
@@ -63,13 +75,20 @@ class Privacy:
             raise ValueError(f"epsilon must be a finite number > 0, got {self.epsilon!r}")
         if not (isinstance(self.delta, (int, float)) and 0 <= self.delta < 1):
             raise ValueError(f"delta must be in [0, 1), got {self.delta!r}")
+        if not isinstance(self.sources, tuple) or not all(
+                isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) and x[0]
+                and isinstance(x[1], Privacy) and not x[1].sources for x in self.sources):
+            raise ValueError("sources must be a tuple of (name, Privacy) pairs, each Privacy "
+                             "without sources of its own")
 
     def __str__(self) -> str:
         d = f", delta={self.delta:g}" if self.delta else ""
         s = ", secure noise" if self.secure else ""
-        return f"{self.model} DP, epsilon={self.epsilon:g}{d} per {UNITS[self.unit]}{s}"
+        own = f"{self.model} DP, epsilon={self.epsilon:g}{d} per {UNITS[self.unit]}{s}"
+        return "; ".join([own] + [f"{name}: {p}" for name, p in self.sources])
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain values, for results files."""
+        """Plain values, for results files (``sources``: a list of such dicts with a name)."""
         return {"model": self.model, "epsilon": self.epsilon, "delta": self.delta,
-                "unit": self.unit, "secure": self.secure}
+                "unit": self.unit, "secure": self.secure,
+                "sources": [{"name": name, **p.to_dict()} for name, p in self.sources]}
