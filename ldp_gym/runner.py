@@ -63,15 +63,24 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 import math
+import os
 import sys
+import tempfile
 import threading
 import time
+import types
+import warnings
+import zipfile
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -735,6 +744,8 @@ def _run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_r
     sweep's business)."""
     cps = _check_run_args(horizon, n_runs, checkpoints)
     check_bool("secure", secure)
+    if check_int("n_jobs", n_jobs, low=-(2**31)) == 0:
+        raise ValueError("n_jobs must be >= 1, or negative (-1: all cores), got 0")
     root = seed_sequence(seed)  # once: seed=None draws one entropy for every agent
     if not agents:
         raise ValueError("agents must name at least one agent")
@@ -745,7 +756,8 @@ def _run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_r
             _bridge(job, _is_parallel(len(plan), n_jobs), backend) as into:
         tasks = [(env, name, spec, int(horizon), int(n_runs), root, cps, env_kwargs, wrappers,
                   into, offset + i, bool(secure)) for i, (name, spec) in enumerate(agents.items())]
-        outputs = _parallel(_run_agent, tasks, n_jobs, backend)
+        outputs = _parallel(_run_agent, tasks, n_jobs, backend,
+                            [f"agent {name!r}" for name in agents])
     env_name = env if isinstance(env, str) else getattr(env, "__name__", repr(env))
     return Results(checkpoints=cps, regret={name: out for name, out, _ in outputs},
                    meta={"env": env_name, "env_kwargs": {k: _jsonable(v) for k, v in
@@ -783,10 +795,26 @@ def _is_parallel(n_tasks: int, n_jobs: int) -> bool:
     return True
 
 
-def _parallel(fn: Callable, tasks: list[tuple], n_jobs: int, backend: str | None) -> list:
+def _parallel(fn: Callable, tasks: list[tuple], n_jobs: int, backend: str | None,
+              names: list[str] | None = None) -> list:
+    """``[fn(*t) for t in tasks]``, in parallel as :func:`_completed` runs them."""
+    out: list[Any] = [None] * len(tasks)
+    for i, result in _completed(fn, tasks, n_jobs, backend, names):
+        out[i] = result
+    return out
+
+
+def _completed(fn: Callable, tasks: list[tuple], n_jobs: int, backend: str | None,
+               names: list[str] | None = None) -> Iterator[tuple[int, Any]]:
+    """``(i, fn(*tasks[i]))`` for every task, as each finishes: in this process in order
+    (sequential), else through joblib, or the futures of the Dask client when the backend in
+    force is Dask (:func:`_dask_completed`). ``names[i]`` says what task ``i`` is in errors."""
     if not _is_parallel(len(tasks), n_jobs):
-        return [fn(*t) for t in tasks]
+        for i, t in enumerate(tasks):
+            yield i, fn(*t)
+        return
     import joblib
+    from joblib.parallel import get_active_backend
 
     if backend == "ray":
         from ray.util.joblib import register_ray
@@ -797,7 +825,64 @@ def _parallel(fn: Callable, tasks: list[tuple], n_jobs: int, backend: str | None
     config = joblib.parallel_config(n_jobs=n_jobs) if backend is None else \
         joblib.parallel_config(backend=backend, n_jobs=n_jobs)
     with config:
-        return joblib.Parallel()(joblib.delayed(fn)(*t) for t in tasks)
+        active = get_active_backend()[0]
+        client = getattr(active, "client", None) if _backend_in_force(backend) == "dask" else None
+        if client is not None:
+            yield from _dask_completed(client, fn, tasks, n_jobs, names,
+                                       getattr(active, "submit_kwargs", None) or {})
+            return
+        # results as they finish where the backend can (loky, threading, dask), so that a
+        # sweep keeps each one (cache_dir) before the others end; at the end on the others
+        # (multiprocessing, ray)
+        streams = getattr(active, "supports_return_generator", False)
+        yield from joblib.Parallel(return_as="generator_unordered" if streams else "list")(
+            joblib.delayed(_indexed)(i, fn, t) for i, t in enumerate(tasks))
+
+
+def _indexed(i: int, fn: Callable, args: tuple) -> tuple[int, Any]:
+    return i, fn(*args)
+
+
+def _dask_completed(client: Any, fn: Callable, tasks: list[tuple], n_jobs: int,
+                    names: list[str] | None, submit_kwargs: dict) -> Iterator[tuple[int, Any]]:
+    """:func:`_completed` through the futures of a ``distributed.Client``: at most ``n_jobs``
+    tasks in flight (all with -1), each result as it finishes. A task the scheduler gave up on
+    (it killed ``distributed.scheduler.allowed-failures`` + 1 workers, as an out-of-memory kill
+    does) ends the whole call with one ``RuntimeError`` naming it; joblib's Dask backend would
+    wait for it forever. What is still in flight is cancelled when the call ends early."""
+    from distributed import KilledWorker, as_completed
+
+    limit = len(tasks) if n_jobs < 1 else n_jobs
+    waiting = iter(range(len(tasks)))
+    flying: dict[Any, tuple[int, Any]] = {}  # future key -> (task, future)
+
+    def submit() -> Any:
+        i = next(waiting, None)
+        if i is None:
+            return None
+        future = client.submit(fn, *tasks[i], pure=False, **submit_kwargs)
+        flying[future.key] = (i, future)
+        return future
+
+    running = as_completed([submit() for _ in range(min(limit, len(tasks)))])
+    try:
+        for future in running:
+            i, _ = flying.pop(future.key)
+            try:
+                result = future.result()
+            except KilledWorker as exc:
+                what = names[i] if names else f"task {i}"
+                why = " ".join(str(exc).split())
+                raise RuntimeError(f"{what} killed every Dask worker that ran it (as an "
+                                   f"out-of-memory kill does), so the scheduler gave up on it: "
+                                   f"{why}") from None
+            following = submit()
+            if following is not None:
+                running.add(following)
+            yield i, result
+    finally:
+        if flying:
+            client.cancel([f for _, f in flying.values()])
 
 
 def _backend_in_force(backend: str | None) -> str | None:
@@ -815,7 +900,7 @@ def _backend_in_force(backend: str | None) -> str | None:
 
 
 def sweep(tasks: list[dict[str, Any]], n_jobs: int = -1, backend: str | None = None,
-          label: str = "") -> list[Results]:
+          label: str = "", cache_dir: str | os.PathLike | None = None) -> list[Results]:
     """Run several :func:`run` calls (e.g. over epsilon, settings or seeds) in parallel.
 
     One progress display covers the whole sweep (every agent of every call): shown unless
@@ -829,6 +914,18 @@ def sweep(tasks: list[dict[str, Any]], n_jobs: int = -1, backend: str | None = N
             ``dask.distributed.Client``) or ``"ray"`` (no progress on those two); default: the
             backend of an enclosing ``joblib.parallel_config``, else loky.
         label: what the progress shows first (default ``"ldp-gym"``).
+        cache_dir: a folder (made if missing) that keeps each finished task's results, so that
+            a sweep interrupted or failed part way, run again with the same ``cache_dir``,
+            runs only the tasks it had not finished and returns bitwise the results of an
+            uninterrupted sweep. A task's entry is keyed by everything that determines its
+            results: env (id, or function) and ``env_kwargs``, agents (names in order, classes
+            by qualified name, their keyword arguments), horizon, runs, seed, checkpoints,
+            wrappers, secure mode, and the versions of ldp-gym (with a digest of its source
+            files), numpy and Python; an entry of any other configuration is never used.
+            Each entry is written whole (a temporary file renamed into place) as its task
+            ends. Tasks it cannot key are run every time, with a warning: ``seed=None``, and
+            agents given as objects, lambdas or closures over values it cannot key.
+            Default: no cache.
 
     Example:
         >>> from ldp_gym.agents import AdaPKLUCB
@@ -837,18 +934,37 @@ def sweep(tasks: list[dict[str, Any]], n_jobs: int = -1, backend: str | None = N
         >>> len(sweep(tasks, n_jobs=1))
         2
     """
+    cache = None if cache_dir is None else _TaskCache(cache_dir)
+    keys = [None if cache is None else cache.key(i, t) for i, t in enumerate(tasks)]
+    out: list[Results | None] = [None if k is None or cache is None else cache.load(k)
+                                 for k in keys]
+    todo = [i for i, r in enumerate(out) if r is None]  # the progress shows only these
     settings = [t.get("progress") for t in tasks]
     progress = False if all(p is False for p in settings) else True if True in settings else None
     plan: list[tuple[str, int, int]] = []
     offsets = []
-    for t in tasks:
+    for i in todo:
         offsets.append(len(plan))
-        plan += [(str(name), _as_int(t.get("n_runs", 10)), _as_int(t.get("horizon")))
-                 for name in t.get("agents") or {}]
+        plan += [(str(name), _as_int(tasks[i].get("n_runs", 10)), _as_int(tasks[i].get("horizon")))
+                 for name in tasks[i].get("agents") or {}]
     with _job(plan, progress, label) as job, \
-            _bridge(job, _is_parallel(len(tasks), n_jobs), backend) as into:
-        return _parallel(_run_kwargs, [(t, into, off) for t, off in zip(tasks, offsets)],
-                         n_jobs, backend)
+            _bridge(job, _is_parallel(len(todo), n_jobs), backend) as into:
+        for j, res in _completed(_run_kwargs, [(tasks[i], into, off) for i, off in
+                                               zip(todo, offsets)], n_jobs, backend,
+                                 [_describe_task(i, tasks[i]) for i in todo]):
+            i = todo[j]
+            key = keys[i]
+            if cache is not None and key is not None:
+                cache.save(key, res)
+            out[i] = res
+    return out  # type: ignore[return-value]  # (every task is done)
+
+
+def _describe_task(i: int, task: dict[str, Any]) -> str:
+    """``sweep task 3 (agents 'LDP-UCB', 'UCB1')``: what an error says a task is."""
+    agents = task.get("agents")
+    names = ", ".join(repr(str(a)) for a in agents) if isinstance(agents, Mapping) else "?"
+    return f"sweep task {i} (agents {names})"
 
 
 def _as_int(value: Any) -> int:
@@ -866,3 +982,247 @@ def _job(plan: list[tuple[str, int, int]], progress: bool | None, label: str) ->
 
 def _run_kwargs(kwargs: dict[str, Any], sink: Any = None, offset: int = 0) -> Results:
     return _run(**kwargs, sink=sink, offset=offset, nested=True)
+
+
+# --------------------------------------------------------------------------- sweep's cache
+
+#: the layout of a cache entry (a new layout ignores the old entries)
+_CACHE_FORMAT = 1
+#: what a task dict may say that does not change its results (left out of its key)
+_NOT_IN_KEY = frozenset({"progress", "label", "n_jobs", "backend"})
+
+
+class _Uncacheable(Exception):
+    """Something in a task that a cache key cannot cover (its message says what)."""
+
+
+class _TaskCache:
+    """The folder of :func:`sweep`'s ``cache_dir``: one ``<key>.npz`` per finished task (the
+    regret arrays, checkpoints, and meta and timings as JSON; no pickles), ``key`` the SHA-256
+    of everything that determines the task's results (:meth:`key`)."""
+
+    def __init__(self, folder: str | os.PathLike):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def key(self, i: int, task: dict[str, Any]) -> str | None:
+        """The task's key, or None (with a warning) when it cannot have one."""
+        h = hashlib.sha256()
+        try:
+            if task.get("seed", 0) is None:
+                raise _Uncacheable("seed=None draws fresh entropy")
+            agents = task.get("agents")
+            for spec in agents.values() if isinstance(agents, Mapping) else ():
+                if not isinstance(spec, type) and hasattr(spec, "act"):
+                    raise _Uncacheable(f"agent {type(spec).__name__} is an object (give its "
+                                       f"class and keyword arguments)")
+            _feed(h, ("ldp-gym task", _CACHE_FORMAT, _versions()), [])
+            for name in sorted(set(task) - _NOT_IN_KEY):
+                value = task[name]
+                if name == "seed" and value is not None:
+                    try:
+                        root = seed_sequence(value)
+                    except ValueError:  # run() refuses it, with its own message
+                        raise _Uncacheable("its seed is not one") from None
+                    value = ("SeedSequence", root.entropy, tuple(root.spawn_key), root.pool_size)
+                _feed(h, (name, value), [])
+        except _Uncacheable as exc:
+            warnings.warn(f"sweep task {i} is run without cache_dir: {exc}", stacklevel=3)
+            return None
+        return h.hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.folder / f"{key}.npz"
+
+    def load(self, key: str) -> Results | None:
+        """The results kept under ``key``; None if there are none (or they are unreadable)."""
+        path = self._path(key)
+        if not path.is_file():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as f:
+                info = json.loads(str(f["info"]))
+                if info["format"] != _CACHE_FORMAT or info["key"] != key:
+                    return None
+                regret = {a: f[f"regret/{k}"] for k, a in enumerate(info["agents"])}
+                return Results(f["checkpoints"], regret, info["meta"], info["timings"])
+        except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
+            return None  # (run again and written anew)
+
+    def save(self, key: str, res: Results) -> None:
+        """Keep ``res`` under ``key``: written to a temporary file, then renamed into place
+        (an interrupted write leaves no entry); not kept (a warning) if its meta would not
+        read back exactly."""
+        meta = json.dumps(res.meta)
+        if not _same(json.loads(meta), res.meta):
+            warnings.warn(f"a sweep task's results are not kept in {self.folder}: their meta "
+                          f"does not read back from JSON exactly", stacklevel=3)
+            return
+        info = {"format": _CACHE_FORMAT, "key": key, "agents": list(res.regret),
+                "meta": res.meta, "timings": json.loads(json.dumps(res.timings, default=repr))}
+        arrays: dict[str, Any] = {f"regret/{k}": v for k, v in enumerate(res.regret.values())}
+        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=self.folder)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, checkpoints=res.checkpoints, info=np.array(json.dumps(info)),
+                         **arrays)
+            os.replace(tmp, self._path(key))
+        except BaseException:
+            with suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` equal, with the same types all the way down (floats bit for bit)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float):
+        return a.hex() == b.hex()
+    return bool(a == b)
+
+
+@lru_cache(maxsize=1)
+def _versions() -> tuple[str, ...]:
+    """ldp-gym's version and a digest of its source files (envs, agents, wrappers, runner:
+    an edit anywhere starts every cache afresh), numpy's and Python's versions."""
+    import importlib.util
+
+    from . import __version__
+
+    h = hashlib.sha256()
+    for package in ("ldp_gym", "ldp_gym.agents", "ldp_gym.wrappers"):
+        spec = importlib.util.find_spec(package)
+        for folder in sorted(spec.submodule_search_locations or ()) if spec else ():
+            for path in sorted(Path(folder).rglob("*.py")):
+                h.update(f"{package}/{path.relative_to(folder).as_posix()}\0".encode())
+                h.update(path.read_bytes())
+    return (__version__, h.hexdigest(), np.__version__, sys.version)
+
+
+@lru_cache(maxsize=256)
+def _module_digest(module: str) -> str:
+    """SHA-256 of the source file of ``module`` ("" when it has none: builtins, a notebook)."""
+    file = getattr(sys.modules.get(module), "__file__", None)
+    try:
+        return hashlib.sha256(Path(file).read_bytes()).hexdigest() if file else ""
+    except OSError:
+        return ""
+
+
+def _feed(h: Any, value: Any, stack: list[int]) -> None:
+    """Feed ``value`` into the hash ``h``, canonically and unambiguously (every part typed
+    and length-prefixed): types and values of numbers, strings, arrays (dtype, shape, bytes),
+    lists, tuples, dicts (in order), SeedSequences; classes and functions by qualified name,
+    their module's source and, for functions and local classes, their defaults and closures;
+    other objects by what pickling them would keep (``__reduce_ex__``). Raises
+    :class:`_Uncacheable` for what it cannot cover."""
+
+    def tag(kind: str, payload: bytes = b"") -> None:
+        h.update(b"%s%d:" % (kind.encode(), len(payload)) + payload)
+
+    if value is None or isinstance(value, (bool, np.bool_)):
+        tag("N" if value is None else "b", b"1" if value else b"0")
+    elif isinstance(value, int):
+        tag("i", str(value).encode())
+    elif isinstance(value, float):
+        tag("f", value.hex().encode())
+    elif isinstance(value, (str, bytes)):
+        tag("s" if isinstance(value, str) else "y",
+            value.encode() if isinstance(value, str) else value)
+    elif isinstance(value, complex):
+        tag("c", repr(value).encode())
+    elif isinstance(value, (np.ndarray, np.generic)):
+        arr = np.asarray(value)
+        tag("a" if isinstance(value, np.ndarray) else "g", f"{arr.dtype.str}{arr.shape}".encode())
+        if arr.dtype.hasobject:
+            for item in arr.ravel():
+                _feed(h, item, stack)
+        else:
+            tag("d", np.ascontiguousarray(arr).tobytes())
+    elif isinstance(value, np.random.SeedSequence):
+        _feed(h, ("SeedSequence", value.entropy, tuple(value.spawn_key), value.pool_size), stack)
+    else:
+        if id(value) in stack:
+            if isinstance(value, type):  # a method's __class__ cell (super())
+                tag("R", value.__qualname__.encode())
+                return
+            raise _Uncacheable(f"a {type(value).__name__} refers to itself")
+        stack.append(id(value))
+        try:
+            _feed_container(h, value, stack, tag)
+        finally:
+            stack.pop()
+
+
+def _feed_container(h: Any, value: Any, stack: list[int], tag: Callable) -> None:
+    """:func:`_feed` of lists, tuples, dicts, sets, classes, functions and other objects."""
+    if isinstance(value, (list, tuple)):
+        tag("l" if isinstance(value, list) else "t", str(len(value)).encode())
+        for item in value:
+            _feed(h, item, stack)
+    elif isinstance(value, dict):
+        tag("m", str(len(value)).encode())
+        for k, v in value.items():
+            _feed(h, k, stack)
+            _feed(h, v, stack)
+    elif isinstance(value, (set, frozenset)):
+        parts = []
+        for item in value:
+            part = hashlib.sha256()
+            _feed(part, item, stack)
+            parts.append(part.digest())
+        tag("S", b"".join(sorted(parts)))
+    elif isinstance(value, type):
+        tag("T", f"{value.__module__}.{value.__qualname__}".encode())
+        for cls in value.__mro__:  # the source of every class it inherits from
+            tag("M", _module_digest(cls.__module__).encode())
+            if "<locals>" in cls.__qualname__:  # the values its methods close over
+                for name, attr in vars(cls).items():
+                    if isinstance(attr, (staticmethod, classmethod)):
+                        attr = attr.__func__
+                    if isinstance(attr, types.FunctionType):
+                        tag("A", name.encode())
+                        _feed(h, attr, stack)
+    elif isinstance(value, types.FunctionType):
+        if value.__name__ == "<lambda>":
+            raise _Uncacheable("a lambda has no name to key it by (use a named function)")
+        tag("F", f"{value.__module__}.{value.__qualname__}".encode())
+        tag("M", _module_digest(value.__module__).encode())
+        if not _module_digest(value.__module__):  # no source file: its code
+            tag("C", value.__code__.co_code)
+            _feed(h, tuple(c for c in value.__code__.co_consts
+                           if not isinstance(c, types.CodeType)), stack)
+        _feed(h, (value.__defaults__, value.__kwdefaults__), stack)
+        for cell in value.__closure__ or ():
+            try:
+                content = cell.cell_contents
+            except ValueError:  # an empty cell
+                content = None
+            _feed(h, content, stack)
+    elif isinstance(value, types.MethodType):
+        tag("Mt")
+        _feed(h, (value.__func__, value.__self__), stack)
+    elif isinstance(value, types.BuiltinFunctionType):
+        owner = getattr(value, "__self__", None)
+        tag("B", f"{getattr(value, '__module__', '')}.{value.__qualname__}".encode())
+        if owner is not None and not isinstance(owner, types.ModuleType):
+            _feed(h, owner, stack)
+    else:
+        try:
+            reduced = value.__reduce_ex__(4)
+        except Exception as exc:  # (whatever refuses to pickle)
+            raise _Uncacheable(f"a {type(value).__name__} cannot be keyed ({exc})") from None
+        if isinstance(reduced, str):  # a global, pickled by its name
+            tag("G", f"{type(value).__module__}.{reduced}".encode())
+            return
+        if len(reduced) < 2:
+            raise _Uncacheable(f"a {type(value).__name__} cannot be keyed")
+        tag("o")
+        _feed(h, type(value), stack)
+        _feed(h, tuple(list(part) if isinstance(part, Iterator) else part
+                       for part in reduced), stack)

@@ -44,7 +44,7 @@ import numpy as np
 from ldp_gym.results import round_label
 from ldp_gym.runner import sweep
 
-from .common import Experiment, Report, caption, figure, log_slope, merge_all
+from .common import CacheDir, Experiment, Report, caption, figure, log_slope, merge_all
 
 #: (horizons, runs) of the quick and the full versions
 QUICK = ((1_000, 3_000, 10_000), 5)
@@ -74,7 +74,7 @@ def _wrappers(feedback: str, eps: float | None) -> list:
 _EXPONENTS = {"3/4": 0.75, "2/3": 2 / 3, "1/2": 0.5, "log T": 0.0}
 
 
-def zheng2020_bco(quick, seed, n_jobs, progress) -> Report:
+def zheng2020_bco(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Report:
     """Regret against T of the one-point and two-point black boxes, private and not."""
     import ldp_gym.agents as agents
 
@@ -93,7 +93,7 @@ def zheng2020_bco(quick, seed, n_jobs, progress) -> Report:
                                       env_kwargs=env_kwargs,
                                       wrappers=_wrappers(feedback, eps)))
                     keys.append((family, feedback, eps, t, label))
-    out = sweep(tasks, n_jobs=n_jobs)
+    out = sweep(tasks, n_jobs=n_jobs, cache_dir=cache_dir)
     regret: dict[tuple, np.ndarray] = {}
     by_horizon: dict[int, list] = {}
     for (family, feedback, eps, t, label), res in zip(keys, out):

@@ -90,6 +90,7 @@ import numpy as np
 from ldp_gym.runner import sweep
 
 from .common import (
+    CacheDir,
     Experiment,
     Report,
     checkpoints,
@@ -216,7 +217,8 @@ def _task(agent_name: str, cls: type, kwargs: dict, horizon: int, n_runs: int, s
 # --------------------------------------------------------------------------- K scaling
 
 
-def chen2020_k_scaling(quick: bool, seed: int, n_jobs: int, progress: bool | None) -> Report:
+def chen2020_k_scaling(quick: bool, seed: int, n_jobs: int, progress: bool | None,
+                       cache_dir: CacheDir = None) -> Report:
     """CUCB-LDP1 against CUCB-LDP2 on top-K (m = 2K) as K grows: the ratio against 1/K^2."""
     from ldp_gym.agents import CUCBLDP1, CUCBLDP2
 
@@ -231,7 +233,7 @@ def chen2020_k_scaling(quick: bool, seed: int, n_jobs: int, progress: bool | Non
                 tasks.append(_task(name, cls, {"epsilon": eps}, horizon, n_runs, seed, env_kwargs,
                                    progress))
                 keys.append((short, K, eps, name))
-    out = sweep(tasks, n_jobs=n_jobs)
+    out = sweep(tasks, n_jobs=n_jobs, cache_dir=cache_dir)
     final = {(short, K, eps): res.at(name, horizon) for (short, K, eps, name), res in zip(keys, out)}
     lines = [f"Cells: regret at T={horizon:g}, mean ± sd over {n_runs} runs; ratio of the means. "
              f"Top-K, m = 2K, means {TOP:g} (K arms) and {TOP - GAP:g} (K arms), Delta = {GAP:g}.",
@@ -301,7 +303,8 @@ def chen2020_k_scaling(quick: bool, seed: int, n_jobs: int, progress: bool | Non
 # --------------------------------------------------------------------------- eps scaling
 
 
-def chen2020_eps_scaling(quick: bool, seed: int, n_jobs: int, progress: bool | None) -> Report:
+def chen2020_eps_scaling(quick: bool, seed: int, n_jobs: int, progress: bool | None,
+                         cache_dir: CacheDir = None) -> Report:
     """Regret against epsilon of CUCB-LDP1, CUCB-LDP2 (1/eps^2) and CUCB-DP (1/eps)."""
     from ldp_gym.agents import CUCB, CUCBDP, CUCBLDP1, CUCBLDP2
 
@@ -317,7 +320,7 @@ def chen2020_eps_scaling(quick: bool, seed: int, n_jobs: int, progress: bool | N
             keys.append(label)
     tasks.append(_task("CUCB (non-private)", CUCB, {}, horizon, n_runs, seed, env_kwargs, progress))
     keys.append("CUCB (non-private)")
-    out = sweep(tasks, n_jobs=n_jobs)
+    out = sweep(tasks, n_jobs=n_jobs, cache_dir=cache_dir)
     final = {k: r.at(k, horizon) for k, r in zip(keys, out)}
     cap = float(capped_regret(m, K, GAP, horizon))
     lb5 = [float(theorem5_lower_bound(m, K, GAP, e, horizon)) for e in epsilons]
@@ -385,7 +388,8 @@ def coverage_instance(m: int, K: int, targets: int, seed: int):
     return family, means
 
 
-def chen2020_coverage(quick: bool, seed: int, n_jobs: int, progress: bool | None) -> Report:
+def chen2020_coverage(quick: bool, seed: int, n_jobs: int, progress: bool | None,
+                      cache_dir: CacheDir = None) -> Report:
     """Probabilistic maximum coverage, greedy oracle: (1 - 1/e)-approximation regret."""
     from ldp_gym.agents import CUCB, CUCBDP, CUCBLDP1, CUCBLDP2
 
@@ -400,7 +404,7 @@ def chen2020_coverage(quick: bool, seed: int, n_jobs: int, progress: bool | None
             labels.append(f"{cls.name} eps={eps:g}")
             tasks.append(_task(labels[-1], cls, {"epsilon": eps}, horizon, n_runs, seed,
                                env_kwargs, progress, cps))
-    res = merge_all(sweep(tasks, n_jobs=n_jobs))
+    res = merge_all(sweep(tasks, n_jobs=n_jobs, cache_dir=cache_dir))
     oracle = res.meta.get("oracle", {"alpha": family.alpha, "beta": family.beta})
     alpha, beta = oracle["alpha"], oracle["beta"]
     opt = float(family.optimum(means[None])[0])

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,10 @@ import numpy as np
 from ldp_gym.results import ZERO_SD_NOTE, Results, regret_cell, round_label, tidy_log_axes
 
 __all__ = ["Experiment", "Report", "caption", "checkpoints", "epsilon_axes", "figure", "log_slope",
-           "merge_all", "regret_cell"]
+           "merge_all", "regret_cell", "run_by_agent"]
+
+#: where an experiment keeps its finished tasks (``sweep``'s ``cache_dir``), or None
+CacheDir = str | os.PathLike | None
 
 
 @dataclass
@@ -49,8 +53,24 @@ class Experiment:
     function: Callable[..., Report]
 
     def __call__(self, quick: bool = False, seed: int = 0, n_jobs: int = 2,
-                 progress: bool | None = None) -> Report:
-        return self.function(quick=quick, seed=seed, n_jobs=n_jobs, progress=progress)
+                 progress: bool | None = None, cache_dir: CacheDir = None) -> Report:
+        """Run the experiment; ``cache_dir``: a folder that keeps each finished task (see
+        :func:`ldp_gym.sweep`), so that the same call after an interruption runs only the
+        tasks that had not finished, with bitwise the same results."""
+        return self.function(quick=quick, seed=seed, n_jobs=n_jobs, progress=progress,
+                             cache_dir=cache_dir)
+
+
+def run_by_agent(env: str, agents: Mapping[str, Any], n_jobs: int, cache_dir: CacheDir = None,
+                 label: str = "", **kwargs: Any) -> Results:
+    """:func:`ldp_gym.run` of ``agents`` (``kwargs``: its other arguments) as one
+    :func:`ldp_gym.sweep` task per agent, merged: bitwise the same regret and meta (an agent's
+    numbers depend only on the root seed and its name), and with ``cache_dir`` each agent's
+    run is kept as it ends."""
+    from ldp_gym.runner import sweep
+
+    tasks = [dict(env=env, agents={name: spec}, **kwargs) for name, spec in agents.items()]
+    return merge_all(sweep(tasks, n_jobs=n_jobs, label=label, cache_dir=cache_dir))
 
 
 def checkpoints(horizon: int, marks: list[int]) -> np.ndarray:

@@ -17,9 +17,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ldp_gym.results import round_label
-from ldp_gym.runner import run, sweep
+from ldp_gym.runner import sweep
 
-from .common import Experiment, Report, checkpoints, figure, log_slope, merge_all
+from .common import (
+    CacheDir,
+    Experiment,
+    Report,
+    checkpoints,
+    figure,
+    log_slope,
+    merge_all,
+    run_by_agent,
+)
 
 if TYPE_CHECKING:  # the agents are imported where they run (the core does not import them)
     from ldp_gym.agents.base import Agent
@@ -39,7 +48,7 @@ RATES_QUICK, RATES_FULL = (10**4, 5), (10**6, 10)
 
 def _tuned_steps(env: str, requests: dict[Any, tuple[type, dict]], horizon: int, seed: int,
                  n_jobs: int, progress: bool | None,
-                 env_kwargs: dict | None = None) -> dict[Any, float]:
+                 env_kwargs: dict | None = None, cache_dir: CacheDir = None) -> dict[Any, float]:
     """The step of ``STEP_GRID`` with the lowest mean regret at ``horizon`` for each request
     (key -> agent class and its keyword arguments), all tuned in one sweep (one progress)."""
     keys = list(requests)
@@ -49,7 +58,7 @@ def _tuned_steps(env: str, requests: dict[Any, tuple[type, dict]], horizon: int,
              for cls, kwargs in requests.values() for s in STEP_GRID]
     if not tasks:
         return {}
-    out = sweep(tasks, n_jobs=n_jobs, label="tuning the steps")
+    out = sweep(tasks, n_jobs=n_jobs, label="tuning the steps", cache_dir=cache_dir)
     steps = {}
     for i, key in enumerate(keys):
         block = out[i * len(STEP_GRID):(i + 1) * len(STEP_GRID)]
@@ -60,7 +69,7 @@ def _tuned_steps(env: str, requests: dict[Any, tuple[type, dict]], horizon: int,
 
 def _compare(title: str, env: str, families: Families, delta: float,
              quick: bool, seed: int, n_jobs: int, progress: bool | None,
-             env_kwargs: dict | None = None) -> Report:
+             env_kwargs: dict | None = None, cache_dir: CacheDir = None) -> Report:
     """Every family at each epsilon on the same instances; ``families``: label -> (class,
     kwargs, tune the step?)."""
     horizon, n_runs = QUICK if quick else FULL
@@ -69,7 +78,7 @@ def _compare(title: str, env: str, families: Families, delta: float,
                                   **({"delta": delta} if "delta" in cls.test_params else {}), **kw})
              for eps in EPSILONS for label, (cls, kw, _) in families.items()}
     steps = _tuned_steps(env, {key: specs[key] for key in specs if families[key[0]][2]}, horizon,
-                         seed, n_jobs, progress, env_kwargs)
+                         seed, n_jobs, progress, env_kwargs, cache_dir)
     tasks = []
     for eps in EPSILONS:
         agents = {}
@@ -81,7 +90,7 @@ def _compare(title: str, env: str, families: Families, delta: float,
         tasks.append(dict(env=env, agents=agents, horizon=horizon, n_runs=n_runs, seed=seed,
                           checkpoints=checkpoints(horizon, marks), progress=progress,
                           env_kwargs=env_kwargs or {}))
-    res = merge_all(sweep(tasks, n_jobs=n_jobs, label="runs"))
+    res = merge_all(sweep(tasks, n_jobs=n_jobs, label="runs", cache_dir=cache_dir))
     at = sorted({m for m in marks if m <= horizon} | {horizon})
     fig, ax = figure()
     res.plot(ax=ax, band="half-sd", logx=True, title=f"{title}: {n_runs} runs")
@@ -101,17 +110,17 @@ def _compare(title: str, env: str, families: Families, delta: float,
                   notes)
 
 
-def han2021_single(quick, seed, n_jobs, progress) -> Report:
+def han2021_single(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Report:
     """Han et al. (2021) Fig. 2, single parameter: d = 2, K = 10, delta = 0.01."""
     from ldp_gym.agents import LDPGLOC, LDPOLS, LDPSGD, LDPLinUCB
 
     families: Families = {"LDP-UCB": (LDPLinUCB, {}, False), "LDP-GLOC": (LDPGLOC, {}, True),
                 "LDP-OLS": (LDPOLS, {}, False), "LDP-SGD": (LDPSGD, {}, True)}
     return _compare("Han et al. 2021, single-parameter linear bandit", "LDPLinearBandit-v0",
-                    families, 0.01, quick, seed, n_jobs, progress)
+                    families, 0.01, quick, seed, n_jobs, progress, cache_dir=cache_dir)
 
 
-def han2021_multi(quick, seed, n_jobs, progress) -> Report:
+def han2021_multi(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Report:
     """Han et al. (2021) Fig. 2, multi parameter: d = 2, K = 3, delta = 0.1 (LDP-UCB and
     LDP-GLOC on block contexts)."""
     from ldp_gym.agents import LDPGLOC, LDPLinUCB, LDPMultiOLS, LDPMultiSGD
@@ -119,28 +128,30 @@ def han2021_multi(quick, seed, n_jobs, progress) -> Report:
     families: Families = {"LDP-UCB": (LDPLinUCB, {}, False), "LDP-GLOC": (LDPGLOC, {}, True),
                 "LDP-OLS": (LDPMultiOLS, {}, False), "LDP-SGD": (LDPMultiSGD, {}, True)}
     return _compare("Han et al. 2021, multi-parameter linear bandit",
-                    "LDPMultiParamLinearBandit-v0", families, 0.1, quick, seed, n_jobs, progress)
+                    "LDPMultiParamLinearBandit-v0", families, 0.1, quick, seed, n_jobs, progress,
+                    cache_dir=cache_dir)
 
 
-def han2021_logistic(quick, seed, n_jobs, progress) -> Report:
+def han2021_logistic(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Report:
     """Han et al. (2021): LDP-GLOC against LDP-SGD with a logistic link (d = 2, K = 10)."""
     from ldp_gym.agents import LDPGLOC, LDPSGD
 
     families: Families = {"LDP-GLOC": (LDPGLOC, {}, True), "LDP-SGD": (LDPSGD, {}, True)}
     return _compare("Han et al. 2021, logistic bandit", "LDPGLMBandit-v0", families, 0.01,
-                    quick, seed, n_jobs, progress)
+                    quick, seed, n_jobs, progress, cache_dir=cache_dir)
 
 
-def han2021_poisson(quick, seed, n_jobs, progress) -> Report:
+def han2021_poisson(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Report:
     """Han et al. (2021): LDP-GLOC against LDP-SGD with a Poisson link (rewards clipped to 5)."""
     from ldp_gym.agents import LDPGLOC, LDPSGD
 
     families: Families = {"LDP-GLOC": (LDPGLOC, {}, True), "LDP-SGD": (LDPSGD, {}, True)}
     return _compare("Han et al. 2021, Poisson bandit", "LDPGLMBandit-v0", families, 0.01,
-                    quick, seed, n_jobs, progress, env_kwargs={"link": "poisson"})
+                    quick, seed, n_jobs, progress, env_kwargs={"link": "poisson"},
+                    cache_dir=cache_dir)
 
 
-def zheng2020_rates(quick, seed, n_jobs, progress) -> Report:
+def zheng2020_rates(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Report:
     """Slope of log regret against log T for the four LDP agents (single-parameter linear,
     eps = 1): Zheng et al. predict T^{3/4} for LDP-UCB / LDP-GLOC, Han et al. T^{1/2} for
     LDP-OLS / LDP-SGD."""
@@ -150,14 +161,14 @@ def zheng2020_rates(quick, seed, n_jobs, progress) -> Report:
     env = "LDPLinearBandit-v0"
     steps = _tuned_steps(env, {"LDP-GLOC": (LDPGLOC, {"epsilon": 1.0}),
                                "LDP-SGD": (LDPSGD, {"epsilon": 1.0})}, horizon, seed, n_jobs,
-                         progress)
+                         progress, cache_dir=cache_dir)
     agents = {"LDP-UCB": (LDPLinUCB, {"epsilon": 1.0}),
               "LDP-GLOC": (LDPGLOC, {"epsilon": 1.0, "step": steps["LDP-GLOC"]}),
               "LDP-OLS": (LDPOLS, {"epsilon": 1.0}),
               "LDP-SGD": (LDPSGD, {"epsilon": 1.0, "step": steps["LDP-SGD"]})}
     cps = np.unique(np.round(np.geomspace(horizon / 100, horizon, 12)).astype(np.int64))
-    res = run(env, agents, horizon=horizon, n_runs=n_runs, seed=seed, checkpoints=cps,
-              progress=progress, n_jobs=n_jobs, label="runs")
+    res = run_by_agent(env, agents, n_jobs, cache_dir, label="runs", horizon=horizon,
+                       n_runs=n_runs, seed=seed, checkpoints=cps, progress=progress)
     lines = ["| agent | slope of log mean regret on log t, t in [T/100, T] | in [T/10, T] | "
              "predicted |", "|---|---|---|---|"]
     predicted = {"LDP-UCB": "3/4", "LDP-GLOC": "3/4", "LDP-OLS": "1/2", "LDP-SGD": "1/2"}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ldp_gym.results import round_label
-from ldp_gym.runner import run
 
 from .common import (
+    CacheDir,
     Experiment,
     Report,
     caption,
@@ -16,6 +16,7 @@ from .common import (
     figure,
     merge_all,
     regret_cell,
+    run_by_agent,
 )
 
 # --------------------------------------------------------------------------- Azize & Basu
@@ -60,7 +61,8 @@ def _formula_variants() -> dict[str, type]:
     return {c.name: c for c in (AdaPUCBInsideRoot, AdaPKLUCBNoShift, AdaPKLUCBFirstIndex)}
 
 
-def azize2022_fig2(quick: bool, seed: int, n_jobs: int, progress: bool | None) -> Report:
+def azize2022_fig2(quick: bool, seed: int, n_jobs: int, progress: bool | None,
+                   cache_dir: CacheDir = None) -> Report:
     """Azize and Basu (2022) Fig. 2: DP-UCB, DP-SE, AdaP-UCB, AdaP-KLUCB at eps = 1."""
     from ldp_gym.agents import DPSE, DPUCB, AdaPKLUCB, AdaPUCB
     from ldp_gym.envs.mab import DEFAULT_MEANS, problem_dependent_lower_bound
@@ -69,8 +71,8 @@ def azize2022_fig2(quick: bool, seed: int, n_jobs: int, progress: bool | None) -
     marks = [10**4, 10**5, 10**6, 10**7]
     eps = 1.0
     agents = {cls.name: (cls, {"epsilon": eps}) for cls in (DPUCB, DPSE, AdaPUCB, AdaPKLUCB)}
-    res = run("LDPMAB-v0", agents, horizon=horizon, n_runs=n_runs, seed=seed,
-              checkpoints=checkpoints(horizon, marks), progress=progress, n_jobs=n_jobs)
+    res = run_by_agent("LDPMAB-v0", agents, n_jobs, cache_dir, horizon=horizon, n_runs=n_runs,
+                       seed=seed, checkpoints=checkpoints(horizon, marks), progress=progress)
     at = [m for m in marks if m <= horizon]
     lower = problem_dependent_lower_bound(DEFAULT_MEANS, res.checkpoints, eps)
     fig, ax = figure()
@@ -91,7 +93,8 @@ def azize2022_fig2(quick: bool, seed: int, n_jobs: int, progress: bool | None) -
                   res.table(at), {"fig2": res}, fig.figure, notes)
 
 
-def azize2022_fig3(quick: bool, seed: int, n_jobs: int, progress: bool | None) -> Report:
+def azize2022_fig3(quick: bool, seed: int, n_jobs: int, progress: bool | None,
+                   cache_dir: CacheDir = None) -> Report:
     """Azize and Basu (2022) Fig. 3: AdaP-KLUCB's regret at T against epsilon."""
     from ldp_gym.agents import AdaPKLUCB
     from ldp_gym.envs.mab import problem_dependent_lower_bound
@@ -105,7 +108,7 @@ def azize2022_fig3(quick: bool, seed: int, n_jobs: int, progress: bool | None) -
                                            f"no shift eps={e:g}": (no_shift, {"epsilon": e})},
                   horizon=horizon, n_runs=n_runs, seed=seed, env_kwargs={"means": means},
                   checkpoints=[horizon], progress=progress) for e in epsilons]
-    merged = merge_all(sweep(tasks, n_jobs=n_jobs))
+    merged = merge_all(sweep(tasks, n_jobs=n_jobs, cache_dir=cache_dir))
     mean = np.array([merged.at(f"eps={e:g}", horizon).mean() for e in epsilons])
     sd = np.array([merged.at(f"eps={e:g}", horizon).std(ddof=1) for e in epsilons])
     ns_mean = np.array([merged.at(f"no shift eps={e:g}", horizon).mean() for e in epsilons])
@@ -136,7 +139,8 @@ def azize2022_fig3(quick: bool, seed: int, n_jobs: int, progress: bool | None) -
                   "\n".join(lines), {"fig3": merged}, fig.figure, notes)
 
 
-def azize2022_ablation(quick: bool, seed: int, n_jobs: int, progress: bool | None) -> Report:
+def azize2022_ablation(quick: bool, seed: int, n_jobs: int, progress: bool | None,
+                       cache_dir: CacheDir = None) -> Report:
     """Fig. 2's instance with the formula choices the paper's text leaves open, side by side."""
     from ldp_gym.agents import AdaPKLUCB, AdaPUCB
 
@@ -145,8 +149,8 @@ def azize2022_ablation(quick: bool, seed: int, n_jobs: int, progress: bool | Non
               "AdaP-KLUCB": (AdaPKLUCB, {"epsilon": 1.0})}
     agents.update({name: (cls, {"epsilon": 1.0}) for name, cls in _formula_variants().items()})
     marks = [10**5, 10**6, 10**7]
-    res = run("LDPMAB-v0", agents, horizon=horizon, n_runs=n_runs, seed=seed,
-              checkpoints=checkpoints(horizon, marks), progress=progress, n_jobs=n_jobs)
+    res = run_by_agent("LDPMAB-v0", agents, n_jobs, cache_dir, horizon=horizon, n_runs=n_runs,
+                       seed=seed, checkpoints=checkpoints(horizon, marks), progress=progress)
     fig, ax = figure()
     res.plot(ax=ax, band="sd", logx=True, title="formula choices, eps=1")
     return Report("Azize & Basu 2022, formula choices on Fig. 2's instance"
@@ -157,7 +161,8 @@ def azize2022_ablation(quick: bool, seed: int, n_jobs: int, progress: bool | Non
 # --------------------------------------------------------------------------- local vs global
 
 
-def mab_local_vs_global(quick: bool, seed: int, n_jobs: int, progress: bool | None) -> Report:
+def mab_local_vs_global(quick: bool, seed: int, n_jobs: int, progress: bool | None,
+                        cache_dir: CacheDir = None) -> Report:
     """Regret against epsilon for local DP (LDP-UCB; Tsallis-INF and UCB1 on the Laplace
     reward wrapper) and global DP (AdaP-KLUCB, DP-SE) on the same instances."""
     from ldp_gym.agents import DPSE, LDPUCB, UCB1, AdaPKLUCB, TsallisINF
@@ -178,7 +183,7 @@ def mab_local_vs_global(quick: bool, seed: int, n_jobs: int, progress: bool | No
                           wrappers=[(VectorLaplaceReward, {"epsilon": e})], agents={
                               f"Tsallis-INF + Laplace wrapper (local) eps={e:g}": TsallisINF,
                               f"UCB1 + Laplace wrapper (local) eps={e:g}": UCB1}))
-    merged = merge_all(sweep(tasks, n_jobs=n_jobs))
+    merged = merge_all(sweep(tasks, n_jobs=n_jobs, cache_dir=cache_dir))
     families = ["LDP-UCB (local)", "Tsallis-INF + Laplace wrapper (local)",
                 "UCB1 + Laplace wrapper (local)", "AdaP-KLUCB (global)", "DP-SE (global)"]
     lines = ["| agent | " + " | ".join(f"eps={e:g}" for e in epsilons) + " |",

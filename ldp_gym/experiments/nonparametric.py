@@ -98,7 +98,7 @@ import numpy as np
 
 from ldp_gym.runner import sweep
 
-from .common import Experiment, Report, figure, regret_cell
+from .common import CacheDir, Experiment, Report, figure, regret_cell
 
 ENV = "LDPNonparametricBandit-v0"
 #: the eps grid (1024: the "non-private" large eps of the authors' scripts)
@@ -180,7 +180,7 @@ def _title(text: str, quick: bool) -> str:
 # =========================================================================== Fig 7
 
 
-def ma2025_fig7(quick, seed, n_jobs, progress) -> Report:
+def ma2025_fig7(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Report:
     """Regret at n against n, without and with auxiliary data, at every eps; uniform drawn."""
     from ldp_gym.agents import LDPMAB, LDPMABAux, UniformRandom
 
@@ -199,7 +199,7 @@ def ma2025_fig7(quick, seed, n_jobs, progress) -> Report:
         tasks.append(dict(env=ENV, agents=agents, horizon=n, n_runs=n_runs, seed=seed,
                           checkpoints=[n], progress=progress, env_kwargs={"auxiliary": aux}))
         keys.append(n)
-    out = sweep(tasks, n_jobs=n_jobs)
+    out = sweep(tasks, n_jobs=n_jobs, cache_dir=cache_dir)
     final = {n: {a: res.regret[a][:, -1] for a in res.agents} for n, res in zip(keys, out)}
     lines = ["| agent | " + " | ".join(f"n={n:g}" for n in horizons) + " |",
              "|---|" + "---|" * len(horizons)]
@@ -287,7 +287,7 @@ def _fig6_run(setting: dict[str, float] | None, cfg: dict[str, Any], seed: int) 
             "ratio": np.array(ratio).T}
 
 
-def ma2025_fig6(quick, seed, n_jobs, progress) -> Report:
+def ma2025_fig6(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Report:
     """The jump-start: average regret over time, global and at x0, without, with effective
     and with weak auxiliary data."""
     cfg = FIG6_QUICK if quick else FIG6
@@ -336,7 +336,7 @@ def ma2025_fig6(quick, seed, n_jobs, progress) -> Report:
 # =========================================================================== Fig 8-9
 
 
-def ma2025_fig8_9(quick, seed, n_jobs, progress) -> Report:
+def ma2025_fig8_9(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Report:
     """Regret at n against eps_m, gamma and kappa, and the order of two auxiliary datasets."""
     from ldp_gym.agents import LDPMAB, LDPMABAux, UniformRandom
 
@@ -377,7 +377,7 @@ def ma2025_fig8_9(quick, seed, n_jobs, progress) -> Report:
                                   env_kwargs={"auxiliary": aux}))
                 keys.append(("order", f"eps={e:g}, n_m={size}",
                              "high first" if order[0] > order[1] else "low first"))
-    out = sweep(tasks, n_jobs=n_jobs)
+    out = sweep(tasks, n_jobs=n_jobs, cache_dir=cache_dir)
     ref = out[0]
     base, unif = ref.regret["LDPMAB"][:, -1], ref.regret["Uniform"][:, -1]
     lines = [f"| panel | setting | group | regret at n={n:g} |", "|---|---|---|---|",
@@ -429,7 +429,7 @@ def ma2025_fig8_9(quick, seed, n_jobs, progress) -> Report:
 # =========================================================================== real data
 
 
-def ma2025_real(quick, seed, n_jobs, progress) -> Report:
+def ma2025_real(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Report:
     """Table 2 on scikit-learn's bundled datasets: mean cumulative reward relative to ABSE."""
     from ldp_gym.agents import ABSE, LDPMAB, LDPMABAux, LDPMultiSGD, UniformRandom
 
@@ -450,7 +450,7 @@ def ma2025_real(quick, seed, n_jobs, progress) -> Report:
                                   env_kwargs={"dataset": ds, "dim": int(cfg["dim"]),
                                               "auxiliary": aux}))
                 keys.append((ds, e, em))
-    out = sweep(tasks, n_jobs=n_jobs)
+    out = sweep(tasks, n_jobs=n_jobs, cache_dir=cache_dir)
     cols = ("LDPMAB w", "LDPMAB wo", "Linear wo", "Uniform")
     lines = ["| dataset | eps | eps_m | " + " | ".join(cols) + " | ABSE mean reward |",
              "|---|---|---|" + "---|" * (len(cols) + 1)]
@@ -478,7 +478,7 @@ def ma2025_real(quick, seed, n_jobs, progress) -> Report:
 # =========================================================================== ablation
 
 
-def ma2025_ablation(quick, seed, n_jobs, progress) -> Report:
+def ma2025_ablation(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Report:
     """The faithful LDPMAB against the public code's departures (NOT private), at every eps."""
     from ldp_gym.agents import LDPMAB, UniformRandom
 
@@ -491,7 +491,7 @@ def ma2025_ablation(quick, seed, n_jobs, progress) -> Report:
         agents["Uniform"] = UniformRandom
         tasks.append(dict(env=ENV, agents=agents, horizon=n, n_runs=runs, seed=seed,
                           checkpoints=[n], progress=progress))
-    out = sweep(tasks, n_jobs=n_jobs)
+    out = sweep(tasks, n_jobs=n_jobs, cache_dir=cache_dir)
     lines = ["| eps | " + " | ".join(VARIANTS) + " | uniform |",
              "|---|" + "---|" * (len(VARIANTS) + 1)]
     notes = [_cells(runs), f"n={n}, {runs} runs, LDPMAB without auxiliary data; the departures' batch is "
