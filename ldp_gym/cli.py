@@ -154,6 +154,11 @@ def _parser() -> _Parser:
     e.add_argument("--force", action="store_true",
                    help="replace an existing output folder that ldp-gym wrote (default off)")
     e.add_argument("--quiet", action="store_true", help="no progress bars (default off)")
+    e.add_argument("--resume", action="store_true",
+                   help="skip the tasks that an interrupted or failed run of the same command "
+                        "finished: each finished task is kept in .OUT.resume/ next to the output "
+                        "folder OUT until the results are written (default off: a run starts "
+                        "afresh, and refuses to start while .OUT.resume/ exists)")
     return p
 
 
@@ -471,16 +476,28 @@ def _cmd_reproduce(args: argparse.Namespace) -> None:
         raise UserError(f"experiment {args.name!r} is unknown; choose from "
                         f"{', '.join(EXPERIMENTS)}")
     out = args.out or Path("ldp-gym-results") / args.name
+    # every finished task is kept here (an interrupt must not cost hours) until out is written
+    cache = out.absolute().parent / f".{out.name}.resume"
+    if cache.exists() and not args.resume:
+        raise UserError(f"{cache} holds the finished tasks of an earlier run; pass --resume to "
+                        "skip them, or remove it to start afresh")
 
     def work(folder: Path) -> None:
         report = EXPERIMENTS[args.name](quick=args.quick, seed=args.seed, n_jobs=args.jobs,
-                                        progress=False if args.quiet else None)
+                                        progress=False if args.quiet else None, cache_dir=cache)
         print(f"# {report.title}\n\n{report.table}")
         for note in report.notes:
             print(f"- {note}")
         report.write(folder)
 
-    files = _write(out, args.force, work)
+    try:
+        files = _write(out, args.force, work)
+    except BaseException:
+        if any(cache.glob("*.npz")):
+            print(f"ldp-gym: the finished tasks are kept in {cache}/: the same command with "
+                  "--resume skips them", file=sys.stderr)
+        raise
+    shutil.rmtree(cache, ignore_errors=True)
     print(f"wrote {out}/ ({', '.join(files)})")
 
 

@@ -872,10 +872,12 @@ def _dask_completed(client: Any, fn: Callable, tasks: list[tuple], n_jobs: int,
                 result = future.result()
             except KilledWorker as exc:
                 what = names[i] if names else f"task {i}"
-                why = " ".join(str(exc).split())
-                raise RuntimeError(f"{what} killed every Dask worker that ran it (as an "
-                                   f"out-of-memory kill does), so the scheduler gave up on it: "
-                                   f"{why}") from None
+                _, last, allowed = (*exc.args, None, None, None)[:3]
+                raise RuntimeError(
+                    f"{what} killed the Dask worker running it, as an out-of-memory kill does, "
+                    f"more often than the scheduler allows (distributed.scheduler."
+                    f"allowed-failures = {allowed}), so it gave up on it (last worker: "
+                    f"{last}); the sweep is stopped") from None
             following = submit()
             if following is not None:
                 running.add(following)
