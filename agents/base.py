@@ -30,6 +30,7 @@ from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 
 from ldp_gym.validation import (
+    Part,
     check_action,
     check_actions,
     check_bool,
@@ -39,6 +40,7 @@ from ldp_gym.validation import (
     check_finite,
     check_input,
     check_int,
+    check_message,
     check_optional_int,
     seed_sequence,
 )
@@ -318,11 +320,34 @@ class LocalDPAgent(_PrivateMixin, Agent):
         public = self.public_state() if self.report_reads_public_state else {}
         report = self.local_report(obs, actions, rewards, next_obs, public)
         self.last_report = report
-        self.update(report)
+        self._fold(report)  # built just now by the user side: no second check
 
     def public_state(self) -> dict[str, np.ndarray]:
         """What the server broadcasts to users (batched, read-only arrays: :func:`readonly`)."""
         raise NotImplementedError
+
+    def _user_inputs(self, obs: Any, actions: Any, rewards: Any,
+                     next_obs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The inputs of :meth:`local_report` checked as ``observe`` checks a batch: finite
+        ``obs`` and ``next_obs`` (N, ...) of one shape, actions of the action space, finite
+        rewards (N,); one ``TypeError``/``ValueError`` naming the argument otherwise."""
+        obs, next_obs = self._batch(obs, "obs"), self._batch(next_obs, "next_obs")
+        if next_obs.shape != obs.shape:
+            raise ValueError(f"obs and next_obs must have one shape, got obs {obs.shape[1:]} "
+                             f"and next_obs {next_obs.shape[1:]}")
+        return obs, check_actions(self.action_space, actions, self._n), \
+            self._rewards(rewards, (self._n,)), next_obs
+
+    def _broadcast(self, public_state: Any) -> dict[str, np.ndarray]:
+        """``public_state`` checked against the server's own broadcast: the same parts,
+        shapes and dtypes, finite numbers (a user side that indexes with it checks more)."""
+        own = self.public_state()
+        schema = {k: Part(v.shape, "real" if v.dtype.kind == "f" else
+                          "mask" if v.dtype.kind == "b" else "int",
+                          -(2 ** 62), v.shape[-1] if v.dtype.kind == "b" and v.ndim else 2 ** 62)
+                  for k, v in own.items()}
+        state = check_message(public_state, schema, "public_state")
+        return {k: v.astype(own[k].dtype, copy=False) for k, v in state.items()}
 
     def local_report(self, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
                      next_obs: np.ndarray,
@@ -333,7 +358,29 @@ class LocalDPAgent(_PrivateMixin, Agent):
         raise NotImplementedError
 
     def update(self, report: dict[str, np.ndarray]) -> None:
-        """Server side: fold a batch of reports into the server's state."""
+        """Server side: fold a batch of reports into the server's state.
+
+        The server trusts no message: the report is checked completely against
+        :meth:`report_schema` (every part present and none other, numeric, of its shape,
+        finite, inside the schema's bounds; :func:`~ldp_gym.validation.check_message`) and
+        then :meth:`_consistent`, before any state changes. A refused report raises one
+        ``TypeError`` or ``ValueError`` naming the part and leaves the state bitwise
+        unchanged.
+        """
+        clean = check_message(report, self.report_schema())
+        self._consistent(clean)
+        self._fold(clean)
+
+    def report_schema(self) -> dict[str, Part]:
+        """The message schema of a batch of reports (:class:`~ldp_gym.validation.Part` by
+        name), as the server checks it."""
+        raise NotImplementedError
+
+    def _consistent(self, report: dict[str, np.ndarray]) -> None:
+        """Checks of a schema-valid report against the server's state (default: none)."""
+
+    def _fold(self, report: dict[str, np.ndarray]) -> None:
+        """Fold a checked batch of reports into the server's state."""
         raise NotImplementedError
 
 

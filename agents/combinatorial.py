@@ -96,7 +96,7 @@ from gymnasium import spaces
 from numba import njit
 
 from ldp_gym.oracles import Family, oracle_row
-from ldp_gym.validation import check_int
+from ldp_gym.validation import Part, check_int
 from ldp_gym.wrappers.compiled import snap_add
 from ldp_gym.wrappers.continual import TreeMechanism
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism
@@ -727,6 +727,13 @@ class _LocalCombinatorial(_Private, LocalDPAgent, CombinatorialAgent):
 
     _observe = CombinatorialAgent._observe  # the feedback checked, then learned (not LocalDPAgent's)
 
+    def _user_inputs(self, obs, actions, rewards, next_obs):
+        out = super()._user_inputs(obs, actions, rewards, next_obs)
+        if out[3].shape[1:] != (2 * self.n_arms,):
+            raise ValueError(f"next_obs must have length 2 n_arms = {2 * self.n_arms}, got "
+                             f"shape {out[3].shape[1:]}")
+        return out
+
     def _learn(self, obs, actions, rewards, next_obs):
         LocalDPAgent._observe(self, obs, actions, rewards, next_obs)  # report, then update
 
@@ -782,9 +789,10 @@ class CUCBLDP1(_LocalCombinatorial):
     report_reads_public_state = False  # the user sends its noised outcomes only
 
     def local_report(self, obs, actions, rewards, next_obs, public_state):
+        _, actions, _, next_obs = self._user_inputs(obs, actions, rewards, next_obs)
         played = _at_most_k(actions, self.K)
         values = np.zeros(played.shape)
-        values[played] = self.mechanism(np.asarray(next_obs)[:, :self.n_arms][played])
+        values[played] = self.mechanism(next_obs[:, :self.n_arms][played])
         return {"mask": played, "values": values}
 
     def block_report(self, actions: Any, outcomes: Any) -> dict[str, np.ndarray]:
@@ -798,7 +806,16 @@ class CUCBLDP1(_LocalCombinatorial):
         _ldp1_report_rows(x, played, noise, pos, self.mechanism.grid, values)
         return {"mask": played, "values": values}
 
-    def update(self, report):
+    def report_schema(self):
+        """``mask`` (N, m) of S, at most K base arms, and ``values`` (N, m), finite."""
+        return {"mask": Part((self._n, self.n_arms), "mask", high=self.K),
+                "values": Part((self._n, self.n_arms), bound=self.mechanism.release_bound())}
+
+    def _consistent(self, report):
+        if (report["values"][~report["mask"]] != 0).any():
+            raise ValueError("report['values'] must be 0 outside the mask of S")
+
+    def _fold(self, report):
         self.counts += report["mask"]
         self.noisy_sums += report["values"]
         self.t += 1
@@ -861,12 +878,13 @@ class CUCBLDP2(_LocalCombinatorial):
         self.mechanism = LaplaceMechanism(self.epsilon, 0.0, 1.0, **self.noise_source())
 
     def local_report(self, obs, actions, rewards, next_obs, public_state):
+        _, actions, _, next_obs = self._user_inputs(obs, actions, rewards, next_obs)
         played = np.asarray(actions).astype(bool)
         rows = np.arange(played.shape[0])
-        counts = np.where(played, public_state["counts"], np.iinfo(np.int64).max)
+        counts = np.where(played, self._broadcast(public_state)["counts"], np.iinfo(np.int64).max)
         arm = counts.argmin(axis=1)
         sent = played[rows, arm]
-        value = np.where(sent, self.mechanism(np.asarray(next_obs)[rows, arm]), 0.0)
+        value = np.where(sent, self.mechanism(next_obs[rows, arm]), 0.0)
         return {"arm": np.where(sent, arm, -1), "value": value}
 
     def block_report(self, actions: Any, outcomes: Any,
@@ -883,7 +901,12 @@ class CUCBLDP2(_LocalCombinatorial):
         _ldp2_report_rows(x, played, counts, noise, pos, self.mechanism.grid, arms, values)
         return {"arm": arms, "value": values}
 
-    def update(self, report):
+    def report_schema(self):
+        """``arm`` (N,) the base arm sent (-1: an empty S, nothing sent), ``value`` (N,)."""
+        return {"arm": Part((self._n,), "int", -1, self.n_arms - 1),
+                "value": Part((self._n,), bound=self.mechanism.release_bound())}
+
+    def _fold(self, report):
         arm = report["arm"]
         ok = arm >= 0
         rows, arms = self._rows[ok], arm[ok]

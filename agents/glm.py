@@ -40,6 +40,7 @@ from scipy import special
 
 from ldp_gym.envs.glm import LINKS
 from ldp_gym.validation import (
+    Part,
     check_action,
     check_actions,
     check_delta,
@@ -566,19 +567,27 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
 
     def local_report(self, obs, actions, rewards, next_obs, public_state):
         """User side: the privatised messages of a batch of users (one round), given the public
-        state they read. ``next_obs`` (the round's feedback) is not needed here."""
-        obs = self._check_obs(check_finite(obs, "obs"), None)[:, None]
-        rewards = self._rewards(rewards, (self._n,)).reshape(self._n, 1, 1)
-        forced = check_actions(self.action_space, actions, self._n)
+        state they read. ``next_obs`` (the round's feedback) is not needed here, but checked."""
+        obs, forced, rewards, _ = self._user_inputs(obs, actions, rewards, next_obs)
+        obs = self._check_obs(obs, None)[:, None]
+        rewards = rewards.reshape(self._n, 1, 1)
         state = {**self._state(), **{k: np.require(v, requirements=["C", "W"])
-                                     for k, v in public_state.items()}}
+                                     for k, v in self._broadcast(public_state).items()}}
         msgs, noise = self._buffers(1), self._noise(1)
         self._kernel(glm_kernels.REPORT, obs, rewards, forced.astype(np.int64)[:, None], state,
                      noise, msgs, np.empty((self._n, 1), dtype=np.int64))
         self._record(msgs, noise)
         return {k: v[0] for k, v in msgs.items() if not k.startswith("_")}
 
-    def update(self, report):
+    def report_schema(self):
+        """Every part of the message (one per run), finite, of its shape, within the
+        magnitude its mechanism can release."""
+        parts = getattr(self.mechanism, "parts", {})
+        return {name: Part((self._n,) + shape, bound=self.mechanism.release_bound(
+                    name if name in parts else None))
+                for name, (shape, _) in self._message_spec().items() if not name.startswith("_")}
+
+    def _fold(self, report):
         """Server side: fold a batch of messages (one per run) into the state."""
         msgs = self._buffers(1)
         for name, buf in msgs.items():

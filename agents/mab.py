@@ -32,7 +32,7 @@ import math
 import numpy as np
 from scipy import special
 
-from ldp_gym.validation import check_finite, check_input, check_real
+from ldp_gym.validation import Part, check_finite, check_input, check_real
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism, PrivateEpisodeMean, TreeMechanism
 
 from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random, readonly
@@ -420,9 +420,15 @@ class LDPUCB(LocalDPAgent, MABAgent):
     report_reads_public_state = False  # the user sends the arm and its noised reward only
 
     def local_report(self, obs, actions, rewards, next_obs, public_state):
+        _, actions, rewards, _ = self._user_inputs(obs, actions, rewards, next_obs)
         return {"arm": np.array(actions, dtype=np.int64), "reward": self.mechanism(rewards)}
 
-    def update(self, report):
+    def report_schema(self):
+        """``arm`` (N,) in {0, ..., K-1} and the released ``reward`` (N,), finite."""
+        return {"arm": Part((self._n,), "int", 0, self.n_arms - 1),
+                "reward": Part((self._n,), bound=self.mechanism.release_bound())}
+
+    def _fold(self, report):
         arms = report["arm"]
         self.noisy_sums[self._rows, arms] += report["reward"]
         self._update(arms, np.ones(self._n, dtype=np.int64), report["reward"])

@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ldp_gym.validation import check_actions, check_finite, check_int, check_real
+from ldp_gym.validation import Part, check_finite, check_int, check_real
 from ldp_gym.wrappers.compiled import snap_add
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism
 from ldp_gym.wrappers.noise import DrawnAhead
@@ -859,14 +859,14 @@ class LDPMAB(LocalDPAgent):
         runs; -1 pads the runs with fewer, whose padding slots carry no data and are ignored),
         ``U`` and ``V`` (N, B, K) the released slots, ``source`` (N,) the dataset (0: the
         target users; m: auxiliary dataset m, released with its own budget)."""
+        obs, acts, r, _ = self._user_inputs(obs, actions, rewards, next_obs)
         x = _check_contexts(obs, self._n, self.dim)
-        acts = check_actions(self.action_space, actions, self._n).astype(np.int64)
-        r = self._rewards(rewards, (self._n,))
+        acts = acts.astype(np.int64)
         src = check_int("source", source, low=0)
         if src >= len(self.mechanisms):
             raise ValueError(f"source must be < {len(self.mechanisms)} (the target and the "
                              f"auxiliary datasets), got {src}")
-        pub = {k: np.array(v) for k, v in public_state.items()}
+        pub = _check_partition(self._broadcast(public_state), self.dim)
         width = int(pub["n_active"].max())
         msgs = self._message_buffers(1, width)
         partition_rounds(REPORT, x[:, None], r.reshape(-1, 1, 1), acts[:, None], src, 0, 1,
@@ -893,25 +893,39 @@ class LDPMAB(LocalDPAgent):
                 "V": np.zeros((rounds, self._n, width, k))}
 
     # ------------------------------------------------------------------ server side
-    def update(self, report):
+    def report_schema(self):
+        """``bins`` (N, B) node ids (-1 pads), ``U``, ``V`` (N, B, K) finite, ``source`` (N,)
+        the dataset (0: target; m: auxiliary dataset m)."""
+        n, k = self._n, self.n_arms
+        bound = max(m.release_bound() for pair in self.mechanisms for m in pair)
+        return {"bins": Part((n, None), "int", -1, self.lo.shape[1] - 1),
+                "U": Part((n, None, k), bound=bound), "V": Part((n, None, k), bound=bound),
+                "source": Part((n,), "int", 0, len(self.mechanisms) - 1)}
+
+    def _consistent(self, report):
+        """The slots are those of the server's active partition (every run), all from one
+        source."""
+        bins, src = report["bins"], report["source"]
+        if bins.shape[1] < int(self.n_active.max()):
+            raise ValueError(f"report['bins'] must have B >= {int(self.n_active.max())} slots "
+                             f"(the active bins), got {bins.shape[1]}")
+        for part in ("U", "V"):
+            if report[part].shape[1] != bins.shape[1]:
+                raise ValueError(f"report[{part!r}] must have shape {bins.shape + (self.n_arms,)}, "
+                                 f"got {report[part].shape}")
+        listed = np.arange(bins.shape[1])[None, :] < self.n_active[:, None]
+        width = min(bins.shape[1], self.bins.shape[1])
+        expected = np.where(listed[:, :width], self.bins[:, :width], -1)
+        if not (np.array_equal(bins[:, :width], expected) and (bins[:, width:] == -1).all()):
+            raise ValueError("report['bins']: not the server's active partition (padded by -1)")
+        if (src != src[0]).any():
+            raise ValueError("report['source'] must be the same dataset for every run")
+
+    def _fold(self, report):
         """Server side: add a batch of messages (one per run, all from one source) to the
         active bins' sums, then eliminate and refine (class docstring)."""
-        bins = np.asarray(report["bins"])
-        src = np.asarray(report["source"])
-        if bins.ndim != 2 or bins.shape[0] != self._n or bins.shape[1] < int(self.n_active.max()):
-            raise ValueError(f"report['bins'] must have shape (N={self._n}, B) with B >= the "
-                             f"active bins, got {bins.shape}")
-        if src.shape != (self._n,) or (src != src[0]).any() \
-                or not 0 <= int(src[0]) < len(self.mechanisms):
-            raise ValueError("report['source'] must be one dataset index per run, the same for "
-                             "every run")
-        shape = bins.shape + (self.n_arms,)
-        msgs = {"bins": np.ascontiguousarray(bins, np.int64)[None]}
-        for part in ("U", "V"):
-            v = check_finite(report[part], f"report[{part!r}]")
-            if v.shape != shape:
-                raise ValueError(f"report[{part!r}] must have shape {shape}, got {v.shape}")
-            msgs[part] = np.ascontiguousarray(v, np.float64)[None]
+        src = report["source"]
+        msgs = {k: np.ascontiguousarray(report[k])[None] for k in ("bins", "U", "V")}
         self._kernel(UPDATE, _NO_OBS, _NO_REWARDS, np.full((self._n, 1), -1), int(src[0]), msgs)
         if int(src[0]) == 0:
             self.t += 1
@@ -963,6 +977,28 @@ class LDPMAB(LocalDPAgent):
             else self.privacy
         return f"{type(self).__name__}(n_arms={self.n_arms}, dim={self.dim}, " \
                f"num_envs={self.num_envs}, {priv})"
+
+
+def _check_partition(pub: dict[str, np.ndarray], dim: int) -> dict[str, np.ndarray]:
+    """A broadcast partition the compiled user side can walk (one ``ValueError`` otherwise):
+    from the root, every node is active or split on a coordinate in [0, d) into two children
+    ``left, left + 1`` of higher ids (so every walk ends, inside the arrays), and the active
+    list ``bins`` holds node ids or -1, ``n_active`` within its width."""
+    split, left, active = pub["split"], pub["left"], pub["active"]
+    nodes = left.shape[1]
+    refined = ~active & (left >= 0)
+    ids = np.arange(nodes)
+    if ((refined & ((left <= ids) | (left >= nodes - 1) | (split < 0) | (split >= dim))).any()
+            or not (active[:, 0] | refined[:, 0]).all()):
+        raise ValueError("public_state: not a partition (split, left, active)")
+    rows, parents = np.nonzero(refined)
+    for child in (left[rows, parents], left[rows, parents] + 1):
+        if not (active[rows, child] | refined[rows, child]).all():
+            raise ValueError("public_state: not a partition (split, left, active)")
+    bins, n_active = pub["bins"], pub["n_active"]
+    if ((bins < -1) | (bins >= nodes)).any() or ((n_active < 0) | (n_active > bins.shape[1])).any():
+        raise ValueError("public_state: bins must be node ids or -1, n_active within its width")
+    return pub
 
 
 #: placeholders of the arrays a kernel step does not read
@@ -1031,8 +1067,10 @@ class LDPMABAux(LDPMAB):
         >>> agent = LDPMABAux.from_env(env, epsilon=1.0, seed=0)
         >>> agent.aux_epsilons, agent.aux_sizes
         ((8.0,), (3000,))
-        >>> print(agent.privacy)   # one guarantee per data source
-        local DP, epsilon=1 per user (context, action and reward); auxiliary dataset 1: local DP, epsilon=8 per user (context, action and reward)
+        >>> for part in str(agent.privacy).split("; "):   # one guarantee per data source
+        ...     print(part)
+        local DP, epsilon=1 per user (context, action and reward)
+        auxiliary dataset 1: local DP, epsilon=8 per user (context, action and reward)
         >>> obs, _ = env.reset(seed=0)
         >>> a = agent.act(obs)                   # the jump-start: 3000 auxiliary users first
         >>> int(agent.cnt[0, 0, 1]) > 0, int(agent.t[0])

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,9 +37,10 @@ from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 from numba import njit
 
-__all__ = ["MIN_DELTA", "check_action", "check_actions", "check_bool", "check_bounds",
+__all__ = ["MIN_DELTA", "Part", "check_action", "check_actions", "check_bool", "check_bounds",
            "check_delta", "check_epsilon", "check_finite", "check_input", "check_int",
-           "check_optional_int", "check_real", "finite_into", "plain_floats", "seed_sequence"]
+           "check_message", "check_optional_int", "check_real", "finite_into", "plain_floats",
+           "seed_sequence"]
 
 #: Smallest delta accepted: below it the float64 privacy profiles cannot resolve delta.
 MIN_DELTA = 1e-100
@@ -196,6 +199,92 @@ def check_finite(x: Any, name: str = "x") -> np.ndarray:
 def check_input(x: Any, name: str = "x") -> np.ndarray:
     """Return a float64 array of private inputs; refuse bools, NaN and inf without echoing values."""
     return check_finite(x, name).astype(np.float64, copy=False)
+
+
+# --------------------------------------------------------------------------- messages
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a local-DP message schema, as a server checks it.
+
+    Attributes:
+        shape: the part's whole shape (batch dimension first); ``None`` for a free length.
+        kind: ``"real"`` (finite numbers, float64), ``"int"`` (integers in ``[low, high]``,
+            int64) or ``"mask"`` (0/1 or bools, at most ``high`` ones per row; bool).
+        low, high: the bounds of ``"int"`` parts; ``high`` the most ones in a row of a mask.
+        bound: the largest magnitude of a ``"real"`` part's entries.
+    """
+
+    shape: tuple[int | None, ...]
+    kind: str = "real"
+    low: int = 0
+    high: int = 0
+    bound: float = math.inf
+
+
+def check_message(report: Any, schema: Mapping[str, Part],
+                  name: str = "report") -> dict[str, np.ndarray]:
+    """A copy of ``report`` (a mapping of message parts, called ``name`` in errors) in the
+    parts' dtypes, after checking it completely against ``schema``: every part present and
+    none other, numeric, of its shape, finite, inside its bounds. Raises a ``TypeError``
+    (not a mapping, not numeric, bools for numbers, floats for integers) or a ``ValueError``
+    (a missing or unknown part, a wrong shape, NaN or inf, a value out of bounds) naming the
+    part, and never an other error:
+    a server calls it before touching its state.
+
+    Example:
+        >>> schema = {"arm": Part((2,), "int", 0, 4), "reward": Part((2,))}
+        >>> check_message({"arm": [0, 4], "reward": [0.5, -1.0]}, schema)["arm"]
+        array([0, 4])
+        >>> check_message({"arm": [0, 5], "reward": [0.5, -1.0]}, schema)
+        Traceback (most recent call last):
+        ...
+        ValueError: report['arm'] must lie in [0, 4]
+    """
+    if not isinstance(report, Mapping):
+        raise TypeError(f"{name} must be a mapping of the message parts {sorted(schema)}, got "
+                        f"{type(report).__name__}")
+    unknown = sorted(str(k) for k in report if k not in schema)
+    if unknown:
+        raise ValueError(f"{name}: unknown part {unknown[0]!r} (the parts are {sorted(schema)})")
+    out = {}
+    for key, part in schema.items():
+        label = f"{name}[{key!r}]"
+        if key not in report:
+            raise ValueError(f"{label} is missing")
+        try:
+            arr = np.array(report[key])
+        except Exception:  # ragged sequences, objects numpy cannot take
+            raise TypeError(f"{label} must be a numeric array") from None
+        kind = arr.dtype.kind
+        if kind not in "biuf" or (kind == "b" and part.kind != "mask"):
+            raise TypeError(f"{label} must be a numeric array, got dtype {arr.dtype}")
+        if arr.ndim != len(part.shape) or any(
+                want is not None and got != want for got, want in zip(arr.shape, part.shape)):
+            want_shape = tuple("*" if w is None else w for w in part.shape)
+            raise ValueError(f"{label} must have shape {want_shape}, got {arr.shape}")
+        if kind == "f" and not all_finite(arr):
+            raise ValueError(f"{label} must be finite (NaN or inf found)")
+        if part.kind == "real":
+            if arr.size and np.abs(arr).max() > part.bound:
+                raise ValueError(f"{label} must lie in [-{part.bound:.6g}, {part.bound:.6g}] (no "
+                                 f"user's message is larger)")
+            out[key] = arr.astype(np.float64)
+        elif part.kind == "int":
+            if kind not in "iu":
+                raise TypeError(f"{label} must be integers, got dtype {arr.dtype}")
+            if arr.size and (arr.min() < part.low or arr.max() > part.high):
+                raise ValueError(f"{label} must lie in [{part.low}, {part.high}]")
+            out[key] = arr.astype(np.int64)
+        else:
+            if arr.size and not ((arr == 0) | (arr == 1)).all():
+                raise ValueError(f"{label} must be 0 or 1")
+            mask = arr.astype(bool)
+            if mask.size and int(mask.sum(axis=-1).max()) > part.high:
+                raise ValueError(f"{label} has a row with more than {part.high} ones")
+            out[key] = mask
+    return out
 
 
 # --------------------------------------------------------------------------- actions

@@ -58,3 +58,91 @@ def test_the_auxiliary_budgets_are_stated_in_privacy_repr_and_results():
     assert "auxiliary dataset 1: local DP, epsilon=8" in res.table()
     with pytest.raises(ValueError, match="sources"):
         Privacy("local", 1.0, sources=(("x", 1.0),))
+
+
+# ------------------------------------------------------------------ servers trust no message
+def _local_agents():
+    from ldp_gym.agents import AGENTS
+    from ldp_gym.agents.base import LocalDPAgent
+
+    return sorted((name, cls) for name, cls in AGENTS.items() if issubclass(cls, LocalDPAgent))
+
+
+def _agent(cls, n=3):
+    env = gym.make(cls.test_env, max_episode_steps=50)
+    agent = cls.from_env(env, num_envs=n, seed=0, **cls.test_params)
+    venv = gym.make_vec(cls.test_env, num_envs=n, vectorization_mode="vector_entry_point",
+                        max_episode_steps=50)
+    obs, _ = venv.reset(seed=0)
+    for _ in range(5):  # a state that is not the initial one
+        action = agent.act(obs)
+        next_obs, reward, *_ = venv.step(action)
+        agent.observe(obs, action, reward, next_obs)
+        obs = next_obs
+    return agent, venv, obs
+
+
+def _arrays(agent):
+    return {k: v.copy() for k, v in vars(agent).items() if isinstance(v, np.ndarray)}
+
+
+def _garbage(report):
+    """Reports a fuzzer sends: each part NaN, inf, None, a string, bools, a wrong shape, a
+    ragged list; a part missing, an unknown part; not a mapping."""
+    for key, value in report.items():
+        value = np.asarray(value)
+        for bad in (np.full(value.shape, np.nan), np.full(value.shape, np.inf), None, "x",
+                    np.ones(value.shape, bool), np.zeros(value.shape + (2,)),
+                    np.zeros((1,) + value.shape[1:]), [[1, 2], [3]], 1e300 * np.ones(value.shape),
+                    np.full(value.shape, 10**6)):
+            yield {**report, key: bad}
+        yield {k: v for k, v in report.items() if k != key}
+    yield {**report, "extra": np.zeros(3)}
+    yield None
+    yield [1, 2, 3]
+
+
+@pytest.mark.parametrize("name,cls", _local_agents())
+def test_a_server_refuses_a_bad_message_before_touching_its_state(name, cls):
+    agent, venv, obs = _agent(cls)
+    action = agent.act(obs)
+    next_obs, reward, *_ = venv.step(action)
+    good = agent.local_report(obs, action, reward, next_obs, agent.public_state())
+    before = _arrays(agent)
+    refused = 0
+    for bad in _garbage(good):
+        try:
+            agent.update(bad)
+        except (ValueError, TypeError) as exc:
+            assert "\n" not in str(exc)
+            refused += 1
+            for k, v in before.items():
+                assert np.array_equal(getattr(agent, k), v, equal_nan=True), (k, bad)
+        else:  # accepted: it must have been a valid message (large finite values are)
+            before = _arrays(agent)
+            assert all(np.isfinite(v).all() for v in before.values() if v.dtype.kind == "f")
+    assert refused >= len(good) * 8
+    for _ in range(20):  # the state still learns from valid messages
+        agent.update(agent.local_report(obs, action, reward, next_obs, agent.public_state()))
+    assert all(np.isfinite(v).all() for v in _arrays(agent).values() if v.dtype.kind == "f")
+
+
+@pytest.mark.parametrize("name,cls", _local_agents())
+def test_local_report_refuses_garbage_with_one_clear_error(name, cls):
+    agent, venv, obs = _agent(cls)
+    action = agent.act(obs)
+    next_obs, reward, *_ = venv.step(action)
+    public = agent.public_state()
+    args = {"obs": obs, "actions": action, "rewards": reward, "next_obs": next_obs,
+            "public_state": public}
+    for key in ("obs", "actions", "rewards", "next_obs"):
+        value = np.asarray(args[key])
+        for bad in (None, "x", np.full(value.shape, np.nan), value[:1], value[..., None],
+                    np.ones(value.shape, bool), [[1], [2, 3]]):
+            with pytest.raises((ValueError, TypeError)):
+                agent.local_report(**{**args, key: bad})
+    if agent.report_reads_public_state:
+        for bad in (None, {}, {k: np.full(np.shape(v), np.nan) for k, v in public.items()},
+                    {k: np.zeros((1,)) for k in public}):
+            with pytest.raises((ValueError, TypeError)):
+                agent.local_report(**{**args, "public_state": bad})

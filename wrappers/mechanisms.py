@@ -183,6 +183,12 @@ class Mechanism:
         """The guarantee ``(epsilon, delta)`` of one call on one input."""
         return (self.epsilon, self.delta)
 
+    def release_bound(self, part: str | None = None) -> float:
+        """A magnitude no coordinate of a release (of ``part``) exceeds but with probability
+        below 1e-30 (Laplace: 80 scales beyond the bounds; Gaussian: 40 sd): a server
+        refuses a larger value as a message no user sent. Default: no bound (inf)."""
+        return math.inf
+
     def _grid_laplace(self, x: np.ndarray, sensitivity) -> np.ndarray:
         """Snap ``x`` to the grid and add discrete Laplace noise calibrated to
         ``sensitivity + snaps g`` (``snaps``: the snapped coordinates one change touches)."""
@@ -244,6 +250,9 @@ class LaplaceMechanism(Mechanism):
         self.scale = float(laplace_scale(self.sensitivity, self.epsilon, self.magnitude,
                                          self.snaps))
         self.grid = float(grid_step(self.sensitivity / self.epsilon, self.magnitude))
+
+    def release_bound(self, part: str | None = None) -> float:
+        return self.magnitude + self.grid + 80.0 * self.scale
 
     def __call__(self, x: Any) -> np.ndarray:
         x = check_input(x)
@@ -503,6 +512,12 @@ class GaussianStatistics(Mechanism):
                         for (name, sub), p in zip(self._substreams(self.parts).items(),
                                                   self.parts.values(), strict=True)}
 
+    def release_bound(self, part: str | None = None) -> float:
+        """Of part ``part`` (default: the largest over the parts)."""
+        parts = self.parts.values() if part is None else [self.parts[part]]
+        return max((p.bound**2 if p.kind == "outer" else p.bound) + p.grid + 40.0 * p.sd
+                   for p in parts)
+
     def noise(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
         """The next grid noise of part ``name``, shape ``shape`` (..., entries): what the next
         releases add, in order (a compiled path adds them to inputs snapped to the grid)."""
@@ -576,6 +591,10 @@ class L2BallMechanism(Mechanism):
             if self.epsilon < 700 else 1.0
         self.streams = {kind: NoiseStream(sub, self.KINDS[kind])
                         for kind, sub in self._substreams(self.KINDS).items()}
+
+    def release_bound(self, part: str | None = None) -> float:
+        """The output sphere's radius (and a relative 1e-9 for rounding)."""
+        return self.output_radius * (1.0 + 1e-9)
 
     def __call__(self, x: Any) -> np.ndarray:
         x = check_input(x)
