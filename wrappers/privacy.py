@@ -16,8 +16,11 @@ A learner that uses several data sources states one guarantee per source: the fi
 users it serves, the others in ``sources``, each named:
 
     >>> aux = Privacy("local", 8.0, unit="user")
-    >>> print(Privacy("local", 1.0, unit="user", sources=(("auxiliary dataset 1", aux),)))
-    local DP, epsilon=1 per user (context, action and reward); auxiliary dataset 1: local DP, epsilon=8 per user (context, action and reward)
+    >>> both = Privacy("local", 1.0, unit="user", sources=(("auxiliary dataset 1", aux),))
+    >>> for part in str(both).split("; "):
+    ...     print(part)
+    local DP, epsilon=1 per user (context, action and reward)
+    auxiliary dataset 1: local DP, epsilon=8 per user (context, action and reward)
 """
 
 from __future__ import annotations
