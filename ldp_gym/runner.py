@@ -1106,6 +1106,22 @@ def _versions() -> tuple[str, ...]:
     return (__version__, h.hexdigest(), np.__version__, sys.version)
 
 
+#: what every class holds that says nothing of what it does (left out of a class's key)
+_CLASS_BOOKKEEPING = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__", "__doc__",
+                                "__abstractmethods__", "_abc_impl", "__annotations__",
+                                "__firstlineno__", "__static_attributes__", "__parameters__",
+                                "__orig_bases__"})
+
+
+def _by_name(obj: Any) -> bool:
+    """Whether ``obj`` (a class or function) is what its module holds under its qualified name
+    (so that its module's source pins it down), not a local one or one made at run time."""
+    target: Any = sys.modules.get(obj.__module__)
+    for part in obj.__qualname__.split("."):
+        target = getattr(target, part, None)
+    return target is obj
+
+
 @lru_cache(maxsize=256)
 def _module_digest(module: str) -> str:
     """SHA-256 of the source file of ``module`` ("" when it has none: builtins, a notebook)."""
@@ -1183,22 +1199,23 @@ def _feed_container(h: Any, value: Any, stack: list[int], tag: Callable) -> None
         tag("T", f"{value.__module__}.{value.__qualname__}".encode())
         for cls in value.__mro__:  # the source of every class it inherits from
             tag("M", _module_digest(cls.__module__).encode())
-            if "<locals>" in cls.__qualname__:  # the values its methods close over
+            if not _by_name(cls):  # local, or made at run time: what it holds
                 for name, attr in vars(cls).items():
+                    if name in _CLASS_BOOKKEEPING:
+                        continue
                     if isinstance(attr, (staticmethod, classmethod)):
                         attr = attr.__func__
-                    if isinstance(attr, types.FunctionType):
-                        tag("A", name.encode())
-                        _feed(h, attr, stack)
+                    elif isinstance(attr, property):
+                        attr = (attr.fget, attr.fset, attr.fdel)
+                    tag("A", name.encode())
+                    _feed(h, attr, stack)
     elif isinstance(value, types.FunctionType):
         if value.__name__ == "<lambda>":
             raise _Uncacheable("a lambda has no name to key it by (use a named function)")
         tag("F", f"{value.__module__}.{value.__qualname__}".encode())
         tag("M", _module_digest(value.__module__).encode())
-        if not _module_digest(value.__module__):  # no source file: its code
-            tag("C", value.__code__.co_code)
-            _feed(h, tuple(c for c in value.__code__.co_consts
-                           if not isinstance(c, types.CodeType)), stack)
+        if not _module_digest(value.__module__) or not _by_name(value):
+            _feed(h, value.__code__, stack)  # code its name and source do not pin
         _feed(h, (value.__defaults__, value.__kwdefaults__), stack)
         for cell in value.__closure__ or ():
             try:
@@ -1206,6 +1223,9 @@ def _feed_container(h: Any, value: Any, stack: list[int], tag: Callable) -> None
             except ValueError:  # an empty cell
                 content = None
             _feed(h, content, stack)
+    elif isinstance(value, types.CodeType):
+        tag("K", value.co_code)
+        _feed(h, (value.co_names, value.co_consts), stack)
     elif isinstance(value, types.MethodType):
         tag("Mt")
         _feed(h, (value.__func__, value.__self__), stack)

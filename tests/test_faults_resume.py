@@ -145,6 +145,31 @@ def test_a_cache_entry_of_another_configuration_is_never_used(tmp_path, monkeypa
     assert count.ran == [0]
 
 
+def _agent_at(eps: float):
+    def build(venv):
+        return AdaPUCB.from_env(venv, epsilon=eps)
+    return build
+
+
+def test_closures_and_local_classes_of_one_name_are_told_apart(tmp_path, monkeypatch):
+    def local_class(eps: float) -> type:
+        class Tuned(AdaPUCB):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **{**kwargs, "epsilon": eps})
+        return Tuned
+
+    base = dict(env="LDPMAB-v0", horizon=50, n_runs=2, seed=0, progress=False)
+    for make in (_agent_at, local_class):
+        tasks = [{**base, "agents": {"A": make(eps)}} for eps in (0.5, 4.0)]
+        count = _Counting(tasks)
+        monkeypatch.setattr(runner, "_run_kwargs", count)
+        got = [sweep([t], n_jobs=1, cache_dir=tmp_path)[0] for t in tasks]
+        assert count.ran == [0, 1], make  # the second is not the first's entry
+        assert not np.array_equal(got[0].regret["A"], got[1].regret["A"])
+        _assert_bitwise(got, [sweep([t], n_jobs=1, cache_dir=tmp_path)[0] for t in tasks])
+        assert count.ran == [0, 1]
+
+
 def test_tasks_that_cannot_be_keyed_run_every_time_with_a_warning(tmp_path, monkeypatch):
     task = dict(env="LDPMAB-v0", horizon=20, n_runs=2, progress=False,
                 agents={"UCB1": lambda venv: UCB1.from_env(venv)})
