@@ -1,6 +1,5 @@
-"""Faults of long sweeps: resuming an interrupted sweep or experiment from the tasks it finished
-(``sweep(cache_dir=)``, ``Experiment(cache_dir=)``, ``ldp-gym reproduce --resume``), and a Dask
-task that kills every worker it runs on (as an out-of-memory kill does)."""
+"""Faults found by an outside audit, one class per section: each test failed on the code before
+its fix."""
 
 import faulthandler
 import os
@@ -17,6 +16,12 @@ from ldp_gym.experiments import EXPERIMENTS
 from ldp_gym.results import Results
 from ldp_gym.runner import run, sweep
 from ldp_gym.wrappers.reward import VectorLaplaceReward
+
+# =========================================================================== 14 and 15
+# 14: an interrupted sweep, experiment or `reproduce --resume` runs only the tasks it had not
+# finished, with bitwise the results of an uninterrupted run; a cache entry of another
+# configuration is never used. 15: a Dask task that kills every worker it runs on (as an
+# out-of-memory kill does) ends the sweep with one error naming it, instead of hanging.
 
 #: the runner's own task function (the tests wrap it to count or interrupt tasks)
 _RUN_KWARGS = runner._run_kwargs
