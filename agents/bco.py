@@ -461,6 +461,23 @@ class BCOAgent(Agent):
         return self.loss_bound + self.loss_noise * math.sqrt(2.0 * math.log(2.0 * self.rounds))
 
     @property
+    def loss_cap(self) -> float:
+        """What an observed loss is clipped to before it is learned from: B, plus 40 sd of a
+        release's noise (which no released loss reaches but with probability below 1e-300),
+        so that no finite input (1e308 included) can make an action or the state non-finite."""
+        return self.loss_bound + 40.0 * self.loss_noise
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        cap = self.loss_cap
+        self._learn(obs, actions, np.clip(rewards, -cap, cap), np.clip(next_obs, -cap, cap))
+
+    def _learn(self, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+               next_obs: np.ndarray) -> None:
+        """Learn from a round whose losses (``rewards``, ``next_obs``) lie in
+        ``[-loss_cap, loss_cap]``."""
+        raise NotImplementedError
+
+    @property
     def rounds(self) -> int:
         """The horizon T, which every schedule here uses."""
         horizon = getattr(self, "horizon", None)
@@ -643,7 +660,7 @@ class FKM(_GradientDescent):
         _sphere_play(self.u, self.rho, self.y, x)   # u made unit; x = y + rho u
         return x
 
-    def _observe(self, obs, actions, rewards, next_obs):
+    def _learn(self, obs, actions, rewards, next_obs):
         self.t += 1
         # y <- Proj(y - eta_t (d/rho) f u), f = -reward
         _step_project(self.y, self.u, rewards, self.step_size(self.t) * self._gain, self._cap)
@@ -741,7 +758,7 @@ class SahaTewari(_BarrierAgent):
     def _act(self, obs: np.ndarray) -> np.ndarray:
         return self._explore(0.0, self.delta)
 
-    def _observe(self, obs, actions, rewards, next_obs):
+    def _learn(self, obs, actions, rewards, next_obs):
         self.t += 1
         _saha_tewari_update(self.grad_sum, self.w, rewards, self.eta, self.radius, self.x)
 
@@ -817,7 +834,7 @@ class HazanLevy(_BarrierAgent):
     def _act(self, obs: np.ndarray) -> np.ndarray:
         return self._explore(self.eta * self.strong_convexity * (self.t + 1), 1.0)
 
-    def _observe(self, obs, actions, rewards, next_obs):
+    def _learn(self, obs, actions, rewards, next_obs):
         self.t += 1
         self.newton_steps = _hazan_levy_update(
             self.c, self.w, rewards, self.strong_convexity, self.strong_convexity * self.t,
@@ -895,7 +912,7 @@ class TwoPointGD(_GradientDescent):
         _sphere_play(self.u, self.rho, self.y, out)   # u made unit; [y + rho u, y - rho u]
         return out
 
-    def _observe(self, obs, actions, rewards, next_obs):
+    def _learn(self, obs, actions, rewards, next_obs):
         if next_obs.shape[1:] != (2,):
             raise ValueError(f"next_obs must hold the two losses of the round (or the centred pair "
                              f"of their private difference), shape (2,) per run, got "

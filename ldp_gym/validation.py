@@ -37,13 +37,16 @@ from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 from numba import njit
 
-__all__ = ["MIN_DELTA", "Part", "check_action", "check_actions", "check_bool", "check_bounds",
+__all__ = ["MIN_DELTA", "MIN_EPSILON", "Part", "check_action", "check_actions", "check_bool", "check_bounds",
            "check_delta", "check_epsilon", "check_finite", "check_input", "check_int",
-           "check_message", "check_optional_int", "check_real", "finite_into", "plain_floats",
-           "seed_sequence"]
+           "check_message", "check_optional_int", "check_real", "check_reset_seed", "finite_into",
+           "plain_floats", "seed_sequence"]
 
 #: Smallest delta accepted: below it the float64 privacy profiles cannot resolve delta.
 MIN_DELTA = 1e-100
+#: Smallest epsilon accepted: below it the noise scales (1/epsilon and more) leave the range
+#: where the float-safe samplers are exact (Laplace noise collapses to exact zeros near 1e-30).
+MIN_EPSILON = 1e-12
 
 
 def check_real(name: str, value: Any, *, low: float | None = None, high: float | None = None,
@@ -88,8 +91,8 @@ def check_bool(name: str, value: Any) -> bool:
 
 
 def check_epsilon(epsilon: Any) -> float:
-    """Validate a privacy budget: a finite real in (0, inf)."""
-    return check_real("epsilon", epsilon, low=0.0)
+    """Validate a privacy budget: a finite real >= :data:`MIN_EPSILON`."""
+    return check_real("epsilon", epsilon, low=MIN_EPSILON, low_open=False)
 
 
 def check_delta(delta: Any, *, allow_zero: bool = False) -> float:
@@ -427,6 +430,18 @@ def _space_bounds(space: spaces.Space) -> tuple[Any, Any]:
     if not isinstance(space, spaces.Box):
         raise TypeError(f"not an array space: {space}")
     return space.low, space.high
+
+
+def check_reset_seed(seed: Any) -> int | None:
+    """The ``seed`` of an env's ``reset``: ``None`` or an integer >= 0 (Gymnasium's rule),
+    refused with the library's usual ``TypeError``/``ValueError`` naming ``seed``."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed must be None or an integer >= 0, got {type(seed).__name__}")
+    if seed < 0:
+        raise ValueError(f"seed must be None or an integer >= 0, got {int(seed)}")
+    return int(seed)
 
 
 def seed_sequence(seed: Any, name: str = "seed") -> np.random.SeedSequence:

@@ -222,7 +222,7 @@ def test_regret_under_privacy_wrappers_is_read_from_the_env_not_from_info():
     wrappers = [(gym.wrappers.vector.RecordEpisodeStatistics, {}),
                 (VectorLaplaceReward, {"epsilon": 1.0})]
     res = ldp_gym.run("LDPMAB-v0", {"RR": RoundRobin(5)}, horizon=horizon, n_runs=3, seed=0,
-                      progress=False, wrappers=wrappers)
+                      progress=False, wrappers=wrappers, env_kwargs={"order": "given"})
     gaps = 0.75 - np.array([0.75, 0.625, 0.5, 0.375, 0.25])
     expected = np.cumsum(gaps[np.arange(horizon) % 5])[cps - 1]
     assert np.array_equal(res.regret["RR"], np.broadcast_to(expected, (3, len(cps))))

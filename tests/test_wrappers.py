@@ -10,6 +10,7 @@ import ldp_gym
 from ldp_gym.envs.base import INFO_KEYS
 from ldp_gym.wrappers.bco import TwoPointGaussian, VectorTwoPointGaussian
 from ldp_gym.wrappers.privacy import Privacy
+from ldp_gym.wrappers.semibandit import LaplaceSemiBandit, VectorLaplaceSemiBandit
 from ldp_gym.wrappers.reward import GaussianReward, LaplaceReward, VectorGaussianReward, VectorLaplaceReward
 
 #: Every key of the oracle info, with the masks of the vector envs.
@@ -95,12 +96,16 @@ def _wrapped_rollout(wrapper, kw, env_id, **extra):
 def test_privacy_wrappers_release_no_oracle_info(wrapper, kw, env_id):
     """reset and step hand out nothing computed from the private data outside the release: no
     oracle key (nor its mask) in info, unless oracle_info=True opts in for evaluation. A reward
-    wrapper refuses an env whose observation is private feedback (multi-point BCO losses)."""
-    if "MultiPoint" in env_id:
-        with pytest.raises(ValueError, match="observation carries the private feedback"):
-            _wrapped_rollout(wrapper, kw, env_id)
-        wrapper = VectorTwoPointGaussian if "Vector" in wrapper.__name__ else TwoPointGaussian
-        kw = {"epsilon": 1.0, "delta": 1e-5}
+    wrapper refuses an env whose observation is private feedback (multi-point BCO losses,
+    semi-bandit outcomes): the setting's own release is checked instead."""
+    own = {"MultiPoint": (VectorTwoPointGaussian, TwoPointGaussian, {"delta": 1e-5}),
+           "Combinatorial": (VectorLaplaceSemiBandit, LaplaceSemiBandit, {})}
+    for key, (vector, single, extra) in own.items():
+        if key in env_id:
+            with pytest.raises(ValueError, match="observation carries private feedback"):
+                _wrapped_rollout(wrapper, kw, env_id)
+            wrapper = vector if "Vector" in wrapper.__name__ else single
+            kw = {"epsilon": 1.0, **extra}
     for info in _wrapped_rollout(wrapper, kw, env_id):
         assert info == {} and not set(info) & ORACLE_KEYS
     oracle = _wrapped_rollout(wrapper, kw, env_id, oracle_info=True)

@@ -36,7 +36,13 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ldp_gym.validation import check_action, check_actions, check_int, check_optional_int
+from ldp_gym.validation import (
+    check_action,
+    check_actions,
+    check_int,
+    check_optional_int,
+    check_reset_seed,
+)
 
 INFO_KEYS = ("expected_reward", "optimal_reward", "regret", "optimal_action")
 
@@ -147,7 +153,7 @@ class BanditEnv(gym.Env):
         self._ready = False  # reset() has drawn an instance
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
+        super().reset(seed=check_reset_seed(seed))
         self.core.reset(self.np_random, self._runs, 1)
         self._ready = True
         return self.core.observe()[0], {}
@@ -199,7 +205,7 @@ class BanditVectorEnv(VectorEnv):
         partial reset) the runs where ``mask`` (N,) is True only, the others untouched."""
         mask = (options or {}).get("reset_mask")
         if mask is None:
-            super().reset(seed=seed)
+            super().reset(seed=check_reset_seed(seed))
             runs = self._all
         else:
             self.check_reset()

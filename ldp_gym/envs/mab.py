@@ -44,6 +44,7 @@ __all__ = [
 
 DEFAULT_MEANS = (0.75, 0.625, 0.5, 0.375, 0.25)
 DISTRIBUTIONS = ("bernoulli", "gaussian", "beta")
+ORDERS = ("shuffled", "given")
 _OBS_SPACE = spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float32)
 
 
@@ -60,11 +61,23 @@ class MABCore(BanditCore, DrawsBlocks, DrawsStretches):
         n_arms: number of arms for random instances.
         sigma: standard deviation of Gaussian rewards.
         concentration: a + b of Beta rewards.
+        order: ``"shuffled"`` presents the means in an order drawn at every reset (from the
+            env's ``np_random``), so that no fixed arm index is best (an ``argmax`` agent or a
+            frozen policy cannot score zero regret by the order alone); ``"given"`` keeps the
+            order of ``means``. Default: shuffled for the default means (the paper's, best
+            first as published), given for means you pass. Random means ignore it.
     """
 
-    def __init__(self, means: Sequence[float] | str = DEFAULT_MEANS,
+    def __init__(self, means: Sequence[float] | str | None = None,
                  distribution: str = "bernoulli", n_arms: int | None = None, sigma: float = 1.0,
-                 concentration: float = 2.0):
+                 concentration: float = 2.0, order: str | None = None):
+        if order is None:
+            order = "shuffled" if means is None else "given"
+        if order not in ORDERS:
+            raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+        self.order = order
+        if means is None:
+            means = DEFAULT_MEANS
         if distribution not in DISTRIBUTIONS:
             raise ValueError(f"distribution must be one of {DISTRIBUTIONS}, got {distribution!r}")
         self.distribution = distribution
@@ -98,11 +111,13 @@ class MABCore(BanditCore, DrawsBlocks, DrawsStretches):
     def reset(self, rng, runs, n_runs):
         if self.means.shape[0] != n_runs:
             self.means = np.zeros((n_runs, self.n_arms))
-        if self.fixed_means is not None:
-            self.means[runs] = self.fixed_means
-        else:
+        if self.fixed_means is None:
             lo = 1e-3 if self.distribution == "beta" else 0.0
             self.means[runs] = lo + (1 - 2 * lo) * rng.random((len(runs), self.n_arms))
+        elif self.order == "shuffled":
+            self.means[runs] = self.fixed_means[rng.random((len(runs), self.n_arms)).argsort(axis=1)]
+        else:
+            self.means[runs] = self.fixed_means
         self.best = self.means.max(axis=1)
         self.best_arm = self.means.argmax(axis=1)
         self._rows = np.arange(n_runs)
