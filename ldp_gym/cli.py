@@ -1,11 +1,24 @@
 """The ``ldp-gym`` command line: ``list``, ``run`` and ``reproduce``.
 
 A user error prints one line (``ldp-gym: error: ...``) and exits with code 2,
-before any work where it can be checked in advance; Ctrl-C prints
-``ldp-gym: interrupted`` and exits with code 130. Results are written into a
+before any work where it can be checked in advance (among them: ``--out`` is
+writable, its disk has room for the results' estimated size, and no other
+ldp-gym run is writing it); a worker process that dies (killed, out of memory)
+is one such line too. Ctrl-C prints ``ldp-gym: interrupted`` and exits with
+code 130; SIGTERM (what batch schedulers send) and SIGHUP are handled the same
+way (``ldp-gym: stopped by SIGTERM``, exit code 143, resp. 129): the workers are
+stopped and nothing is written. Results are written into a
 temporary sibling folder that is renamed to the output folder only when
 everything succeeded, so nothing is ever half-written, and a failed run leaves
-no folder behind.
+no folder behind. The table and the ``wrote`` line are printed only after the
+folder is complete: a reader that went away (``| head``) ends the command
+quietly with exit code 141 (as SIGPIPE would), stdout on a full disk is one
+line and exit code 2; neither touches the results.
+
+While it runs, a command holds a lock on its output folder: ``.<name>.lock``
+beside it (an ``flock``, so a lock file left by a killed run does not block the
+next one), removed at exit; a second run into the same ``--out`` is refused at
+once.
 
 Every results folder holds a marker (``.ldp-gym-results``) listing the files
 ldp-gym wrote. ``--force`` replaces an existing output folder only when it is
@@ -26,10 +39,13 @@ import argparse
 import json
 import math
 import os
+import re
 import secrets
 import shutil
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, NoReturn
 
@@ -41,6 +57,87 @@ MARKER = ".ldp-gym-results"
 
 class UserError(Exception):
     """A mistake in the command line: one line on stderr, exit code 2."""
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP reached the main process: unwinds as Ctrl-C does (joblib stops the
+    workers, the temporary folder is removed); exit code 128 + the signal's number."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+class _Signals:
+    """While installed (a context manager, in the main thread): SIGTERM and SIGHUP raise
+    :class:`Stopped` and SIGINT ``KeyboardInterrupt`` in the main process, unless they were
+    ignored when it started (``nohup``); while :meth:`held`, they wait until the block ends
+    (the publishing renames); after the first, further ones are ignored while the command
+    cleans up."""
+
+    active: _Signals | None = None
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.old: dict[int, Any] = {}
+        self.holding = False
+        self.pending: int | None = None
+        self.stopping = False
+
+    def __enter__(self) -> _Signals:
+        for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+            signum = getattr(signal, name, None)
+            if signum is None:
+                continue
+            current = signal.getsignal(signum)
+            if current == signal.SIG_IGN or (name == "SIGINT"
+                                             and current is not signal.default_int_handler):
+                continue  # ignored on purpose (nohup, a background job), or the caller's own
+            try:
+                self.old[signum] = signal.signal(signum, self._handle)
+            except ValueError:  # not the main thread: the signals stay as they are
+                break
+        _Signals.active = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _Signals.active = None
+        for signum, handler in self.old.items():
+            signal.signal(signum, handler)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if os.getpid() != self.pid:  # a forked child (multiprocessing's manager): as by default
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        if self.stopping:
+            return
+        if self.holding:
+            self.pending = signum
+            return
+        self._stop(signum)
+
+    def _stop(self, signum: int) -> NoReturn:
+        self.stopping = True
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Stopped(signum)
+
+    @classmethod
+    @contextmanager
+    def held(cls) -> Iterator[None]:
+        """Signals arriving in the block take effect when it ends."""
+        self = cls.active
+        if self is None or self.holding:
+            yield
+            return
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
+        if self.pending is not None:
+            self._stop(self.pending)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -234,12 +331,85 @@ def _check_out(out: Path, force: bool) -> None:
         raise UserError(f"--out {out}: cannot write in {parent} (permission denied)")
 
 
-class _Output:
-    """The temporary sibling folder of ``out``, published by one rename (see the module doc)."""
+#: what the disk check adds to the results' arrays: the table, the figure, the marker
+MARGIN_BYTES = 4 * 2**20
+#: the disk room ``reproduce`` asks for (an experiment's results are a few hundred kB)
+REPRODUCE_BYTES = 16 * 2**20
 
-    def __init__(self, out: Path, force: bool):
+
+def _megabytes(n: float) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def _check_room(out: Path, need: int) -> None:
+    """Refuse before the run when the disk of ``out`` has less than ``need`` bytes free."""
+    parent = out.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    try:
+        free = shutil.disk_usage(parent).free
+    except OSError:  # not knowable here: the write will tell
+        return
+    if free < need:
+        raise UserError(f"--out {out}: {parent} has {_megabytes(free)} free, the results need "
+                        f"about {_megabytes(need)}; free some space or choose another --out")
+
+
+class _Lock:
+    """``.<name>.lock`` beside ``out``, held with ``flock`` while a command writes ``out``: the
+    kernel releases it when the process dies, so a file left behind does not block."""
+
+    def __init__(self, out: Path):
+        self.path = out.absolute().parent / f".{out.name}.lock"
+        self.fd: int | None = None
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: no lock
+            return
+        for _ in range(10):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise UserError(f"--out {out} is being written by another ldp-gym run (it "
+                                f"holds {self.path}); wait for it or choose another --out"
+                                ) from None
+            except OSError:  # a file system without locks: go on without
+                os.close(fd)
+                return
+            try:  # still the file at that path (not one its last holder just removed)?
+                here, mine = os.stat(self.path), os.fstat(fd)
+                same = (here.st_dev, here.st_ino) == (mine.st_dev, mine.st_ino)
+            except FileNotFoundError:
+                same = False
+            if same:
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())  # for people; the flock decides
+                self.fd = fd
+                return
+            os.close(fd)
+        raise UserError(f"--out {out}: cannot lock {self.path}")
+
+    def release(self) -> None:
+        if self.fd is not None:
+            try:
+                self.path.unlink()
+            except OSError:
+                pass
+            os.close(self.fd)
+            self.fd = None
+
+
+class _Output:
+    """The temporary sibling folder of ``out``, published by one rename (see the module doc),
+    under the lock of ``out``; ``need``: the bytes the results need (checked before)."""
+
+    def __init__(self, out: Path, force: bool, need: int = 0):
         _check_out(out, force)
+        _check_room(out, need)
         self.out, self.force = out, force
+        self.lock: _Lock | None = None
         self.created: list[Path] = []  # the missing parents made here, removed on failure
         missing = []
         parent = out.absolute().parent
@@ -250,17 +420,26 @@ class _Output:
             for folder in reversed(missing):
                 folder.mkdir()  # the user's umask applies
                 self.created.append(folder)
+            self.lock = _Lock(out)
             self.tmp = self._sibling("tmp")
             self.tmp.mkdir()
         except OSError as exc:
             self.discard()
             raise UserError(f"--out {out}: {exc.strerror or exc}") from None
+        except BaseException:
+            self.discard()
+            raise
 
     def _sibling(self, kind: str) -> Path:
         return self.out.absolute().parent / f".{self.out.name}.{kind}-{secrets.token_hex(4)}"
 
     def publish(self) -> list[str]:
-        """Mark the folder, then rename it to ``out`` (replacing an old one only with force)."""
+        """Mark the folder, then rename it to ``out`` (replacing an old one only with force);
+        a signal meanwhile takes effect after the renames."""
+        with _Signals.held():
+            return self._publish()
+
+    def _publish(self) -> list[str]:
         files = sorted(_entries(self.tmp))
         (self.tmp / MARKER).write_text(json.dumps(
             {"written_by": "ldp-gym", "files": files,
@@ -283,10 +462,14 @@ class _Output:
         return files
 
     def discard(self) -> None:
-        """Remove the temporary folder and the parents made for it (if still empty)."""
+        """Remove the temporary folder, the lock and the parents made for them (if still
+        empty)."""
         tmp = getattr(self, "tmp", None)
         if tmp is not None and tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
         for folder in reversed(self.created):
             try:
                 folder.rmdir()
@@ -295,10 +478,16 @@ class _Output:
         self.created = []
 
 
+#: the signals joblib's workers start with blocked (the main process handles them)
+_WORKER_BLOCKED = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                   if hasattr(signal, name)}
+
+
 def _quiet_workers() -> None:
-    """Start joblib's worker processes with SIGINT blocked: Ctrl-C reaches the whole process
-    group, and a worker still importing would print a traceback; the main process alone
-    handles it (one line, exit code 130) and joblib stops the workers."""
+    """Start joblib's worker processes with SIGINT, SIGTERM and SIGHUP blocked: Ctrl-C (and
+    a scheduler's SIGTERM) may reach the whole process group, and a worker still importing
+    would print a traceback; the main process alone handles them (one line, exit code 130,
+    143 or 129) and joblib stops the workers (with SIGKILL)."""
     try:
         from joblib.externals.loky.backend import fork_exec as module
     except ImportError:  # no joblib: runs are sequential
@@ -308,7 +497,7 @@ def _quiet_workers() -> None:
         return
 
     def fork_exec(*args: Any, **kwargs: Any) -> Any:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, _WORKER_BLOCKED)
         try:
             return spawn(*args, **kwargs)
         finally:  # a Ctrl-C during the spawn is delivered here, in the main process
@@ -318,19 +507,60 @@ def _quiet_workers() -> None:
     module.fork_exec = fork_exec
 
 
-def _write(out: Path, force: bool, work: Callable[[Path], None]) -> list[str]:
+def _write(out: Path, force: bool, work: Callable[[Path], Any],
+           need: int = 0) -> tuple[list[str], Any]:
     """Run ``work(folder)`` into a temporary folder and publish it as ``out``; nothing is left
-    behind on any failure (errors, Ctrl-C)."""
-    target = _Output(out, force)
+    behind on any failure (errors, Ctrl-C, SIGTERM, a dead worker). Returns the files written
+    and what ``work`` returned. ``need``: the bytes the results need (checked before)."""
+    target = _Output(out, force, need)
     try:
         if hasattr(signal, "pthread_sigmask"):
             _quiet_workers()
-        work(target.tmp)
-        return target.publish()
+        result = work(target.tmp)
+        return target.publish(), result
     except OSError as exc:
         raise UserError(f"cannot write {out}: {exc}") from None
+    except Exception as exc:
+        from concurrent.futures import BrokenExecutor
+
+        if not isinstance(exc, BrokenExecutor):
+            raise
+        codes = re.search(r"exit codes of the workers are (\{[^}]*\})", str(exc))
+        raise UserError("a worker process died" + (f" (exit codes {codes.group(1)})" if codes
+                                                   else "") +
+                        ", killed or out of memory; nothing written") from None
     finally:
         target.discard()
+
+
+def _print(text: str | None, out: Path | None = None) -> None:
+    """Print ``text`` (None: only flush) to stdout, once the results in ``out`` are complete.
+    A reader that went away (BrokenPipeError) ends the command quietly (:func:`main`: exit
+    code 141); another failure (a full disk) is one line; the results are left as they are."""
+    try:
+        if text is not None:
+            sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        _stdout_failed(exc, out)
+
+
+def _stdout_failed(exc: OSError, out: Path | None = None) -> NoReturn:
+    _silence_stdout()
+    raise UserError(f"cannot print to stdout ({exc.strerror or exc})"
+                    + (f"; the results in {out}/ are complete" if out else "")) from None
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null: what is still buffered is not written again at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 # ----------------------------------------------------------------------------------- commands
@@ -440,7 +670,7 @@ def _cmd_run(args: argparse.Namespace) -> None:
     if plain and not wrapped:
         tasks.append(dict(common, agents={_label(c): c for c in plain.values()}))
 
-    def work(folder: Path) -> None:
+    def work(folder: Path) -> tuple[str, bool]:
         results = [ldp_gym.run(**t) for t in tasks]
         merged = results[0]
         for res in results[1:]:
@@ -448,21 +678,26 @@ def _cmd_run(args: argparse.Namespace) -> None:
         marks = [int(t) for t in merged.checkpoints if t in {10**k for k in range(1, 10)}]
         at = sorted(set(marks[-2:] + [int(merged.checkpoints[-1])]))
         table = merged.table(at)
-        print(table)
         merged.save(folder / "results.npz")
         (folder / "table.md").write_text(table + "\n")
         try:
             import matplotlib
-
-            matplotlib.use("Agg")
-            ax = merged.plot(logx=True, title=f"{args.env}, {args.runs} runs")
-            ax.figure.savefig(folder / "regret.png", dpi=120, bbox_inches="tight")
         except ImportError:
-            print("matplotlib not installed: no plot (pip install 'ldp-gym[plot]')",
-                  file=sys.stderr)
+            return table, False
+        matplotlib.use("Agg")
+        ax = merged.plot(logx=True, title=f"{args.env}, {args.runs} runs")
+        ax.figure.savefig(folder / "regret.png", dpi=120, bbox_inches="tight")
+        return table, True
 
-    files = _write(args.out, args.force, work)
-    print(f"wrote {args.out}/ ({', '.join(files)})")
+    # the disk check: every agent's regret (float64, runs x checkpoints) and a margin
+    from ldp_gym.runner import default_checkpoints
+
+    n_agents = sum(len(t["agents"]) for t in tasks)
+    need = n_agents * args.runs * len(default_checkpoints(args.horizon)) * 8 + MARGIN_BYTES
+    files, (table, plotted) = _write(args.out, args.force, work, need)
+    _print(f"{table}\nwrote {args.out}/ ({', '.join(files)})", args.out)
+    if not plotted:
+        _note("matplotlib is not installed: no regret.png (pip install 'ldp-gym[plot]')")
 
 
 def _label(cls: type) -> str:
@@ -482,23 +717,33 @@ def _cmd_reproduce(args: argparse.Namespace) -> None:
         raise UserError(f"{cache} holds the finished tasks of an earlier run; pass --resume to "
                         "skip them, or remove it to start afresh")
 
-    def work(folder: Path) -> None:
+    def work(folder: Path) -> Any:
         report = EXPERIMENTS[args.name](quick=args.quick, seed=args.seed, n_jobs=args.jobs,
                                         progress=False if args.quiet else None, cache_dir=cache)
-        print(f"# {report.title}\n\n{report.table}")
-        for note in report.notes:
-            print(f"- {note}")
         report.write(folder)
+        return report
 
     try:
-        files = _write(out, args.force, work)
+        files, report = _write(out, args.force, work, REPRODUCE_BYTES)
     except BaseException:
         if any(cache.glob("*.npz")):
-            print(f"ldp-gym: the finished tasks are kept in {cache}/: the same command with "
-                  "--resume skips them", file=sys.stderr)
+            _note(f"the finished tasks are kept in {cache}/: the same command with --resume "
+                  "skips them")
         raise
     shutil.rmtree(cache, ignore_errors=True)
-    print(f"wrote {out}/ ({', '.join(files)})")
+    _print("\n".join([f"# {report.title}\n\n{report.table}"]
+                     + [f"- {note}" for note in report.notes]
+                     + [f"wrote {out}/ ({', '.join(files)})"]), out)
+    if not report.has_figure:
+        _note("matplotlib is not installed: no figure.png (pip install 'ldp-gym[plot]')")
+
+
+def _note(text: str) -> None:
+    """One line on stderr (a failure to write it changes nothing)."""
+    try:
+        print(f"ldp-gym: {text}", file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -506,21 +751,32 @@ def main(argv: list[str] | None = None) -> int:
 
     0: success; 2: a user error, one line on stderr (``ldp-gym: error: ...``),
     including the library's refusals of a parameter (ValueError, TypeError);
-    130: interrupted (Ctrl-C), nothing written.
+    130: interrupted (Ctrl-C), 143 (SIGTERM) or 129 (SIGHUP): stopped, nothing written;
+    141: stdout closed by its reader (the results, if any, are complete).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        parser = _parser()
-        if not argv:  # `ldp-gym` alone: the usage, as a usage error
-            parser.print_help(sys.stderr)
-            return 2
-        args = parser.parse_args(argv)
-        if args.command == "list":
-            _cmd_list()
-        elif args.command == "run":
-            _cmd_run(args)
-        else:
-            _cmd_reproduce(args)
+        with _Signals():
+            parser = _parser()
+            if not argv:  # `ldp-gym` alone: the usage, as a usage error
+                parser.print_help(sys.stderr)
+                return 2
+            args = parser.parse_args(argv)
+            if args.command == "list":
+                try:
+                    _cmd_list()
+                except BrokenPipeError:
+                    raise
+                except OSError as exc:  # only stdout is written
+                    _stdout_failed(exc)
+            elif args.command == "run":
+                _cmd_run(args)
+            else:
+                _cmd_reproduce(args)
+            _print(None)  # a closed pipe or a full disk shows here, not at exit
+    except Stopped as exc:
+        _note(f"stopped by {signal.Signals(exc.signum).name}")
+        return 128 + exc.signum
     except UserError as exc:
         print(f"ldp-gym: error: {exc}", file=sys.stderr)
         return 2

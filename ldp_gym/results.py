@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import secrets
+import stat
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,11 +21,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BANDS", "MERGE_CHECKS", "Results", "regret_cell", "round_label", "tidy_log_axes"]
+__all__ = ["BANDS", "MERGE_CHECKS", "NoPlot", "Results", "regret_cell", "round_label",
+           "tidy_log_axes"]
 
 #: What :meth:`Results.merge` refuses unless told (``allow_different``): results of different
-#: envs (id or keyword arguments), horizons or numbers of runs, and an agent name in both.
-MERGE_CHECKS = ("env", "horizon", "n_runs", "agents")
+#: envs (id or keyword arguments), horizons, numbers of runs or root seeds, and an agent name
+#: in both.
+MERGE_CHECKS = ("env", "horizon", "n_runs", "seed", "agents")
 #: The run settings in ``meta``; where merged results differ, ``meta["per_agent"][key]``
 #: gives each agent's.
 _SETTINGS = ("env", "env_kwargs", "wrappers", "horizon", "n_runs", "seed", "secure")
@@ -54,9 +59,29 @@ def round_label(t: Any) -> str:
     return f"{int(t):,}"
 
 
+class NoPlot:
+    """A figure or axes on which every call does nothing: what
+    :func:`ldp_gym.experiments.common.figure` returns when matplotlib (the ``plot`` extra) is
+    not installed, so that an experiment still makes its tables and results; nothing is drawn
+    and :meth:`~ldp_gym.experiments.common.Report.write` writes no figure."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self
+
+    def __call__(self, *args: Any, **kwargs: Any) -> NoPlot:
+        return self
+
+    def __iter__(self) -> Any:  # ``(line,) = ax.plot(...)``
+        return iter((self,))
+
+
 def tidy_log_axes(ax: Any) -> None:
     """Tick labels of ``ax``'s log axes that do not overlap: no labels on minor ticks when the
     axis spans a decade or more (the decades are labelled), else only on 2 and 5 x 10^k."""
+    if isinstance(ax, NoPlot):
+        return
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
     def two_and_five(x: float, _pos: Any = None) -> str:
@@ -172,9 +197,11 @@ class Results:
         Refused unless ``allow_different`` names it (a collection of :data:`MERGE_CHECKS`,
         or ``True`` for all): ``"env"``, results of different envs (id or keyword
         arguments); ``"horizon"``, of different horizons; ``"n_runs"``, of different numbers
-        of runs; ``"agents"``, an agent name in both (``other``'s then replaces it). Settings
-        that differ (these, and the wrappers, seed or secure mode, which may always differ)
-        are kept per agent in ``meta["per_agent"][setting]`` instead of ``meta[setting]``.
+        of runs; ``"seed"``, of different root seeds (other instances: not a comparison on
+        the same runs); ``"agents"``, an agent name in both (``other``'s then replaces it).
+        Settings that differ (these, and the wrappers or secure mode, which may always
+        differ) are kept per agent in ``meta["per_agent"][setting]`` instead of
+        ``meta[setting]``.
         """
         allowed = set(MERGE_CHECKS) if allow_different is True else \
             set() if allow_different is False else set(allow_different)
@@ -190,7 +217,8 @@ class Results:
         mine, theirs = self._settings(), other._settings()
         runs = {a: r.shape[0] for a, r in self.regret.items()}
         runs_other = {a: r.shape[0] for a, r in other.regret.items()}
-        for check, keys in (("env", ("env", "env_kwargs")), ("horizon", ("horizon",))):
+        for check, keys in (("env", ("env", "env_kwargs")), ("horizon", ("horizon",)),
+                            ("seed", ("seed",))):
             if check in allowed:
                 continue
             for key in keys:
@@ -273,13 +301,34 @@ class Results:
         return ax
 
     def save(self, path: str | Path) -> Path:
-        """Save to ``.npz`` (arrays) with JSON metadata inside."""
+        """Save to ``.npz`` (arrays) with JSON metadata inside (``.npz`` is appended to a path
+        without it); returns the path written.
+
+        Written to a temporary file in the same folder and renamed over ``path``: an existing
+        file is replaced only by a complete one (a full disk keeps the old file, and the
+        temporary file is removed)."""
         path = Path(path)
+        if path.suffix != ".npz":
+            path = path.with_name(path.name + ".npz")
         arrays: dict[str, Any] = {f"regret/{k}": v for k, v in self.regret.items()}
-        np.savez_compressed(path, checkpoints=self.checkpoints,
-                            meta=np.array(json.dumps({"meta": self.meta, "timings": self.timings,
-                                                      "agents": list(self.regret)})), **arrays)
-        return path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
+        meta = np.array(json.dumps({"meta": self.meta, "timings": self.timings,
+                                    "agents": list(self.regret)}))
+        tmp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}")
+        try:
+            with open(tmp, "xb") as f:
+                np.savez_compressed(f, checkpoints=self.checkpoints, meta=meta, **arrays)
+            try:  # the old file's permissions (a new file gets the umask's, as open gives)
+                os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
+            except FileNotFoundError:
+                pass
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                tmp.unlink()
+            except FileNotFoundError:
+                pass
+            raise
+        return path
 
     @classmethod
     def load(cls, path: str | Path) -> Results:

@@ -10,7 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from ldp_gym.results import ZERO_SD_NOTE, Results, regret_cell, round_label, tidy_log_axes
+from ldp_gym.results import (
+    ZERO_SD_NOTE,
+    NoPlot,
+    Results,
+    regret_cell,
+    round_label,
+    tidy_log_axes,
+)
 
 __all__ = ["Experiment", "Report", "caption", "checkpoints", "epsilon_axes", "figure", "log_slope",
            "merge_all", "regret_cell", "run_by_agent"]
@@ -29,8 +36,14 @@ class Report:
     figure: Any = None
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def has_figure(self) -> bool:
+        """Whether there is a figure to write (none without matplotlib: :class:`NoPlot`)."""
+        return self.figure is not None and not isinstance(self.figure, NoPlot)
+
     def write(self, folder: Path) -> list[Path]:
-        """Write ``table.md``, one ``.npz`` per results object and ``figure.png`` into ``folder``."""
+        """Write ``table.md``, one ``.npz`` per results object and ``figure.png`` into ``folder``
+        (no figure without matplotlib: :attr:`has_figure`)."""
         paths = [folder / "table.md"]
         text = f"# {self.title}\n\n{self.table}\n"
         if self.notes:
@@ -38,7 +51,7 @@ class Report:
         paths[0].write_text(text)
         for name, res in self.results.items():
             paths.append(res.save(folder / f"{name}.npz"))
-        if self.figure is not None:
+        if self.has_figure:
             for ax in self.figure.get_axes():  # the final limits: minor labels that fit
                 tidy_log_axes(ax)
             paths.append(folder / "figure.png")
@@ -80,8 +93,13 @@ def checkpoints(horizon: int, marks: list[int]) -> np.ndarray:
 
 
 def figure(ncols: int | None = None):
-    """``(fig, ax)``, or with ``ncols`` ``(fig, axes)`` (an array of ``ncols`` side by side)."""
-    import matplotlib
+    """``(fig, ax)``, or with ``ncols`` ``(fig, axes)`` (an array of ``ncols`` side by side);
+    without matplotlib (the ``plot`` extra) :class:`~ldp_gym.results.NoPlot` stand-ins, so that
+    the experiment still makes its tables and results."""
+    try:
+        import matplotlib
+    except ImportError:
+        return NoPlot(), (NoPlot() if ncols is None else [NoPlot() for _ in range(ncols)])
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
