@@ -360,6 +360,12 @@ def _check_in_space(space: spaces.Space, arr: np.ndarray, batch: tuple[int, ...]
     space's dtype."""
     integral = not isinstance(space, spaces.Box) or space.dtype.kind in "iu"
     kind = arr.dtype.kind
+    if kind == "f" and isinstance(space, spaces.MultiBinary):
+        # Gymnasium's MultiBinary contains float arrays of exact 0/1, which stable-baselines3's
+        # PPO and A2C send: accepted as the integers they are (0.5, NaN refused)
+        if not ((arr == 0) | (arr == 1)).all():
+            raise ValueError(f"{name} must be 0 or 1 for {space} (floats only when exactly 0 or 1)")
+        arr, kind = arr.astype(space.dtype), "i"
     if kind not in ("iu" if integral else "iuf"):  # bools (kind "b") included
         want = ("integers" if arr.ndim else "an integer") if integral \
             else ("real numbers" if arr.ndim else "a real number")

@@ -146,3 +146,41 @@ def test_local_report_refuses_garbage_with_one_clear_error(name, cls):
                     {k: np.zeros((1,)) for k in public}):
             with pytest.raises((ValueError, TypeError)):
                 agent.local_report(**{**args, "public_state": bad})
+
+
+# ------------------------------------------------------------------ finite in, finite out
+@pytest.mark.parametrize("name", ["FKM", "Saha-Tewari", "Hazan-Levy"])
+def test_a_huge_finite_loss_never_makes_an_action_non_finite(name):
+    from ldp_gym.agents import AGENTS
+
+    cls = AGENTS[name]
+    env = gym.make("LDPBCO-v0", max_episode_steps=100)
+    agent = cls.from_env(env, seed=0, **cls.test_params)
+    obs, _ = env.reset(seed=0)
+    for reward in (1e308, -1e308, 1e308):
+        action = agent.act(obs)
+        agent.observe(obs, action, reward, obs)
+    assert np.isfinite(agent.act(obs)).all()
+    assert all(np.isfinite(v).all() for v in vars(agent).values()
+               if isinstance(v, np.ndarray) and v.dtype.kind == "f")
+
+
+@pytest.mark.parametrize("seed,error", [(-1, ValueError), (1.5, TypeError), ("abc", TypeError),
+                                        (True, TypeError)])
+@pytest.mark.parametrize("vector", [False, True])
+def test_reset_refuses_a_bad_seed_naming_it(seed, error, vector):
+    env = gym.make_vec("LDPMAB-v0", num_envs=2, vectorization_mode="vector_entry_point") \
+        if vector else gym.make("LDPMAB-v0").unwrapped
+    with pytest.raises(error, match="seed"):
+        env.reset(seed=seed)
+
+
+def test_an_epsilon_whose_noise_would_collapse_is_refused():
+    from ldp_gym.agents import LDPUCB
+    from ldp_gym.wrappers import LaplaceMechanism, LaplaceReward
+
+    for build in (lambda e: LaplaceMechanism(e), lambda e: LDPUCB(5, epsilon=e, horizon=10),
+                  lambda e: LaplaceReward(gym.make("LDPMAB-v0"), epsilon=e)):
+        with pytest.raises(ValueError, match="epsilon"):
+            build(1e-30)
+        build(1e-12)

@@ -35,7 +35,8 @@ for exact families.
 (the indicator of S) whose ``sample()`` draws feasible super arms and whose
 ``contains()`` checks feasibility, so Gymnasium's checker and
 stable-baselines3 run unchanged. Shapes and dtypes are checked by
-:mod:`ldp_gym.validation` (0/1 integers; bools, floats and wrong shapes are
+:mod:`ldp_gym.validation` (0/1 integers, or floats exactly 0 or 1 as
+stable-baselines3's PPO and A2C send them; bools, 0.5 and wrong shapes are
 refused). With ``strict=True`` (default, for agents) an infeasible super arm
 is a ``ValueError`` naming the action; with ``strict=False`` (for generic RL
 learners) it is mapped to a feasible one by
