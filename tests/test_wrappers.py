@@ -10,8 +10,8 @@ import ldp_gym
 from ldp_gym.envs.base import INFO_KEYS
 from ldp_gym.wrappers.bco import TwoPointGaussian, VectorTwoPointGaussian
 from ldp_gym.wrappers.privacy import Privacy
-from ldp_gym.wrappers.semibandit import LaplaceSemiBandit, VectorLaplaceSemiBandit
 from ldp_gym.wrappers.reward import GaussianReward, LaplaceReward, VectorGaussianReward, VectorLaplaceReward
+from ldp_gym.wrappers.semibandit import LaplaceSemiBandit, VectorLaplaceSemiBandit
 
 #: Every key of the oracle info, with the masks of the vector envs.
 ORACLE_KEYS = set(INFO_KEYS) | {f"_{k}" for k in INFO_KEYS}
