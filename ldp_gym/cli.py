@@ -528,7 +528,8 @@ def _write(out: Path, force: bool, work: Callable[[Path], Any],
         codes = re.search(r"exit codes of the workers are (\{[^}]*\})", str(exc))
         raise UserError("a worker process died" + (f" (exit codes {codes.group(1)})" if codes
                                                    else "") +
-                        ", killed or out of memory; nothing written") from None
+                        ", killed or out of memory (fewer --jobs need less memory); nothing "
+                        "written") from None
     finally:
         target.discard()
 
