@@ -106,10 +106,8 @@ class _Signals:
             signal.signal(signum, handler)
 
     def _handle(self, signum: int, frame: Any) -> None:
-        if os.getpid() != self.pid:  # a forked child (multiprocessing's manager): as by default
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
-            return
+        if os.getpid() != self.pid:  # a forked child (the progress' multiprocessing manager):
+            return  # the main process got it too (the group's signal) and shuts the child down
         if self.stopping:
             return
         if self.holding:

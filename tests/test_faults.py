@@ -77,13 +77,14 @@ def _faults_workers(pid: int) -> list[tuple[int, float]]:
             if ppid == pid and "popen_loky" in cmd]
 
 
-def _faults_signal_a_run(tmp_path: Path, send) -> tuple[int, str]:
+def _faults_signal_a_run(tmp_path: Path, send, quiet: bool = True) -> tuple[int, str]:
     """Start ``ldp-gym run --jobs 2`` in its own session, wait until both workers compute,
     ``send(main_pid, workers)``, and return the exit code and stderr once no process of the
-    session is left."""
+    session is left. ``quiet=False``: with the progress (its line every 30 s comes later),
+    whose multiprocessing manager is one more process."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "ldp_gym", "run", "LDPMAB-v0", "--agents", "UCB1,KL-UCB",
-         "--horizon", "5000000", "--runs", "20", "--jobs", "2", "--quiet",
+         "--horizon", "5000000", "--runs", "20", "--jobs", "2", *["--quiet"] * quiet,
          "--out", str(tmp_path / "r" / "o")],
         cwd=tmp_path, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True)
@@ -115,11 +116,16 @@ needs_proc_and_joblib = pytest.mark.skipif(
 
 
 @needs_proc_and_joblib
-@pytest.mark.parametrize("name,code", [("SIGTERM", 143), ("SIGHUP", 129)])
-def test_sigterm_and_sighup_stop_the_workers_and_leave_nothing(tmp_path, name, code):
+@pytest.mark.parametrize("name,code,group", [("SIGTERM", 143, False), ("SIGHUP", 129, False),
+                                             ("SIGTERM", 143, True)])
+def test_sigterm_and_sighup_stop_the_workers_and_leave_nothing(tmp_path, name, code, group):
+    """To the main process, or (as Slurm's scancel) to every process of the job, the progress'
+    manager too."""
     pytest.importorskip("joblib")
     signum = getattr(signal, name)
-    returncode, err = _faults_signal_a_run(tmp_path, lambda pid, _: os.kill(pid, signum))
+    kill = os.killpg if group else os.kill
+    returncode, err = _faults_signal_a_run(tmp_path, lambda pid, _: kill(pid, signum),
+                                           quiet=not group)
     assert returncode == code and err == f"ldp-gym: stopped by {name}\n", (returncode, err)
     assert list(tmp_path.iterdir()) == []  # no tmp folder, no lock, no parents made for out
 
