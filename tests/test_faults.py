@@ -1,27 +1,305 @@
 """Faults found by an outside audit, one class per section: each test failed on the code before
-its fix."""
+its fix.
 
-import faulthandler
+9: SIGTERM/SIGHUP stop the workers and leave nothing; a killed worker is one line, exit 2.
+10: a closed or full stdout never touches the finished results.
+11: Results.save replaces an existing file only by a complete one.
+12: a full disk is found before the run.
+13: two runs into the same --out: the second is refused at once.
+17: reproduce without matplotlib writes its tables and results.
+19: run(n_jobs=0) refused; merging results of different seeds refused unless told.
+"""
+
+import errno
+import fcntl
+import json
 import os
 import signal
-from contextlib import contextmanager
+import subprocess
+import sys
+import time
+from collections import namedtuple
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from ldp_gym import runner
-from ldp_gym.agents import LDPUCB, UCB1, AdaPKLUCB, AdaPUCB
-from ldp_gym.cli import main
-from ldp_gym.experiments import EXPERIMENTS
+import ldp_gym
+from ldp_gym import cli
+from ldp_gym.cli import MARKER, main
 from ldp_gym.results import Results
-from ldp_gym.runner import run, sweep
-from ldp_gym.wrappers.reward import VectorLaplaceReward
+
+FAULTS_TINY = ["--horizon", "50", "--runs", "2", "--quiet"]
+
+
+def _faults_one_line(text: str, needle: str) -> None:
+    assert text.count("\n") == 1 and needle in text and "Traceback" not in text, text
+
+
+def _faults_complete(folder: Path) -> None:
+    """``folder`` is a published results folder: the marker lists exactly what is there."""
+    listed = set(json.loads((folder / MARKER).read_text())["files"])
+    assert listed and listed == {p.name for p in folder.iterdir()} - {MARKER}, listed
+
+
+def _faults_never(*args, **kwargs):
+    raise AssertionError("the run started")
+
+
+def _faults_argv(command: str, out: Path) -> list[str]:
+    if command == "run":
+        return ["run", "LDPMAB-v0", "--agents", "UCB1", *FAULTS_TINY, "--out", str(out)]
+    return ["reproduce", "azize2022-ablation", "--quick", "--quiet", "--jobs", "1",
+            "--out", str(out)]
+
+
+# ------------------------------------------------------------------ 9: SIGTERM, SIGHUP, kill
+def _faults_session(sid: int) -> dict[int, tuple[str, int, str, float]]:
+    """The live processes of session ``sid``: pid -> (state, ppid, command line, cpu seconds)."""
+    found = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[3]) == sid and fields[0] != "Z":  # zombies compute nothing
+            found[int(entry.name)] = (fields[0], int(fields[1]), cmd,
+                                      (int(fields[11]) + int(fields[12])) / tick)
+    return found
+
+
+def _faults_workers(pid: int) -> list[tuple[int, float]]:
+    return [(p, cpu) for p, (_, ppid, cmd, cpu) in _faults_session(pid).items()
+            if ppid == pid and "popen_loky" in cmd]
+
+
+def _faults_signal_a_run(tmp_path: Path, send, quiet: bool = True) -> tuple[int, str]:
+    """Start ``ldp-gym run --jobs 2`` in its own session, wait until both workers compute,
+    ``send(main_pid, workers)``, and return the exit code and stderr once no process of the
+    session is left. ``quiet=False``: with the progress (its line every 30 s comes later),
+    whose multiprocessing manager is one more process."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ldp_gym", "run", "LDPMAB-v0", "--agents", "UCB1,KL-UCB",
+         "--horizon", "5000000", "--runs", "20", "--jobs", "2", *["--quiet"] * quiet,
+         "--out", str(tmp_path / "r" / "o")],
+        cwd=tmp_path, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:  # both workers exist and have done some work (imports, then the runs)
+            workers = _faults_workers(proc.pid)
+            if len(workers) == 2 and min(cpu for _, cpu in workers) >= 1.0:
+                break
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+            time.sleep(0.05)
+        send(proc.pid, [p for p, _ in workers])
+        _, err = proc.communicate(timeout=60)
+        deadline = time.monotonic() + 10
+        while _faults_session(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _faults_session(proc.pid)  # no worker left computing
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        for pid in _faults_session(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+    return proc.returncode, err
+
+
+needs_proc_and_joblib = pytest.mark.skipif(
+    not Path("/proc/self/stat").exists() or not hasattr(signal, "SIGHUP"),
+    reason="reads /proc, sends POSIX signals")
+
+
+@needs_proc_and_joblib
+@pytest.mark.parametrize("name,code,group", [("SIGTERM", 143, False), ("SIGHUP", 129, False),
+                                             ("SIGTERM", 143, True)])
+def test_sigterm_and_sighup_stop_the_workers_and_leave_nothing(tmp_path, name, code, group):
+    """To the main process, or (as Slurm's scancel) to every process of the job, the progress'
+    manager too."""
+    pytest.importorskip("joblib")
+    signum = getattr(signal, name)
+    kill = os.killpg if group else os.kill
+    returncode, err = _faults_signal_a_run(tmp_path, lambda pid, _: kill(pid, signum),
+                                           quiet=not group)
+    assert returncode == code and err == f"ldp-gym: stopped by {name}\n", (returncode, err)
+    assert list(tmp_path.iterdir()) == []  # no tmp folder, no lock, no parents made for out
+
+
+@needs_proc_and_joblib
+def test_a_killed_worker_is_one_line_exit_2(tmp_path):
+    pytest.importorskip("joblib")
+    returncode, err = _faults_signal_a_run(
+        tmp_path, lambda _, workers: os.kill(workers[0], signal.SIGKILL))
+    assert returncode == 2, (returncode, err)
+    _faults_one_line(err, "worker process died")
+    assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------- 10: a closed stdout
+@pytest.mark.parametrize("command", ["run", "reproduce"])
+@pytest.mark.parametrize("stdout", ["closed pipe", "full disk"])
+def test_a_closed_or_full_stdout_keeps_the_finished_results(tmp_path, command, stdout):
+    argv = [sys.executable, "-m", "ldp_gym", *_faults_argv(command, tmp_path / "r")]
+    if stdout == "closed pipe":  # `ldp-gym ... | true`
+        proc = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        assert proc.stdout is not None
+        proc.stdout.close()
+        err = proc.stderr.read() if proc.stderr else ""
+        proc.wait(timeout=120)
+        assert proc.returncode == 141 and err == "", (proc.returncode, err)
+    else:  # `ldp-gym ... > /dev/full`
+        if not Path("/dev/full").exists():
+            pytest.skip("no /dev/full")
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run(argv, cwd=tmp_path, stdout=full, stderr=subprocess.PIPE,
+                                  text=True, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        _faults_one_line(proc.stderr, "cannot print to stdout")
+    _faults_complete(tmp_path / "r")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]  # no tmp folder, no lock
+
+
+# ------------------------------------------------------------- 11: save over an existing file
+def test_save_on_a_full_disk_keeps_the_existing_file(tmp_path, monkeypatch):
+    old = Results(np.array([1, 10]), {"A": np.ones((2, 2))}, {"seed": 0})
+    path = old.save(tmp_path / "results.npz")
+    before = path.read_bytes()
+
+    def full_disk(file, *args, **kwargs):  # writes part, then the disk is full
+        handle = open(file, "wb") if isinstance(file, (str, os.PathLike)) else file
+        handle.write(b"PK\x03\x04 partial")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(np, "savez_compressed", full_disk)
+    new = Results(np.array([1, 10]), {"B": np.zeros((2, 2))}, {"seed": 1})
+    with pytest.raises(OSError, match="No space"):
+        new.save(path)
+    assert path.read_bytes() == before and Results.load(path) == old
+    assert [p.name for p in tmp_path.iterdir()] == ["results.npz"]  # no temp file left
+    monkeypatch.undo()
+    assert new.save(path) == path and Results.load(path) == new  # and a save replaces it
+
+
+# --------------------------------------------------------------------------- 12: disk room
+@pytest.mark.parametrize("command", ["run", "reproduce"])
+def test_a_full_disk_is_refused_before_the_run(tmp_path, capsys, monkeypatch, command):
+    from ldp_gym.experiments import EXPERIMENTS
+
+    monkeypatch.setattr(ldp_gym, "run", _faults_never)
+    monkeypatch.setitem(EXPERIMENTS, "azize2022-ablation", _faults_never)
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(cli.shutil, "disk_usage", lambda path: usage(10**9, 10**9 - 1000, 1000))
+    assert main(_faults_argv(command, tmp_path / "a" / "out")) == 2
+    _faults_one_line(capsys.readouterr().err, "free")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_disk_room_asked_for_grows_with_the_results(tmp_path, capsys, monkeypatch):
+    """10^5 runs x 31 checkpoints of float64 (25 MB) do not fit in 20 MB, do in 1 GB."""
+    class Started(Exception):
+        pass
+
+    def started(**kwargs):
+        raise Started
+
+    monkeypatch.setattr(ldp_gym, "run", started)
+    usage = namedtuple("usage", "total used free")
+    argv = ["run", "LDPMAB-v0", "--agents", "UCB1", "--horizon", "10000000", "--runs",
+            "100000", "--quiet", "--out", str(tmp_path / "out")]
+    monkeypatch.setattr(cli.shutil, "disk_usage", lambda path: usage(10**12, 0, 20 * 10**6))
+    assert main(argv) == 2
+    _faults_one_line(capsys.readouterr().err, "free")
+    monkeypatch.setattr(cli.shutil, "disk_usage", lambda path: usage(10**12, 0, 10**9))
+    with pytest.raises(Started):
+        main(argv)
+    assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------- 13: one run per --out
+@pytest.mark.parametrize("force", [False, True])
+def test_a_second_run_into_the_same_out_is_refused_at_once(tmp_path, capsys, monkeypatch,
+                                                             force):
+    out = tmp_path / "out"
+    if force:
+        assert main(_faults_argv("run", out)) == 0
+        capsys.readouterr()
+    lock = tmp_path / ".out.lock"
+    holder = os.open(lock, os.O_RDWR | os.O_CREAT)  # another run holds it
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with monkeypatch.context() as m:
+            m.setattr(ldp_gym, "run", _faults_never)
+            assert main(_faults_argv("run", out) + ["--force"] * force) == 2
+        _faults_one_line(capsys.readouterr().err, "another ldp-gym run")
+        assert lock.exists()  # the holder's, left alone
+    finally:
+        os.close(holder)  # the holder ends (its lock file stays behind, as a killed run's)
+    assert main(_faults_argv("run", out) + ["--force"] * force) == 0  # a stale lock file
+    _faults_complete(out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # the lock file removed
+
+
+# ----------------------------------------------------------------- 17: without matplotlib
+def test_reproduce_without_matplotlib_writes_tables_and_results(tmp_path):
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text('import sys\nsys.modules["matplotlib"] = None\n')
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(shim)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    proc = subprocess.run([sys.executable, "-m", "ldp_gym",
+                           *_faults_argv("reproduce", tmp_path / "r")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    _faults_one_line(proc.stderr, "ldp-gym[plot]")
+    assert "| agent |" in proc.stdout
+    _faults_complete(tmp_path / "r")
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == [MARKER, "ablation.npz",
+                                                                 "table.md"]
+
+
+# ------------------------------------------------------------ 19: n_jobs=0, merged seeds
+def test_run_refuses_n_jobs_0():
+    from ldp_gym.agents import UCB1
+
+    with pytest.raises(ValueError, match="n_jobs") as info:
+        ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1}, horizon=10, n_runs=1, n_jobs=0,
+                    progress=False)
+    assert "\n" not in str(info.value)
+
+
+def test_merge_refuses_different_seeds_unless_told():
+    def results(agent, seed):
+        return Results(np.array([10, 100]), {agent: np.ones((3, 2))},
+                       {"env": "LDPMAB-v0", "horizon": 100, "n_runs": 3, "seed": seed})
+
+    with pytest.raises(ValueError, match="seed") as info:
+        results("A", 0).merge(results("B", 1))
+    assert "allow_different" in str(info.value) and "\n" not in str(info.value)
+    merged = results("A", 0).merge(results("B", 1), allow_different=("seed",))
+    assert merged.meta["per_agent"]["seed"] == {"A": 0, "B": 1}
+    assert results("A", 0).merge(results("B", 0)).meta["seed"] == 0
+
 
 # =========================================================================== 14 and 15
 # 14: an interrupted sweep, experiment or `reproduce --resume` runs only the tasks it had not
 # finished, with bitwise the results of an uninterrupted run; a cache entry of another
 # configuration is never used. 15: a Dask task that kills every worker it runs on (as an
 # out-of-memory kill does) ends the sweep with one error naming it, instead of hanging.
+
+import faulthandler  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
+
+from ldp_gym import runner  # noqa: E402
+from ldp_gym.agents import LDPUCB, UCB1, AdaPKLUCB, AdaPUCB  # noqa: E402
+from ldp_gym.experiments import EXPERIMENTS  # noqa: E402
+from ldp_gym.runner import run, sweep  # noqa: E402
+from ldp_gym.wrappers.reward import VectorLaplaceReward  # noqa: E402
 
 #: the runner's own task function (the tests wrap it to count or interrupt tasks)
 _RUN_KWARGS = runner._run_kwargs
