@@ -47,7 +47,8 @@ class PredictAgent:
         >>> import numpy as np
         >>> from ldp_gym.agents.adapters import PredictAgent
         >>> from ldp_gym.envs import MABVectorEnv
-        >>> envs = MABVectorEnv(num_envs=4, max_episode_steps=10)
+        >>> envs = MABVectorEnv(num_envs=4, max_episode_steps=10,  # best arm first, not shuffled
+        ...                     means=[0.75, 0.625, 0.5, 0.375, 0.25])
         >>> agent = PredictAgent(lambda obs: np.zeros(len(obs), dtype=np.int64))   # always arm 0
         >>> obs, _ = envs.reset(seed=0)
         >>> for _ in range(3):

@@ -222,7 +222,8 @@ class Agent:
         if self.num_envs is None:
             obs, next_obs = check_finite(obs, "obs")[None], check_finite(next_obs, "next_obs")[None]
         else:
-            obs, next_obs = self._batch(obs, "obs"), self._batch(next_obs, "next_obs")
+            obs, next_obs = (self._batch(x, name).astype(np.float64, copy=False)
+                         for x, name in ((obs, "obs"), (next_obs, "next_obs")))
         if next_obs.shape != obs.shape:
             raise ValueError(f"obs and next_obs must have one shape, got obs {obs.shape[1:]} "
                              f"and next_obs {next_obs.shape[1:]}")
@@ -330,8 +331,10 @@ class LocalDPAgent(_PrivateMixin, Agent):
                      next_obs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The inputs of :meth:`local_report` checked as ``observe`` checks a batch: finite
         ``obs`` and ``next_obs`` (N, ...) of one shape, actions of the action space, finite
-        rewards (N,); one ``TypeError``/``ValueError`` naming the argument otherwise."""
-        obs, next_obs = self._batch(obs, "obs"), self._batch(next_obs, "next_obs")
+        rewards (N,); one ``TypeError``/``ValueError`` naming the argument otherwise. The
+        observations come back as float64 (what the compiled user sides read)."""
+        obs, next_obs = (self._batch(x, name).astype(np.float64, copy=False)
+                         for x, name in ((obs, "obs"), (next_obs, "next_obs")))
         if next_obs.shape != obs.shape:
             raise ValueError(f"obs and next_obs must have one shape, got obs {obs.shape[1:]} "
                              f"and next_obs {next_obs.shape[1:]}")

@@ -255,16 +255,18 @@ def _hazan_levy_update(c, w, rewards, mu, curvature, eta, radius, iterations,
 # ones round-by-round play calls: the block is bitwise the rounds played one by one.
 
 
-def _gd_block(normals, y, u, rho, t0, mu, eta, gain, cap, radius, two, world, play, args,
-              feedback, params, noise, rewards, losses, regret, projected, seen, mech, x,
+def _gd_block(normals, y, u, rho, t0, mu, eta, gain, cap, loss_cap, radius, two, world, play,
+              args, feedback, params, noise, rewards, losses, regret, projected, seen, mech, x,
               regrets, flags):  # pragma: no cover - compiled
     """Rounds of FKM (``two`` False) or ADX (``two`` True) on a drawn block: ``normals``
     (L, N, d) the agent's draws; ``world`` (L, N, ...) the setting's; ``play(x, world[s],
     *args)`` its round, writing ``rewards``, ``losses``, ``regret``, ``projected``;
     ``feedback(x, losses, rewards, noise[s], params, seen, mech[s])`` what the learner sees,
     ``seen`` (N, 1 + k): the reward, then the observation. The step size is ``1/(mu t)`` when
-    mu > 0, else eta. Returns the rounds played: L, or the round whose action the env or the
-    agent refuses (x then holds it; nothing of that round was learned)."""
+    mu > 0, else eta; the losses seen are clipped to ``[-loss_cap, loss_cap]`` as ``observe``
+    clips them (:attr:`BCOAgent.loss_cap`). Returns the rounds played: L, or the round whose
+    action the env or the agent refuses (x then holds it; nothing of that round was
+    learned)."""
     n_rounds, n = normals.shape[0], normals.shape[1]
     xa = np.empty_like(x)
     diff = np.empty(n)
@@ -283,18 +285,19 @@ def _gd_block(normals, y, u, rho, t0, mu, eta, gain, cap, radius, two, world, pl
         step = 1.0 / (mu * t) if mu > 0.0 else eta
         if two:                                # D = f(x_1) - f(x_2), from the observation
             for i in range(n):
-                diff[i] = seen[i, 1] - seen[i, 2]
+                diff[i] = min(max(seen[i, 1], -loss_cap), loss_cap) \
+                    - min(max(seen[i, 2], -loss_cap), loss_cap)
             _step_project(y, u, diff, -step * gain, cap)
         else:                                  # f = -reward
             for i in range(n):
-                diff[i] = seen[i, 0]
+                diff[i] = min(max(seen[i, 0], -loss_cap), loss_cap)
             _step_project(y, u, diff, step * gain, cap)
     return n_rounds
 
 
 #: The arguments of :func:`_gd_block`, in order.
-_GD_ARGS = ("normals", "y", "u", "rho", "t0", "mu", "eta", "gain", "cap", "radius", "two",
-            "world", "play", "args", "feedback", "params", "noise", "rewards", "losses", "regret",
+_GD_ARGS = ("normals", "y", "u", "rho", "t0", "mu", "eta", "gain", "cap", "loss_cap", "radius",
+            "two", "world", "play", "args", "feedback", "params", "noise", "rewards", "losses", "regret",
             "projected", "seen", "mech", "x", "regrets", "flags")
 #: :func:`_gd_block` compiled for each type of its data: its function arguments are typed by
 #: their signatures (numba's first-class function types), so that the kernel is cached on disk
@@ -563,9 +566,10 @@ class _GradientDescent(_SchedulePicker):
             feedback, params, noise = release.feedback, release.params, release.noise
         mu = self.strong_convexity if self.schedule == "strongly_convex" else 0.0
         args = (normals, self.y, self.u, self.rho, int(self.t), float(mu), self.eta, self._gain,
-                self._cap, self.radius, k == 2, world, round_kernel.play, round_kernel.args, feedback,
-                params, noise, round_kernel.rewards, round_kernel.losses, round_kernel.regret,
-                round_kernel.projected, seen, mech, x, regrets, flags)
+                self._cap, self.loss_cap, self.radius, k == 2, world, round_kernel.play,
+                round_kernel.args, feedback, params, noise, round_kernel.rewards,
+                round_kernel.losses, round_kernel.regret, round_kernel.projected, seen, mech, x,
+                regrets, flags)
         done = _gd_kernel(dict(zip(_GD_ARGS, args, strict=True)))(*args)
         self.t += done
         if release is not None:

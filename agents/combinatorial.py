@@ -96,7 +96,7 @@ from gymnasium import spaces
 from numba import njit
 
 from ldp_gym.oracles import Family, oracle_row
-from ldp_gym.validation import Part, check_int
+from ldp_gym.validation import Part, check_int, check_share
 from ldp_gym.wrappers.compiled import snap_add
 from ldp_gym.wrappers.continual import TreeMechanism
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism
@@ -784,7 +784,8 @@ class CUCBLDP1(_LocalCombinatorial):
 
     def _init_state(self, n):
         super()._init_state(n)
-        self.mechanism = LaplaceMechanism(self.epsilon / self.K, 0.0, 1.0, **self.noise_source())
+        self.mechanism = LaplaceMechanism(check_share("epsilon", self.epsilon, self.K), 0.0, 1.0,
+                                          **self.noise_source())
 
     report_reads_public_state = False  # the user sends its noised outcomes only
 
@@ -970,8 +971,8 @@ class CUCBDP(_Private, GlobalDPAgent, CombinatorialAgent):
         super()._init_state(n)
         T = self.horizon
         assert T is not None
-        self.tree = TreeMechanism(self.epsilon / (2 * self.K), T, (n, self.n_arms), 0.0, 1.0,
-                                  **self.noise_source())
+        self.tree = TreeMechanism(check_share("epsilon", self.epsilon, 2 * self.K), T,
+                                  (n, self.n_arms), 0.0, 1.0, **self.noise_source())
         self._c1 = 4.0 * math.log(self.n_arms * T)
         self._c2 = self.c * self.K * math.log(T) ** 3 / self.epsilon
         self._no_terms = np.zeros(n)

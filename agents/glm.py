@@ -47,6 +47,7 @@ from ldp_gym.validation import (
     check_finite,
     check_int,
     check_real,
+    check_share,
     plain_floats,
 )
 from ldp_gym.wrappers.mechanisms import GaussianStatistics, L2BallMechanism, clip_l2
@@ -583,9 +584,12 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         """Every part of the message (one per run), finite, of its shape, within the
         magnitude its mechanism can release."""
         parts = getattr(self.mechanism, "parts", {})
-        return {name: Part((self._n,) + shape, bound=self.mechanism.release_bound(
+        return {name: Part((self._n,) + shape, "int", -1, self.n_arms - 1)
+                if np.dtype(dtype).kind == "i" else
+                Part((self._n,) + shape, bound=self.mechanism.release_bound(
                     name if name in parts else None))
-                for name, (shape, _) in self._message_spec().items() if not name.startswith("_")}
+                for name, (shape, dtype) in self._message_spec().items()
+                if not name.startswith("_")}
 
     def _fold(self, report):
         """Server side: fold a batch of messages (one per run) into the state."""
@@ -1032,6 +1036,13 @@ class _HanMulti(_LDPContextual):
         self.theta = np.zeros((n, self.n_arms, self.dim))
         self.theta_warm = np.zeros((n, self.n_arms, self.dim))
 
+    def _consistent(self, report):
+        """The public arm: an arm in the warm-up, -1 (hidden) after it."""
+        warm = self.t < self.warmup * self.n_arms
+        if ((report["arm"] >= 0) != warm).any():
+            raise ValueError("report['arm'] must be the public arm (0 to K-1) in the warm-up "
+                             "and -1 after it")
+
 
 class LDPMultiOLS(_HanMulti):
     """LDP-OLS, multi parameter: Han et al. (2021), Alg 2 with eq. 3-4 per arm.
@@ -1066,7 +1077,7 @@ class LDPMultiOLS(_HanMulti):
     def _init_state(self, n):
         super()._init_state(n)
         self._set_budget(pure=False)
-        s = gaussian_sigma(self.epsilon / 2, self.delta / 2)
+        s = gaussian_sigma(check_share("epsilon", self.epsilon, 2), self.delta / 2)
         c, cr = self.context_bound, self.reward_bound
         # K slots; neighbours change one slot fully (same arm) or two between data and zero
         # (arm changed): the mechanism accounts for both
@@ -1145,7 +1156,8 @@ class LDPMultiSGD(_StepSize, _HanMulti):
     def _init_state(self, n):
         super()._init_state(n)
         self._set_budget(pure=True)
-        self.mechanism = L2BallMechanism(self.epsilon / 2, 2 * self.reward_bound * self.context_bound,
+        self.mechanism = L2BallMechanism(check_share("epsilon", self.epsilon, 2),
+                                         2 * self.reward_bound * self.context_bound,
                                          self.dim, **self.noise_source())
         self.updates = np.zeros((n, self.n_arms), dtype=np.int64)
 

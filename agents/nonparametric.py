@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ldp_gym.validation import Part, check_finite, check_int, check_real
+from ldp_gym.validation import MIN_EPSILON, Part, check_finite, check_int, check_real, check_share
 from ldp_gym.wrappers.compiled import snap_add
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism
 from ldp_gym.wrappers.noise import DrawnAhead
@@ -772,9 +772,11 @@ class LDPMAB(LocalDPAgent):
         self.t = np.zeros(n, np.int64)
         #: one mechanism per part and source (0: the target users, m: auxiliary dataset m):
         #: U slots and V slots, inputs in [0, 1], eps_s/4 each
-        self.mechanisms = [(LaplaceMechanism(e / 4.0, 0.0, 1.0, **self.noise_source()),
-                            LaplaceMechanism(e / 4.0, 0.0, 1.0, **self.noise_source()))
-                           for e in self.source_epsilons]
+        shares = [check_share("epsilon" if m == 0 else f"aux_epsilons[{m - 1}]", e, 4.0)
+                  for m, e in enumerate(self.source_epsilons)]
+        self.mechanisms = [(LaplaceMechanism(e, 0.0, 1.0, **self.noise_source()),
+                            LaplaceMechanism(e, 0.0, 1.0, **self.noise_source()))
+                           for e in shares]
         #: the target users' two mechanisms
         self.mechanism_u, self.mechanism_v = self.mechanisms[0]
         self._noise = [(DrawnAhead(CHUNK), DrawnAhead(CHUNK)) for _ in self.source_epsilons]
@@ -1098,8 +1100,9 @@ class LDPMABAux(LDPMAB):
             if aux_epsilons is not None:
                 raise ValueError("aux_epsilons: they come from the aux_source's specifications")
             specs = handle.specs
-            self.aux_epsilons = tuple(check_real(f"aux_source.auxiliary[{m}]['epsilon']",
-                                                 s["epsilon"], low=0.0) for m, s in enumerate(specs))
+            self.aux_epsilons = tuple(
+                check_real(f"aux_source.auxiliary[{m}]['epsilon']", s["epsilon"], low=MIN_EPSILON,
+                           low_open=False) for m, s in enumerate(specs))
             self.aux_sizes = tuple(check_int(f"aux_source.auxiliary[{m}]['n']", s["n"])
                                    for m, s in enumerate(specs))
             self.aux_source = handle
@@ -1113,7 +1116,8 @@ class LDPMABAux(LDPMAB):
                 or not isinstance(aux_epsilons, Sequence):
             raise ValueError("aux_epsilons: a sequence of budgets, one per auxiliary dataset, is "
                              "required with auxiliary")
-        self.aux_epsilons = tuple(check_real(f"aux_epsilons[{m}]", e, low=0.0)
+        self.aux_epsilons = tuple(check_real(f"aux_epsilons[{m}]", e, low=MIN_EPSILON,
+                                             low_open=False)
                                   for m, e in enumerate(aux_epsilons))
         self._aux_data = self._check_datasets(auxiliary, n_runs)
         self.aux_sizes = tuple(int(x.shape[0]) for x, _, _ in self._aux_data[0])

@@ -39,7 +39,8 @@ from numba import njit
 
 __all__ = ["MIN_DELTA", "MIN_EPSILON", "Part", "check_action", "check_actions", "check_bool", "check_bounds",
            "check_delta", "check_epsilon", "check_finite", "check_input", "check_int",
-           "check_message", "check_optional_int", "check_real", "check_reset_seed", "finite_into",
+           "check_message", "check_optional_int", "check_real", "check_reset_seed", "check_share",
+           "finite_into",
            "plain_floats", "seed_sequence"]
 
 #: Smallest delta accepted: below it the float64 privacy profiles cannot resolve delta.
@@ -93,6 +94,18 @@ def check_bool(name: str, value: Any) -> bool:
 def check_epsilon(epsilon: Any) -> float:
     """Validate a privacy budget: a finite real >= :data:`MIN_EPSILON`."""
     return check_real("epsilon", epsilon, low=MIN_EPSILON, low_open=False)
+
+
+def check_share(name: str, epsilon: float, parts: float) -> float:
+    """``epsilon / parts``, the budget of one of ``parts`` mechanisms a learner splits
+    ``epsilon`` (its parameter ``name``) into, refused with one line naming ``name`` if it
+    falls below :data:`MIN_EPSILON`."""
+    share = epsilon / parts
+    if share < MIN_EPSILON:
+        raise ValueError(f"{name}={epsilon:g} is split in {parts:g} parts of {share:g}, below the "
+                         f"smallest budget {MIN_EPSILON:g}: {name} must be >= "
+                         f"{MIN_EPSILON * parts:g}")
+    return share
 
 
 def check_delta(delta: Any, *, allow_zero: bool = False) -> float:
@@ -256,6 +269,8 @@ def check_message(report: Any, schema: Mapping[str, Part],
         label = f"{name}[{key!r}]"
         if key not in report:
             raise ValueError(f"{label} is missing")
+        if isinstance(report[key], np.ma.MaskedArray):  # its masked entries would be read
+            raise TypeError(f"{label} must be a plain array, not a masked array")
         try:
             arr = np.array(report[key])
         except Exception:  # ragged sequences, objects numpy cannot take

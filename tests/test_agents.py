@@ -347,7 +347,7 @@ def _bad_semibandit_feedback(agent, obs):
     flipped[..., act.shape[-1]:] = 1.0 - flipped[..., act.shape[-1]:]   # mask contradicts S
     bad = [("action", act[..., :-1], ValueError), ("action", np.full_like(act, 2), ValueError),
            ("action", act.astype(bool), TypeError), ("action", act.astype(np.float64) + 0.5,
-                                                      TypeError),
+                                                      ValueError),   # floats: exactly 0/1 only
            ("reward", float("nan") if not batch else np.full(batch, np.nan), ValueError),
            ("obs", np.full_like(obs, np.nan), ValueError),
            ("next_obs", np.full_like(nxt, np.inf), ValueError), ("next_obs", flipped, ValueError)]

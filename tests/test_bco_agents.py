@@ -162,7 +162,8 @@ def test_adx_needs_the_two_losses():
 def test_adx_learns_only_from_the_difference():
     """Zheng's Alg 2 wrapper hands over (D/2, -D/2) and a reward of 0: the agent must not use the
     reward nor the level of the losses."""
-    runs = [TwoPointGD(dim=2, horizon=100, num_envs=3, seed=7) for _ in range(3)]
+    runs = [TwoPointGD(dim=2, horizon=100, num_envs=3, seed=7, loss_bound=10.0)  # losses inside
+            for _ in range(3)]
     rng = np.random.default_rng(0)
     for _ in range(20):
         obs = np.zeros((3, 2))
@@ -226,8 +227,8 @@ def test_saha_tewari_by_hand():
 
 def test_hazan_levy_by_hand():
     d, R, mu = 3, 1.0, 2.0
-    agent = HazanLevy(dim=d, radius=R, loss_bound=1.0, smoothness=2.0, strong_convexity=mu,
-                      horizon=200, num_envs=2, seed=4)
+    agent = HazanLevy(dim=d, radius=R, loss_bound=5.0, smoothness=2.0, strong_convexity=mu,
+                      horizon=200, num_envs=2, seed=4)  # the losses below lie in [-5, 5]
     eta = agent.eta
     rng = np.random.default_rng(1)
     gs, xs = [], []

@@ -326,7 +326,7 @@ def test_observe_refuses_bad_actions(cls):
     agent = make(cls, 4, 2, n=2)
     obs = np.zeros((2, 8))
     good = np.array([[1, 1, 0, 0], [0, 1, 1, 0]], np.int8)
-    for bad, error in ((good * 2, ValueError), (good - 1, ValueError), (good * 1.5, TypeError),
+    for bad, error in ((good * 2, ValueError), (good - 1, ValueError), (good * 1.5, ValueError),
                        (good.astype(bool), TypeError), (good[:, :3], ValueError),
                        (good[:1], ValueError)):
         with pytest.raises(error, match="action") as info:

@@ -184,3 +184,54 @@ def test_an_epsilon_whose_noise_would_collapse_is_refused():
         with pytest.raises(ValueError, match="epsilon"):
             build(1e-30)
         build(1e-12)
+
+
+# ------------------------------------------------------------------ the independent audit's findings
+@pytest.mark.parametrize("name", ["LDP-OLS (multi)", "LDP-SGD (multi)"])
+def test_the_public_arm_of_a_multi_parameter_message_is_checked(name):
+    from ldp_gym.agents import AGENTS
+
+    cls = AGENTS[name]
+    agent, venv, obs = _agent(cls, n=2)  # 5 rounds: in the warm-up (10 rounds per arm)
+    action = agent.act(obs)
+    next_obs, reward, *_ = venv.step(action)
+    good = agent.local_report(obs, action, reward, next_obs, agent.public_state())
+    before = _arrays(agent)
+    for arm in ([3, 0], [-2, 0], [100, 0], [-1, -1]):  # K = 3; -1 only after the warm-up
+        with pytest.raises(ValueError, match="arm"):
+            agent.update({**good, "arm": np.array(arm)})
+        for k, v in before.items():
+            assert np.array_equal(getattr(agent, k), v), k
+    agent.update(good)
+
+
+@pytest.mark.parametrize("name,cls", _local_agents())
+def test_local_report_takes_float16_and_refuses_masked_messages(name, cls):
+    agent, venv, obs = _agent(cls, n=2)
+    action = agent.act(obs)
+    next_obs, reward, *_ = venv.step(action)
+    rep = agent.local_report(np.asarray(obs, np.float16), action, reward,
+                             np.asarray(next_obs, np.float16), agent.public_state())
+    key = next(iter(rep))
+    with pytest.raises(TypeError, match="masked"):
+        agent.update({**rep, key: np.ma.masked_all(np.shape(rep[key]))})
+
+
+def test_budgets_too_small_for_their_split_name_the_parameter():
+    from ldp_gym.agents import CUCBLDP1, LDPMAB
+
+    with pytest.raises(ValueError, match=r"auxiliary\[0\]\['epsilon'\]"):
+        gym.make("LDPNonparametricBandit-v0", auxiliary=[{"n": 10, "epsilon": 1e-13}])
+    env = gym.make("LDPNonparametricBandit-v0", max_episode_steps=50)
+    with pytest.raises(ValueError, match="epsilon=1e-12 is split in 4 parts.*must be >= 4e-12"):
+        LDPMAB.from_env(env, epsilon=1e-12)
+    comb = gym.make("LDPCombinatorialBandit-v0", max_episode_steps=50)
+    with pytest.raises(ValueError, match="epsilon must be >= 4e-12"):
+        CUCBLDP1.from_env(comb, epsilon=2e-12)
+
+
+def test_a_reward_release_over_the_semi_bandit_release_is_accepted():
+    from ldp_gym.wrappers import LaplaceReward, LaplaceSemiBandit
+
+    env = LaplaceSemiBandit(gym.make("LDPCombinatorialBandit-v0"), epsilon=1.0, seed=0)
+    assert LaplaceReward(env, epsilon=1.0, upper=4.0, seed=0).privacy.epsilon == 1.0

@@ -98,7 +98,16 @@ def private_observation(env: Any) -> str:
     """What to use instead of a reward-only release if ``env`` (single, native vector, or
     Gymnasium's sync/async vector env of a setting) observes private feedback
     (``BanditCore.private_observation``, ``own_release``), else ``""``; an unresolved setting
-    of a multi-point or combinatorial id counts as private (fail closed)."""
+    of a multi-point or combinatorial id counts as private (fail closed). A release below
+    ``env`` that replaces the observation (``passes_observation`` False, e.g.
+    ``LaplaceSemiBandit``) has made it private already. The setting is found through
+    Gymnasium's wrapper chain (``unwrapped``): an object that hides it otherwise (an env
+    holding another env as a plain attribute) cannot be checked."""
+    below = env
+    while hasattr(below, "env"):
+        if isinstance(below, _Release) and not below.passes_observation:
+            return ""
+        below = below.env
     core = getattr(getattr(env, "unwrapped", env), "core", None)
     cores = [core] if core is not None else []
     if not cores and hasattr(env, "get_attr"):  # Gymnasium's vector envs of single envs

@@ -68,6 +68,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
 
+from ldp_gym.validation import check_share
+
 from .feedback import STREAM_ARGS_DOC, FeedbackWrapper, VectorFeedbackWrapper
 from .mechanisms import LaplaceMechanism, check_epsilon, check_input, check_int
 from .privacy import Privacy
@@ -113,7 +115,8 @@ class _SemiBandit:
                           np.r_[np.full(m, np.inf), np.ones(m)], (2 * m,), np.float64)
 
     def make_mechanism(self, seed: Any) -> LaplaceMechanism:
-        return LaplaceMechanism(self.epsilon / self.K, 0.0, 1.0, seed=seed, secure=self.secure)
+        return LaplaceMechanism(check_share("epsilon", self.epsilon, self.K), 0.0, 1.0, seed=seed,
+                                secure=self.secure)
 
     @property
     def privacy(self) -> Privacy:

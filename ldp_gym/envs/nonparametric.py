@@ -113,7 +113,7 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from ldp_gym.validation import check_int, check_real
+from ldp_gym.validation import MIN_EPSILON, check_int, check_real
 
 from ..protocols import DrawsBlocks
 from .base import BanditCore, BanditEnv, RoundsAhead, make_vector_class
@@ -278,7 +278,8 @@ def check_auxiliary(auxiliary: Any) -> tuple[dict[str, Any], ...]:
                 raise ValueError(f"{where} needs the key {key!r}")
         out.append({
             "n": check_int(f"{where}['n']", spec["n"]),
-            "epsilon": check_real(f"{where}['epsilon']", spec["epsilon"], low=0.0),
+            "epsilon": check_real(f"{where}['epsilon']", spec["epsilon"], low=MIN_EPSILON,
+                                  low_open=False),
             "gamma": check_real(f"{where}['gamma']", spec.get("gamma", 0.0), low=0.0,
                                 low_open=False),
             "kappa": check_real(f"{where}['kappa']", spec.get("kappa", 1.0), low=0.0, high=1.0,
