@@ -295,7 +295,7 @@ def test_merge_refuses_different_seeds_unless_told():
 import faulthandler  # noqa: E402
 from contextlib import contextmanager  # noqa: E402
 
-from ldp_gym import runner  # noqa: E402
+from ldp_gym import runner, sweep_cache  # noqa: E402
 from ldp_gym.agents import LDPUCB, UCB1, AdaPKLUCB, AdaPUCB  # noqa: E402
 from ldp_gym.experiments import EXPERIMENTS  # noqa: E402
 from ldp_gym.runner import run, sweep  # noqa: E402
@@ -423,7 +423,7 @@ def test_a_cache_entry_of_another_configuration_is_never_used(tmp_path, monkeypa
     monkeypatch.setattr(runner, "_run_kwargs", count)
     sweep(count.tasks, n_jobs=1, cache_dir=tmp_path)
     assert count.ran == []
-    monkeypatch.setattr(runner, "_versions", lambda: ("0.0.0", "another source"))
+    monkeypatch.setattr(sweep_cache, "_versions", lambda: ("0.0.0", "another source"))
     sweep(count.tasks, n_jobs=1, cache_dir=tmp_path)
     assert count.ran == [0]
 
