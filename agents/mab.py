@@ -28,39 +28,19 @@ Example:
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
-from scipy import special
 
 from ldp_gym.validation import Part, check_finite, check_input, check_real
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism, PrivateEpisodeMean, TreeMechanism
 
+from . import mab_kernels as kernels
 from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random, readonly
+from .mab_kernels import kl_ucb_index
 
 __all__ = ["DPSE", "DPUCB", "KLUCB", "LDPUCB", "UCB1", "AdaPKLUCB", "AdaPUCB", "Exp3",
            "ThompsonSampling", "TsallisINF", "kl_ucb_index"]
-
-
-def kl_ucb_index(p: np.ndarray, level: np.ndarray, iters: int = 10) -> np.ndarray:
-    """``max{q in [p, 1] : kl(p, q) <= level}`` for Bernoulli kl, vectorised.
-
-    Newton's method in ``u = -log(1 - q)``, where ``kl(p, q(u))`` is convex
-    and increasing for ``q >= p``: started on the right of the root (the
-    Pinsker bound ``q = p + sqrt(level/2)``), the iterates decrease
-    monotonically to it; 10 steps agree with a 100-step bisection to 1e-12
-    over p in [0, 1] and levels in [1e-8, 300].
-    """
-    p = np.clip(p, 0.0, 1.0)
-    level = np.maximum(level, 0.0)
-    neg_entropy = special.xlogy(p, p) + special.xlogy(1 - p, 1 - p)
-    u_p = -np.log1p(-np.minimum(p, 1.0 - 1e-15))  # the minimum of kl(p, .)
-    u = -np.log1p(-np.minimum(p + np.sqrt(level / 2.0), 1.0 - 1e-15))
-    for _ in range(iters):
-        kl = neg_entropy - special.xlogy(p, -np.expm1(-u)) + (1 - p) * u
-        slope = (1 - p) - p / np.maximum(np.expm1(u), 1e-300)
-        step = np.where(kl > level, (kl - level) / np.maximum(slope, 1e-300), 0.0)
-        u = np.maximum(u - step, u_p)
-    return np.where(p >= 1.0, 1.0, np.maximum(-np.expm1(-u), p))
 
 
 class MABAgent(Agent):
@@ -147,10 +127,57 @@ class _EmpiricalMeans(MABAgent):
 # =========================================================================== non-private
 
 
-class UCB1(_EmpiricalMeans):
+class _CompiledRule(_EmpiricalMeans):
+    """A rule of :mod:`~ldp_gym.agents.mab_kernels` (UCB1, KL-UCB, Thompson sampling): the
+    same compiled kernel chooses in ``act``, learns in ``observe`` and plays whole blocks of
+    drawn rounds (``play_block``, the runner's block path), bitwise alike."""
+
+    kind: ClassVar[int]
+    c: float = 0.0
+    plays_blocks = True
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self._successes = np.zeros((n, self.n_arms if self.kind == kernels.THOMPSON else 0))
+
+    def _rounds(self, mode: int, rewards: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        kernels.ROUNDS[self.kind](mode, self.c, self.rng, rewards, actions, self.counts,
+                                  self.sums, self._successes, self.t)
+        return actions
+
+    def _act(self, obs):
+        return self._rounds(kernels.CHOOSE, _NO_REWARDS, np.empty((self._n, 1), np.int64))[:, 0]
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        self._rounds(kernels.UPDATE, np.ascontiguousarray(rewards, np.float64).reshape(-1, 1, 1),
+                     np.ascontiguousarray(actions, np.int64).reshape(-1, 1))
+
+    def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+        """Play the L rounds of a drawn block: every arm's rewards (N, L, K) (``obs``, the
+        constant observations, unused); returns the actions (N, L). The kernel of ``act`` and
+        ``observe``, round after round: bitwise the per-round path."""
+        r = check_finite(rewards, "rewards")
+        if r.ndim != 3 or r.shape[0] != self._n or r.shape[2] != self.n_arms:
+            raise ValueError(f"rewards must have shape (N={self._n}, L, K={self.n_arms}), got "
+                             f"{r.shape}")
+        return self._rounds(kernels.PLAY, np.ascontiguousarray(r, np.float64),
+                            np.empty(r.shape[:2], np.int64))
+
+    def index(self) -> np.ndarray:
+        """The index (N, K) ``act`` maximises (+inf for unpulled arms)."""
+        return kernels.index_values(self.kind, self.c, self.counts, self.sums, self.t,
+                                    np.empty(self.counts.shape))
+
+
+#: the rewards argument of a kernel call that reads none
+_NO_REWARDS = np.zeros((1, 1, 1))
+
+
+class UCB1(_CompiledRule):
     """UCB1 (Auer, Cesa-Bianchi and Fischer 2002): ``mean + sqrt(2 ln t / n)``; each arm once first.
 
-    Privacy: none.
+    The rule is :func:`~ldp_gym.agents.mab_kernels.ucb1_rounds`, compiled, on
+    every path. Privacy: none.
 
     Example:
         >>> import gymnasium as gym
@@ -171,19 +198,16 @@ class UCB1(_EmpiricalMeans):
     """
 
     name = "UCB1"
-
-    def index(self):
-        n = np.maximum(self.counts, 1)
-        t = np.maximum(self.t, 1)[:, None]
-        idx = self.sums / n + np.sqrt(2.0 * np.log(t) / n)
-        return np.where(self.counts > 0, idx, np.inf)
+    kind = kernels.UCB1
 
 
-class KLUCB(_EmpiricalMeans):
+class KLUCB(_CompiledRule):
     """KL-UCB (Garivier and Cappe 2011) with Bernoulli kl, for rewards in [0, 1].
 
     Index ``max{q : kl(mean, q) <= (ln t + c ln ln t)/n}``; ``c = 0`` by
-    default (the paper's experiments), 3 in its theorem. Privacy: none.
+    default (the paper's experiments), 3 in its theorem. The rule is
+    :func:`~ldp_gym.agents.mab_kernels.kl_ucb_rounds`, compiled, on every path.
+    Privacy: none.
 
     Example:
         >>> from ldp_gym.agents import KLUCB
@@ -196,6 +220,7 @@ class KLUCB(_EmpiricalMeans):
     """
 
     name = "KL-UCB"
+    kind = kernels.KL_UCB
     test_params = {"c": 0.0}
 
     @classmethod
@@ -206,20 +231,15 @@ class KLUCB(_EmpiricalMeans):
         self.c = check_real("c", c, low=0.0, low_open=False)
         super().__init__(n_arms, **kwargs)
 
-    def index(self):
-        n = np.maximum(self.counts, 1)
-        t = np.maximum(self.t, 1).astype(np.float64)
-        level = np.log(t) + self.c * np.log(np.maximum(np.log(t), 1.0))
-        idx = kl_ucb_index(self.sums / n, level[:, None] / n)
-        return np.where(self.counts > 0, idx, np.inf)
 
-
-class ThompsonSampling(MABAgent):
+class ThompsonSampling(_CompiledRule):
     """Thompson sampling with Beta(1, 1) priors (Agrawal and Goyal 2012).
 
     Rewards in [0, 1] are binarised (a Bernoulli trial with success
     probability equal to the reward, Agrawal and Goyal's trick), so the Beta
-    posterior stays conjugate for any bounded rewards. Privacy: none.
+    posterior stays conjugate for any bounded rewards. The rule is
+    :func:`~ldp_gym.agents.mab_kernels.thompson_rounds`, compiled, on every
+    path. Privacy: none.
 
     Example:
         >>> from ldp_gym.agents import ThompsonSampling
@@ -232,19 +252,15 @@ class ThompsonSampling(MABAgent):
     """
 
     name = "Thompson"
+    kind = kernels.THOMPSON
 
-    def _init_state(self, n):
-        super()._init_state(n)
-        self.successes = np.zeros((n, self.n_arms))
+    @property
+    def successes(self) -> np.ndarray:
+        """The binarised successes (N, K) of every arm."""
+        return self._successes
 
-    def _observe(self, obs, actions, rewards, next_obs):
-        wins = (self.rng.random(self._n) < np.clip(rewards, 0.0, 1.0)).astype(np.float64)
-        self.successes[self._rows, actions] += wins
-        super()._observe(obs, actions, rewards, next_obs)
-
-    def _act(self, obs):
-        theta = self.rng.beta(1.0 + self.successes, 1.0 + self.counts - self.successes)
-        return theta.argmax(axis=1)
+    def index(self) -> np.ndarray:
+        raise NotImplementedError("Thompson sampling draws its index in act: it has no index()")
 
 
 def _sample_categorical(rng: np.random.Generator, p: np.ndarray) -> np.ndarray:

@@ -1,0 +1,218 @@
+"""Compiled decision rules of the stochastic multi-armed bandit agents.
+
+Each rule is written once here, on one run's arrays, and every path runs it:
+``act`` (one round, choose only), ``observe`` (one round, update only) and
+``play_block`` (L rounds drawn ahead: choose and update in turn, the runner's
+block path). The kernels draw from the agent's own ``numpy.random.Generator``
+(numba draws exactly numpy's numbers from it), in the order of per-round play:
+in each round, every run's choice, then every run's update. So the per-round
+and the block path give bitwise the same actions and state from the same seed.
+
+Rules (``kind``):
+
+* :data:`UCB1` (Auer et al. 2002): ``mean + sqrt(2 ln t / n)``;
+* :data:`KL_UCB` (Garivier and Cappe 2011): ``max{q : kl(mean, q) <= (ln t + c ln ln t)/n}``
+  for Bernoulli kl, by Newton's method (:func:`kl_ucb`);
+* :data:`THOMPSON` (Agrawal and Goyal 2012): a Beta(1 + successes, 1 + failures) draw per
+  arm; the reward r in [0, 1] is a success with probability r (their binarisation).
+
+An arm not yet pulled has index +inf. Ties are broken uniformly at random:
+one uniform is drawn when the best index is shared, none otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, vectorize
+
+__all__ = ["CHOOSE", "KL_UCB", "PLAY", "ROUNDS", "THOMPSON", "UCB1", "UPDATE", "index_values",
+           "kl_ucb", "kl_ucb_index", "kl_ucb_rounds", "thompson_rounds", "ucb1_rounds"]
+
+#: steps of a kernel call (bit flags), as in :mod:`ldp_gym.agents.glm_kernels`
+CHOOSE, UPDATE = 1, 2
+PLAY = CHOOSE | UPDATE
+#: the decision rules
+UCB1, KL_UCB, THOMPSON = 0, 1, 2
+
+_JIT = {"cache": True, "nogil": True}
+_INLINE = {**_JIT, "inline": "always"}
+
+
+@njit(**_INLINE)
+def _xlogx(x):  # pragma: no cover - compiled
+    return x * math.log(x) if x > 0.0 else 0.0
+
+
+@njit(**_JIT)
+def kl_ucb(p, level):  # pragma: no cover - compiled
+    """``max{q in [p, 1] : kl(p, q) <= level}`` for Bernoulli kl.
+
+    Newton's method in ``u = -log(1 - q)``, where ``kl(p, q(u))`` is convex and increasing
+    for ``q >= p``: started on the right of the root (the Pinsker bound
+    ``q = p + sqrt(level/2)``), the iterates decrease monotonically to it; 10 steps agree
+    with a 100-step bisection to 1e-12 over p in [0, 1] and levels in [1e-8, 300].
+    """
+    p = min(max(p, 0.0), 1.0)
+    if p >= 1.0:
+        return 1.0
+    level = max(level, 0.0)
+    neg_entropy = _xlogx(p) + _xlogx(1.0 - p)
+    u_p = -math.log1p(-min(p, 1.0 - 1e-15))  # the minimum of kl(p, .)
+    u = -math.log1p(-min(p + math.sqrt(level / 2.0), 1.0 - 1e-15))
+    for _ in range(10):  # stopped once u no longer moves: the 10 steps' result, sooner
+        q = -math.expm1(-u)
+        kl = neg_entropy - (p * math.log(q) if p > 0.0 else 0.0) + (1.0 - p) * u
+        if not kl > level:
+            break
+        slope = (1.0 - p) - p / max(math.expm1(u), 1e-300)
+        step = max(u - (kl - level) / max(slope, 1e-300), u_p)
+        if step == u:
+            break
+        u = step
+    return max(-math.expm1(-u), p)
+
+
+@njit(**_INLINE)
+def _below(p, level, best):  # pragma: no cover - compiled
+    """Whether ``kl_ucb(p, level) < best`` is sure without computing it: ``kl(p, best) >
+    level`` for ``p < best`` (kl(p, .) increases on [p, 1]), one logarithm instead of Newton's
+    steps. Arms it rules out cannot be chosen; near-ties within rounding are the only cases
+    where the test and Newton's result could disagree."""
+    if not p < best:
+        return False
+    if best >= 1.0:
+        return True
+    kl = (p * math.log(p / best) if p > 0.0 else 0.0) + (1.0 - p) * math.log((1.0 - p) / (1.0 - best))
+    return kl > level
+
+
+@vectorize(["float64(float64, float64)"], cache=True)
+def kl_ucb_index(p, level):  # pragma: no cover - compiled
+    """:func:`kl_ucb` as a numpy ufunc (broadcasts over arrays)."""
+    return kl_ucb(p, level)
+
+
+@njit(**_INLINE)
+def _width(kind, c, t):  # pragma: no cover - compiled
+    """The numerator of the exploration term at round t: UCB1's ``2 ln t``, KL-UCB's level
+    ``ln t + c ln ln t``."""
+    log_t = math.log(max(t, 1))
+    return 2.0 * log_t if kind == UCB1 else log_t + c * math.log(max(log_t, 1.0))
+
+
+@njit(**_INLINE)
+def _index(kind, n, total, width):  # pragma: no cover - compiled
+    """The index of an arm pulled ``n >= 1`` times with reward sum ``total`` (``width``:
+    :func:`_width` of the round)."""
+    if kind == UCB1:
+        return total / n + math.sqrt(width / n)
+    return kl_ucb(total / n, width / n)
+
+
+@njit(**_INLINE)
+def _choose(kind, c, r, counts, sums, successes, t, rng, values):  # pragma: no cover - compiled
+    """Run r's arm: the largest value (index, or Thompson's draw), ties broken uniformly by
+    one draw (none without ties); ``values``: scratch of length K."""
+    width = _width(kind, c, t[r]) if kind != THOMPSON else 0.0
+    best, ties, arm = -np.inf, 0, 0
+    for k in range(counts.shape[1]):
+        if kind == THOMPSON:
+            v = rng.beta(1.0 + successes[r, k], 1.0 + counts[r, k] - successes[r, k])
+        elif counts[r, k] == 0:
+            v = np.inf
+        elif kind == KL_UCB and _below(sums[r, k] / counts[r, k], width / counts[r, k], best):
+            v = -np.inf  # cannot beat the best so far (its index need not be computed)
+        else:
+            v = _index(kind, counts[r, k], sums[r, k], width)
+        values[k] = v
+        if v > best:
+            best, ties, arm = v, 1, k
+        elif v == best:
+            ties += 1
+    if ties > 1:
+        j = int(rng.random() * ties)
+        for k in range(counts.shape[1]):
+            if values[k] == best:
+                if j == 0:
+                    return k
+                j -= 1
+    return arm
+
+
+@njit(**_INLINE)
+def _update(kind, r, arm, reward, counts, sums, successes, t, rng):  # pragma: no cover
+    """Run r's statistics after ``reward`` of ``arm`` (Thompson: a Bernoulli(r) success)."""
+    if kind == THOMPSON and rng.random() < min(max(reward, 0.0), 1.0):
+        successes[r, arm] += 1.0
+    counts[r, arm] += 1
+    sums[r, arm] += reward
+    t[r] += 1
+
+
+@njit(**_INLINE)
+def _rounds(kind, mode, c, rng, rewards, actions, counts, sums, successes,
+            t):  # pragma: no cover - compiled
+    """Rounds of the rule ``kind`` over all runs, in place.
+
+    Args:
+        kind: the rule (a constant in each compiled entry point below: its other branches
+            are compiled away).
+        mode: :data:`CHOOSE` (write ``actions[:, 0]``), :data:`UPDATE` (learn
+            ``rewards[:, 0, 0]`` of ``actions[:, 0]``) or :data:`PLAY` (every round of a
+            block: rewards (N, L, K) of every arm, actions (N, L) written).
+        c: KL-UCB's c.
+        rng: the agent's decision generator.
+        counts (N, K) int64, sums (N, K), successes (N, K) (Thompson; (N, 0) otherwise),
+            t (N,) int64: the statistics, updated in place.
+    """
+    n, k = counts.shape
+    values = np.empty(k)
+    every_arm = rewards.shape[2] > 1
+    for s in range(actions.shape[1]):
+        if mode & CHOOSE:
+            for r in range(n):
+                actions[r, s] = _choose(kind, c, r, counts, sums, successes, t, rng, values)
+        if mode & UPDATE:
+            for r in range(n):
+                arm = actions[r, s]
+                reward = rewards[r, s, arm] if every_arm else rewards[r, s, 0]
+                _update(kind, r, arm, reward, counts, sums, successes, t, rng)
+
+
+@njit(**_JIT)
+def ucb1_rounds(mode, c, rng, rewards, actions, counts, sums, successes,
+                t):  # pragma: no cover - compiled
+    """:func:`_rounds` of UCB1."""
+    _rounds(UCB1, mode, c, rng, rewards, actions, counts, sums, successes, t)
+
+
+@njit(**_JIT)
+def kl_ucb_rounds(mode, c, rng, rewards, actions, counts, sums, successes,
+                  t):  # pragma: no cover - compiled
+    """:func:`_rounds` of KL-UCB."""
+    _rounds(KL_UCB, mode, c, rng, rewards, actions, counts, sums, successes, t)
+
+
+@njit(**_JIT)
+def thompson_rounds(mode, c, rng, rewards, actions, counts, sums, successes,
+                    t):  # pragma: no cover - compiled
+    """:func:`_rounds` of Thompson sampling."""
+    _rounds(THOMPSON, mode, c, rng, rewards, actions, counts, sums, successes, t)
+
+
+#: The compiled entry point of each rule.
+ROUNDS = {UCB1: ucb1_rounds, KL_UCB: kl_ucb_rounds, THOMPSON: thompson_rounds}
+
+
+@njit(**_JIT)
+def index_values(kind, c, counts, sums, t, out):  # pragma: no cover - compiled
+    """Every run's index (N, K) of a deterministic rule (UCB1, KL-UCB), +inf for unpulled arms."""
+    n, k = counts.shape
+    for r in range(n):
+        width = _width(kind, c, t[r])
+        for a in range(k):
+            out[r, a] = np.inf if counts[r, a] == 0 else _index(kind, counts[r, a], sums[r, a],
+                                                                 width)
+    return out

@@ -1,0 +1,179 @@
+"""The MAB index rules through ``ldp_gym.run`` against two yardsticks, in one invocation.
+
+For UCB1, KL-UCB and Thompson sampling on ``LDPMAB-v0`` (the paper's five Bernoulli arms), N
+runs of T rounds, CPU seconds of:
+
+* ``numpy``: the rule over runs as a user would write it in plain numpy, one vectorised step per
+  round (ties broken at random, the chosen arm's reward drawn);
+* ``limit``: one numba function doing the same arithmetic with the same draws as ldp-gym (every
+  arm's Bernoulli reward drawn, as the env draws them; a tie-break uniform only on ties; KL-UCB's
+  Newton steps only for arms that may beat the best so far);
+* ``ldp-gym``: ``ldp_gym.run`` (the env draws blocks, the agent's compiled kernel plays them).
+
+Each figure is the best of ``--repeat`` timings (CPU time of this process, so another process's
+load costs little); the ratios ``ldp-gym / numpy`` (speed-up) and ``limit / ldp-gym`` (share of
+the limit) compare figures of the same invocation. Usage::
+
+    python benchmarks/mab_speed.py [--runs 100] [--horizon 100000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import time
+
+import numpy as np
+from numba import njit
+from scipy import special
+
+import ldp_gym
+from ldp_gym.agents import KLUCB, UCB1, ThompsonSampling
+from ldp_gym.agents.mab_kernels import kl_ucb
+from ldp_gym.envs.mab import DEFAULT_MEANS
+
+MEANS = np.array(DEFAULT_MEANS)
+
+
+# ----------------------------------------------------------------------------- numpy yardstick
+def numpy_kl_ucb(p: np.ndarray, level: np.ndarray) -> np.ndarray:
+    """KL-UCB's index by 10 Newton steps in numpy (as a user would vectorise it)."""
+    p = np.clip(p, 0.0, 1.0)
+    neg_entropy = special.xlogy(p, p) + special.xlogy(1 - p, 1 - p)
+    u_p = -np.log1p(-np.minimum(p, 1.0 - 1e-15))
+    u = -np.log1p(-np.minimum(p + np.sqrt(level / 2.0), 1.0 - 1e-15))
+    for _ in range(10):
+        kl = neg_entropy - special.xlogy(p, -np.expm1(-u)) + (1 - p) * u
+        slope = (1 - p) - p / np.maximum(np.expm1(u), 1e-300)
+        step = np.where(kl > level, (kl - level) / np.maximum(slope, 1e-300), 0.0)
+        u = np.maximum(u - step, u_p)
+    return np.where(p >= 1.0, 1.0, np.maximum(-np.expm1(-u), p))
+
+
+def numpy_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
+    """The rule in plain numpy; returns the mean regret (so the work cannot be skipped)."""
+    rng = np.random.default_rng(seed)
+    k = len(MEANS)
+    counts, sums, wins = np.zeros((runs, k)), np.zeros((runs, k)), np.zeros((runs, k))
+    rows, regret = np.arange(runs), 0.0
+    for t in range(horizon):
+        n = np.maximum(counts, 1)
+        if rule == "UCB1":
+            idx = np.where(counts > 0, sums / n + np.sqrt(2 * math.log(max(t, 1)) / n), np.inf)
+        elif rule == "KL-UCB":
+            idx = np.where(counts > 0, numpy_kl_ucb(sums / n, math.log(max(t, 1)) / n), np.inf)
+        else:
+            idx = rng.beta(1 + wins, 1 + counts - wins)
+        ties = idx == idx.max(axis=1, keepdims=True)
+        arm = (rng.random((runs, k)) * ties).argmax(axis=1)
+        r = (rng.random(runs) < MEANS[arm]).astype(np.float64)
+        if rule == "Thompson":
+            wins[rows, arm] += rng.random(runs) < r
+        counts[rows, arm] += 1
+        sums[rows, arm] += r
+        regret += (MEANS.max() - MEANS[arm]).sum()
+    return regret / runs
+
+
+# ----------------------------------------------------------------------------- the limit
+@njit(cache=True)
+def _limit(kind, runs, horizon, means, rng):  # pragma: no cover - compiled
+    k = means.shape[0]
+    counts, sums, wins = np.zeros((runs, k)), np.zeros((runs, k)), np.zeros((runs, k))
+    values, x = np.empty(k), np.empty(k)
+    best_mean, regret = means.max(), 0.0
+    arms = np.empty(runs, np.int64)
+    for t in range(horizon):
+        for r in range(runs):
+            log_t = math.log(max(t, 1))
+            for a in range(k):
+                if kind == 2:
+                    values[a] = rng.beta(1.0 + wins[r, a], 1.0 + counts[r, a] - wins[r, a])
+                elif counts[r, a] == 0:
+                    values[a] = np.inf
+                else:
+                    m = sums[r, a] / counts[r, a]
+                    if kind == 0:
+                        values[a] = m + math.sqrt(2.0 * log_t / counts[r, a])
+                        continue
+                    level, top = log_t / counts[r, a], values[:a].max() if a else -np.inf
+                    if m < top and (top >= 1.0 or m * math.log(m / top if m > 0 else 1.0)
+                                    + (1 - m) * math.log((1 - m) / (1 - top)) > level):
+                        values[a] = -np.inf  # below the best so far: no Newton steps
+                    else:
+                        values[a] = kl_ucb(m, level)
+            top, ties, arm = -np.inf, 0, 0
+            for a in range(k):
+                if values[a] > top:
+                    top, ties, arm = values[a], 1, a
+                elif values[a] == top:
+                    ties += 1
+            if ties > 1:
+                j = int(rng.random() * ties)
+                for a in range(k):
+                    if values[a] == top:
+                        if j == 0:
+                            arm = a
+                            break
+                        j -= 1
+            arms[r] = arm
+        for r in range(runs):  # every arm's reward, as the env draws them
+            for a in range(k):
+                x[a] = 1.0 if rng.random() < means[a] else 0.0
+            arm = arms[r]
+            if kind == 2 and rng.random() < x[arm]:
+                wins[r, arm] += 1.0
+            counts[r, arm] += 1.0
+            sums[r, arm] += x[arm]
+            regret += best_mean - means[arm]
+    return regret / runs
+
+
+def limit_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
+    kind = {"UCB1": 0, "KL-UCB": 1, "Thompson": 2}[rule]
+    return _limit(kind, runs, horizon, MEANS, np.random.default_rng(seed))
+
+
+# ----------------------------------------------------------------------------- ldp-gym
+AGENT = {"UCB1": UCB1, "KL-UCB": KLUCB, "Thompson": ThompsonSampling}
+
+
+def ldp_gym_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
+    res = ldp_gym.run("LDPMAB-v0", {rule: AGENT[rule]}, horizon=horizon, n_runs=runs, seed=seed,
+                      progress=False, env_kwargs={"means": MEANS})
+    return float(res.regret[rule][:, -1].mean())
+
+
+def cpu_time(fn, *args) -> tuple[float, float]:
+    start = time.process_time()
+    value = fn(*args)
+    return time.process_time() - start, value
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--runs", type=int, default=100)
+    p.add_argument("--horizon", type=int, default=100_000)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--rules", default="UCB1,KL-UCB,Thompson")
+    args = p.parse_args()
+    rules = args.rules.split(",")
+    for rule in rules:  # compile and warm up
+        for fn in (numpy_rule, limit_rule, ldp_gym_rule):
+            fn(rule, 4, 200)
+    print(f"{args.runs} runs x {args.horizon} rounds; load average {os.getloadavg()[0]:.2f}; "
+          f"best of {args.repeat}; CPU seconds (mean regret at T)")
+    print(f"{'rule':<10}{'numpy':>16}{'limit':>16}{'ldp-gym':>16}{'x numpy':>10}{'% limit':>10}")
+    for rule in rules:
+        cells = {}
+        for name, fn in (("numpy", numpy_rule), ("limit", limit_rule), ("ldp-gym", ldp_gym_rule)):
+            times = [cpu_time(fn, rule, args.runs, args.horizon) for _ in range(args.repeat)]
+            cells[name] = min(times)
+        text = "".join(f"{t:>8.2f} ({v:>5.0f})" for t, v in cells.values())
+        print(f"{rule:<10}{text}{cells['numpy'][0] / cells['ldp-gym'][0]:>10.2f}"
+              f"{100 * cells['limit'][0] / cells['ldp-gym'][0]:>9.0f}%")
+
+
+if __name__ == "__main__":
+    main()
