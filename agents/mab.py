@@ -108,42 +108,20 @@ class MABAgent(Agent):
         self.t += counts
 
 
-class _EmpiricalMeans(MABAgent):
-    def _init_state(self, n):
-        super()._init_state(n)
-        self.sums = np.zeros((n, self.n_arms))
-
-    def _update(self, actions, counts, reward_sums):
-        super()._update(actions, counts, reward_sums)
-        self.sums[self._rows, actions] += reward_sums
-
-    def _act(self, obs):
-        return argmax_random(self.rng, self.index())
-
-    def index(self) -> np.ndarray:
-        raise NotImplementedError
-
-
 # =========================================================================== non-private
 
 
-class _CompiledRule(_EmpiricalMeans):
-    """A rule of :mod:`~ldp_gym.agents.mab_kernels` (UCB1, KL-UCB, Thompson sampling): the
-    same compiled kernel chooses in ``act``, learns in ``observe`` and plays whole blocks of
-    drawn rounds (``play_block``, the runner's block path), bitwise alike."""
+class _Compiled(MABAgent):
+    """An agent whose rule is a kernel of :mod:`~ldp_gym.agents.mab_kernels`: the same
+    compiled code chooses in ``act``, learns in ``observe`` and plays whole blocks of drawn
+    rounds (``play_block``, the runner's block path), bitwise alike."""
 
     kind: ClassVar[int]
-    c: float = 0.0
     plays_blocks = True
 
-    def _init_state(self, n):
-        super()._init_state(n)
-        self._successes = np.zeros((n, self.n_arms if self.kind == kernels.THOMPSON else 0))
-
     def _rounds(self, mode: int, rewards: np.ndarray, actions: np.ndarray) -> np.ndarray:
-        kernels.ROUNDS[self.kind](mode, self.c, self.rng, rewards, actions, self.counts,
-                                  self.sums, self._successes, self.t)
-        return actions
+        """Run the kernel in ``mode`` on ``rewards`` (N, L, K or 1) and ``actions`` (N, L)."""
+        raise NotImplementedError
 
     def _act(self, obs):
         return self._rounds(kernels.CHOOSE, _NO_REWARDS, np.empty((self._n, 1), np.int64))[:, 0]
@@ -163,14 +141,31 @@ class _CompiledRule(_EmpiricalMeans):
         return self._rounds(kernels.PLAY, np.ascontiguousarray(r, np.float64),
                             np.empty(r.shape[:2], np.int64))
 
+
+#: the rewards argument of a kernel call that reads none
+_NO_REWARDS = np.zeros((1, 1, 1))
+
+
+class _CompiledRule(_Compiled):
+    """UCB1, KL-UCB and Thompson sampling: per-arm pulls, reward sums (and Thompson's
+    successes), :func:`~ldp_gym.agents.mab_kernels.ucb1_rounds` and its siblings."""
+
+    c: float = 0.0
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self.sums = np.zeros((n, self.n_arms))
+        self._successes = np.zeros((n, self.n_arms if self.kind == kernels.THOMPSON else 0))
+
+    def _rounds(self, mode, rewards, actions):
+        kernels.ROUNDS[self.kind](mode, self.c, self.rng, rewards, actions, self.counts,
+                                  self.sums, self._successes, self.t)
+        return actions
+
     def index(self) -> np.ndarray:
         """The index (N, K) ``act`` maximises (+inf for unpulled arms)."""
         return kernels.index_values(self.kind, self.c, self.counts, self.sums, self.t,
                                     np.empty(self.counts.shape))
-
-
-#: the rewards argument of a kernel call that reads none
-_NO_REWARDS = np.zeros((1, 1, 1))
 
 
 class UCB1(_CompiledRule):
@@ -263,30 +258,24 @@ class ThompsonSampling(_CompiledRule):
         raise NotImplementedError("Thompson sampling draws its index in act: it has no index()")
 
 
-def _sample_categorical(rng: np.random.Generator, p: np.ndarray) -> np.ndarray:
-    u = rng.random((p.shape[0], 1))
-    return np.minimum((np.cumsum(p, axis=1) < u).sum(axis=1), p.shape[1] - 1)
-
-
-class _Adversarial(MABAgent):
-    """Importance-weighted loss estimates ``L[a] += (1 - r)/p[a]`` for rewards in [0, 1]."""
+class _Adversarial(_Compiled):
+    """Exp3 and Tsallis-INF: importance-weighted loss estimates ``L[a] += (1 - r)/p[a]`` for
+    rewards in [0, 1], :func:`~ldp_gym.agents.mab_kernels.adversarial_rounds`."""
 
     def _init_state(self, n):
         super()._init_state(n)
         self.loss_estimates = np.zeros((n, self.n_arms))
         self.probs = np.full((n, self.n_arms), 1.0 / self.n_arms)
 
-    def _act(self, obs):
-        self.probs = self.distribution()
-        return _sample_categorical(self.rng, self.probs)
-
-    def _observe(self, obs, actions, rewards, next_obs):
-        p = self.probs[self._rows, actions]
-        self.loss_estimates[self._rows, actions] += (1.0 - np.clip(rewards, 0.0, 1.0)) / p
-        super()._observe(obs, actions, rewards, next_obs)
+    def _rounds(self, mode: int, rewards: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        kernels.adversarial_rounds(mode, self.kind, self.horizon or 0, self.rng, rewards,
+                                   actions, self.counts, self.loss_estimates, self.probs, self.t)
+        return actions
 
     def distribution(self) -> np.ndarray:
-        raise NotImplementedError
+        """The distribution (N, K) the next ``act`` samples from."""
+        return kernels.distributions(self.kind, self.horizon or 0, self.loss_estimates, self.t,
+                                     np.empty(self.loss_estimates.shape))
 
 
 class Exp3(_Adversarial):
@@ -313,20 +302,11 @@ class Exp3(_Adversarial):
     """
 
     name = "Exp3"
+    kind = kernels.EXP3
 
     @classmethod
     def _unit_test_params(cls):
         return [{}, {"horizon": None}]  # the horizon's learning rate, the anytime one
-
-    def distribution(self):
-        k = self.n_arms
-        if self.horizon is not None:
-            eta = np.full(self._n, math.sqrt(2.0 * math.log(k) / (self.horizon * k)))
-        else:
-            eta = np.sqrt(math.log(k) / (np.maximum(self.t, 1) * k))
-        z = -eta[:, None] * self.loss_estimates
-        w = np.exp(z - z.max(axis=1, keepdims=True))
-        return w / w.sum(axis=1, keepdims=True)
 
 
 class TsallisINF(_Adversarial):
@@ -356,16 +336,7 @@ class TsallisINF(_Adversarial):
     """
 
     name = "Tsallis-INF"
-
-    def distribution(self):
-        eta = 2.0 / np.sqrt(np.maximum(self.t, 0) + 1.0)
-        L = self.loss_estimates
-        x = L.min(axis=1) - 2.0 / eta
-        for _ in range(12):
-            w = 4.0 / (eta[:, None] * (L - x[:, None])) ** 2
-            x = x - (w.sum(axis=1) - 1.0) / (eta * (w ** 1.5).sum(axis=1))
-        w = 4.0 / (eta[:, None] * (L - x[:, None])) ** 2
-        return w / w.sum(axis=1, keepdims=True)
+    kind = kernels.TSALLIS_INF
 
 
 # =========================================================================== local DP

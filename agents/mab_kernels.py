@@ -14,7 +14,11 @@ Rules (``kind``):
 * :data:`KL_UCB` (Garivier and Cappe 2011): ``max{q : kl(mean, q) <= (ln t + c ln ln t)/n}``
   for Bernoulli kl, by Newton's method (:func:`kl_ucb`);
 * :data:`THOMPSON` (Agrawal and Goyal 2012): a Beta(1 + successes, 1 + failures) draw per
-  arm; the reward r in [0, 1] is a success with probability r (their binarisation).
+  arm; the reward r in [0, 1] is a success with probability r (their binarisation);
+* :data:`EXP3` (Auer et al. 2002; Bubeck and Cesa-Bianchi 2012, Thm 3.1) and
+  :data:`TSALLIS_INF` (Zimmert and Seldin 2021, Alg 1, alpha = 1/2): a distribution over the
+  arms from the importance-weighted loss estimates ``L[a] += (1 - r)/p[a]``, sampled with one
+  uniform (:func:`adversarial_rounds`).
 
 An arm not yet pulled has index +inf. Ties are broken uniformly at random:
 one uniform is drawn when the best index is shared, none otherwise.
@@ -27,14 +31,15 @@ import math
 import numpy as np
 from numba import njit, vectorize
 
-__all__ = ["CHOOSE", "KL_UCB", "PLAY", "ROUNDS", "THOMPSON", "UCB1", "UPDATE", "index_values",
-           "kl_ucb", "kl_ucb_index", "kl_ucb_rounds", "thompson_rounds", "ucb1_rounds"]
+__all__ = ["CHOOSE", "EXP3", "KL_UCB", "PLAY", "ROUNDS", "THOMPSON", "TSALLIS_INF", "UCB1",
+           "UPDATE", "adversarial_rounds", "distributions", "index_values", "kl_ucb",
+           "kl_ucb_index", "kl_ucb_rounds", "thompson_rounds", "ucb1_rounds"]
 
 #: steps of a kernel call (bit flags), as in :mod:`ldp_gym.agents.glm_kernels`
 CHOOSE, UPDATE = 1, 2
 PLAY = CHOOSE | UPDATE
 #: the decision rules
-UCB1, KL_UCB, THOMPSON = 0, 1, 2
+UCB1, KL_UCB, THOMPSON, EXP3, TSALLIS_INF = 0, 1, 2, 3, 4
 
 _JIT = {"cache": True, "nogil": True}
 _INLINE = {**_JIT, "inline": "always"}
@@ -215,4 +220,98 @@ def index_values(kind, c, counts, sums, t, out):  # pragma: no cover - compiled
         for a in range(k):
             out[r, a] = np.inf if counts[r, a] == 0 else _index(kind, counts[r, a], sums[r, a],
                                                                  width)
+    return out
+
+
+# --------------------------------------------------------------------------- adversarial rules
+
+
+@njit(**_INLINE)
+def _learning_rate(kind, horizon, k, t):  # pragma: no cover - compiled
+    """Exp3's eta (``sqrt(2 ln K/(T K))`` with a horizon T > 0, else the anytime
+    ``sqrt(ln K/(t K))``); Tsallis-INF's ``eta_t = 2/sqrt(t + 1)``."""
+    if kind == TSALLIS_INF:
+        return 2.0 / math.sqrt(max(t, 0) + 1.0)
+    if horizon > 0:
+        return math.sqrt(2.0 * math.log(k) / (horizon * k))
+    return math.sqrt(math.log(k) / (max(t, 1) * k))
+
+
+@njit(**_INLINE)
+def _distribution(kind, eta, losses, out):  # pragma: no cover - compiled
+    """One run's distribution over the arms from its loss estimates, into ``out``: Exp3's
+    ``exp(-eta L)`` normalised; Tsallis-INF's ``4 (eta (L - x))^-2`` with x found by 12
+    Newton steps, normalised."""
+    k = losses.shape[0]
+    total = 0.0
+    if kind == EXP3:
+        top = -np.inf
+        for a in range(k):
+            top = max(top, -eta * losses[a])
+        for a in range(k):
+            out[a] = math.exp(-eta * losses[a] - top)
+            total += out[a]
+    else:
+        x = losses.min() - 2.0 / eta
+        for _ in range(12):
+            mass, curve = 0.0, 0.0
+            for a in range(k):
+                w = 4.0 / (eta * (losses[a] - x)) ** 2
+                mass += w
+                curve += w ** 1.5
+            x = x - (mass - 1.0) / (eta * curve)
+        for a in range(k):
+            out[a] = 4.0 / (eta * (losses[a] - x)) ** 2
+            total += out[a]
+    for a in range(k):
+        out[a] /= total
+
+
+@njit(**_INLINE)
+def _sample(p, u):  # pragma: no cover - compiled
+    """The arm of uniform ``u`` under distribution ``p``: how many partial sums lie below u."""
+    arm, cumulative = 0, 0.0
+    for a in range(p.shape[0]):
+        cumulative += p[a]
+        if cumulative < u:
+            arm += 1
+    return min(arm, p.shape[0] - 1)
+
+
+@njit(**_JIT)
+def adversarial_rounds(mode, kind, horizon, rng, rewards, actions, counts, losses, probs,
+                       t):  # pragma: no cover - compiled
+    """Rounds of Exp3 or Tsallis-INF over all runs, in place (``mode``, ``rewards``,
+    ``actions`` as :func:`_rounds`): choose draws every run's distribution (kept in
+    ``probs`` (N, K), the p of the update) and one uniform per run; update adds
+    ``(1 - clip(r, 0, 1))/p[a]`` to the loss estimate of the arm played.
+
+    Args:
+        kind: :data:`EXP3` or :data:`TSALLIS_INF`.
+        horizon: T for Exp3's rate (0: anytime).
+        counts (N, K) int64, losses (N, K), probs (N, K), t (N,) int64: the state, in place.
+    """
+    n, k = counts.shape
+    every_arm = rewards.shape[2] > 1
+    for s in range(actions.shape[1]):
+        if mode & CHOOSE:
+            for r in range(n):
+                _distribution(kind, _learning_rate(kind, horizon, k, t[r]), losses[r], probs[r])
+                actions[r, s] = _sample(probs[r], rng.random())
+        if mode & UPDATE:
+            for r in range(n):
+                arm = actions[r, s]
+                reward = rewards[r, s, arm] if every_arm else rewards[r, s, 0]
+                losses[r, arm] += (1.0 - min(max(reward, 0.0), 1.0)) / probs[r, arm]
+                counts[r, arm] += 1
+                t[r] += 1
+
+
+@njit(**_JIT)
+def distributions(kind, horizon, losses, t, out):  # pragma: no cover - compiled
+    """Every run's distribution (N, K) of Exp3 or Tsallis-INF, as ``adversarial_rounds``
+    draws from it."""
+    n, k = losses.shape
+    for r in range(n):
+        _distribution(kind, _learning_rate(kind, horizon, k, t[r]), losses[r], out[r])
     return out

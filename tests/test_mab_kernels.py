@@ -5,17 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldp_gym.agents import KLUCB, UCB1, ThompsonSampling
+from ldp_gym.agents import KLUCB, UCB1, Exp3, ThompsonSampling, TsallisINF
 from ldp_gym.agents.mab_kernels import kl_ucb, kl_ucb_index
 
-RULES = [(UCB1, {}), (KLUCB, {"c": 0.0}), (KLUCB, {"c": 3.0}), (ThompsonSampling, {})]
+RULES = [(UCB1, {}), (KLUCB, {"c": 0.0}), (KLUCB, {"c": 3.0}), (ThompsonSampling, {}),
+         (Exp3, {"horizon": 300}), (Exp3, {}), (TsallisINF, {})]
 
 
 def _state(agent):
     return {k: v.copy() for k, v in vars(agent).items() if isinstance(v, np.ndarray)}
 
 
-@pytest.mark.parametrize("cls,kw", RULES, ids=lambda x: getattr(x, "name", str(x)))
+@pytest.mark.parametrize("cls,kw", RULES, ids=str)
 @pytest.mark.parametrize("fractional", [False, True])
 def test_block_path_is_bitwise_the_per_round_path(cls, kw, fractional):
     """play_block over pieces of a drawn block and act/observe round by round (batched, and a
@@ -36,7 +37,7 @@ def test_block_path_is_bitwise_the_per_round_path(cls, kw, fractional):
         rounds.observe(np.zeros((n, 1)), a, rewards[np.arange(n), s, a], np.zeros((n, 1)))
     x, y = _state(block), _state(rounds)
     assert x.keys() == y.keys() and all(np.array_equal(x[key], y[key]) for key in x)
-    if cls is not ThompsonSampling:  # the batched agent's draws interleave the runs
+    if cls in (UCB1, KLUCB):  # the batched agent's draws interleave the runs
         single_block = cls(k, num_envs=1, seed=3, **kw).play_block(None, rewards[:1])
         for s in range(length):
             a = single.act([0.0])
@@ -77,3 +78,20 @@ def test_ties_are_broken_uniformly():
     agent = UCB1(3, num_envs=30_000, seed=0)
     counts = np.bincount(agent.act(np.zeros((30_000, 1))), minlength=3)
     assert stats.chisquare(counts).pvalue > 1e-6
+
+
+@pytest.mark.parametrize("table", [False, True])
+def test_adversarial_blocks_are_bitwise_the_rounds_of_step(table):
+    import ldp_gym
+
+    kw = {"reward_table": np.random.default_rng(0).random((40, 4))} if table else {"n_arms": 4}
+    envs = [ldp_gym.make_vector_env("LDPAdversarialMAB-v0", 3, 40, **kw) for _ in range(2)]
+    for env in envs:
+        env.reset(seed=5)
+    _, rewards, regrets = envs[0].draw_block(30)
+    actions = np.random.default_rng(1).integers(0, 4, (30, 3))
+    rows = np.arange(3)
+    for s, a in enumerate(actions):
+        _, reward, _, _, info = envs[1].step(a)
+        assert np.array_equal(reward, rewards[rows, s, a])
+        assert np.array_equal(info["regret"], regrets[rows, s, a])

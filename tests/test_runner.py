@@ -142,13 +142,13 @@ def test_privacy_wrappers_declare_round_by_round_play():
 
 
 def test_settings_declare_what_can_be_drawn_ahead():
-    """Stochastic MAB: blocks of every arm and stretches of one arm; contextual settings:
-    blocks; the adversarial MAB: nothing (its means move with the rounds)."""
+    """Stochastic MAB: blocks of every arm and stretches of one arm; contextual settings and
+    the adversarial MAB: blocks (its means move with the rounds: no stretches)."""
     assert issubclass(MABCore, DrawsBlocks) and issubclass(MABCore, DrawsStretches)
     for core in (GLMCore, MultiParamGLMCore):
         assert issubclass(core, DrawsBlocks) and not issubclass(core, DrawsStretches)
     core = AdversarialMABCore()
-    assert not isinstance(core, DrawsBlocks) and not isinstance(core, DrawsStretches)
+    assert isinstance(core, DrawsBlocks) and not isinstance(core, DrawsStretches)
 
 
 def test_every_experiment_takes_one_of_two_paths(monkeypatch):

@@ -166,7 +166,7 @@ class MABCore(BanditCore, DrawsBlocks, DrawsStretches):
         return sums
 
 
-class AdversarialMABCore(BanditCore):
+class AdversarialMABCore(BanditCore, DrawsBlocks):
     """Oblivious adversarial K-armed bandit: the reward sequence does not depend on the actions.
 
     With ``reward_table`` (shape (T, K), values in [0, 1]) the rewards are the
@@ -180,6 +180,9 @@ class AdversarialMABCore(BanditCore):
     by ``growth``. Rewards are Bernoulli draws from an independent stream, so
     the sequence is fixed before the agent acts; regret is the pseudo-regret
     against the best arm.
+
+    The rewards do not depend on the actions, so the runner draws blocks of rounds ahead
+    (``draw_block``): bitwise the rounds of ``step``, which draws every arm's reward too.
     """
 
     def __init__(self, reward_table: Any = None, n_arms: int = 5, gap: float = 0.1,
@@ -222,12 +225,29 @@ class AdversarialMABCore(BanditCore):
         return np.zeros((self.t.shape[0], 1), dtype=np.float32)
 
     def mean_table(self, t: np.ndarray) -> np.ndarray:
-        """Means (N, K) of round ``t`` (per run) of the default sequence."""
+        """Means (N, ..., K) of rounds ``t`` (N, ...) (per run) of the default sequence."""
         phase = np.floor(np.log1p(t) / np.log(self.growth)).astype(np.int64)
         level = np.where(phase % 2 == 0, self.high, self.low)
-        mu = np.repeat((level - self.gap)[:, None], self.n_arms, axis=1)
-        mu[self._rows, self.best_arm] = level
+        mu = np.repeat((level - self.gap)[..., None], self.n_arms, axis=-1)
+        np.put_along_axis(mu, self.best_arm.reshape((-1,) + (1,) * (mu.ndim - 1)),
+                          level[..., None], axis=-1)
         return mu
+
+    def draw_block(self, rng, length):
+        t = self.t[:, None] + np.arange(length)
+        if self.table is not None:
+            if (t >= self.table.shape[0]).any():
+                raise ValueError(f"reward_table has only {self.table.shape[0]} rows")
+            mu = self.table[t]
+            rewards = mu.copy()
+        else:
+            mu = self.mean_table(t)
+            u = rng.random((length,) + self.best_arm.shape + (self.n_arms,))  # round-major
+            rewards = (u.transpose(1, 0, 2) < mu).astype(np.float64)
+        best = np.take_along_axis(mu, self.best_arm[:, None, None], axis=2)
+        self.t += length
+        obs = np.zeros((self.t.shape[0], length + 1, 1), dtype=np.float32)
+        return obs, rewards, best - mu
 
     def step(self, rng, actions):
         if self.table is not None:
