@@ -33,7 +33,12 @@ from typing import ClassVar
 import numpy as np
 
 from ldp_gym.validation import Part, check_finite, check_input, check_real
-from ldp_gym.wrappers.mechanisms import LaplaceMechanism, PrivateEpisodeMean, TreeMechanism
+from ldp_gym.wrappers.mechanisms import (
+    LaplaceMechanism,
+    PrivateEpisodeMean,
+    TreeMechanism,
+    tracing,
+)
 
 from . import mab_kernels as kernels
 from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random, readonly
@@ -142,8 +147,9 @@ class _Compiled(MABAgent):
                             np.empty(r.shape[:2], np.int64))
 
 
-#: the rewards argument of a kernel call that reads none
+#: the rewards and noise arguments of a kernel call that reads none
 _NO_REWARDS = np.zeros((1, 1, 1))
+_NO_NOISE = np.zeros(0)
 
 
 class _CompiledRule(_Compiled):
@@ -342,7 +348,7 @@ class TsallisINF(_Adversarial):
 # =========================================================================== local DP
 
 
-class LDPUCB(LocalDPAgent, MABAgent):
+class LDPUCB(LocalDPAgent, _Compiled):
     """LDP-UCB: CUCB-LDP1 of Chen et al. (2020, Alg 1) with one base arm per super arm.
 
     User side: the user pulls the arm the public state designates (a function
@@ -351,6 +357,11 @@ class LDPUCB(LocalDPAgent, MABAgent):
     running means of the noisy rewards; index
     ``min(mu~ + 4 (upper - lower) sqrt(2 ln T / (epsilon^2 n)), upper)``
     (Chen et al. eq. for CUCB-LDP1 with K = 1), infinite for unpulled arms.
+
+    One compiled kernel (:func:`~ldp_gym.agents.mab_kernels.ldp_ucb_rounds`) chooses in
+    ``act`` and plays whole blocks (``play_block``: choice, report from the mechanism's noise
+    stream, update); ``observe`` is ``local_report`` then ``update`` (the mechanism's release,
+    the same arithmetic and noise): the block path is bitwise the per-round path.
 
     Privacy: epsilon-LDP per user (one reward), pure.
 
@@ -394,15 +405,24 @@ class LDPUCB(LocalDPAgent, MABAgent):
 
     def _index(self) -> np.ndarray:
         """The broadcast UCB index (N, K)."""
-        n = np.maximum(self.counts, 1)
-        idx = np.minimum(self.noisy_sums / n + self.width / np.sqrt(n), self.upper)
-        return np.where(self.counts > 0, idx, np.inf)
+        return kernels.ldp_ucb_indices(self.width, self.upper, self.counts, self.noisy_sums,
+                                       np.empty(self.counts.shape))
 
     def public_state(self):
         return readonly(index=self._index())
 
-    def _act(self, obs):
-        return argmax_random(self.rng, self._index())
+    def _rounds(self, mode, rewards, actions):
+        noise = self.mechanism.noise(actions.size) if mode & kernels.UPDATE else _NO_NOISE
+        kernels.ldp_ucb_rounds(mode, self.width, self.lower, self.upper, self.mechanism.grid,
+                               noise, self.rng, rewards, actions, self.counts, self.noisy_sums,
+                               self.t)
+        if mode & kernels.UPDATE and tracing():  # the replay test's records, round by round
+            seen = np.take_along_axis(rewards, actions[..., None], axis=2)[..., 0]
+            for s in range(actions.shape[1]):
+                self.mechanism.record(np.clip(seen[:, s], self.lower, self.upper))
+        return actions
+
+    _observe = LocalDPAgent._observe  # local_report, then update (not _Compiled's)
 
     report_reads_public_state = False  # the user sends the arm and its noised reward only
 

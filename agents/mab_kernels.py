@@ -18,7 +18,8 @@ Rules (``kind``):
 * :data:`EXP3` (Auer et al. 2002; Bubeck and Cesa-Bianchi 2012, Thm 3.1) and
   :data:`TSALLIS_INF` (Zimmert and Seldin 2021, Alg 1, alpha = 1/2): a distribution over the
   arms from the importance-weighted loss estimates ``L[a] += (1 - r)/p[a]``, sampled with one
-  uniform (:func:`adversarial_rounds`).
+  uniform (:func:`adversarial_rounds`);
+* LDP-UCB (:func:`ldp_ucb_rounds`): the user's Laplace report and the server's update too.
 
 An arm not yet pulled has index +inf. Ties are broken uniformly at random:
 one uniform is drawn when the best index is shared, none otherwise.
@@ -31,9 +32,12 @@ import math
 import numpy as np
 from numba import njit, vectorize
 
+from ldp_gym.wrappers.compiled import snap_add
+
 __all__ = ["CHOOSE", "EXP3", "KL_UCB", "PLAY", "ROUNDS", "THOMPSON", "TSALLIS_INF", "UCB1",
            "UPDATE", "adversarial_rounds", "distributions", "index_values", "kl_ucb",
-           "kl_ucb_index", "kl_ucb_rounds", "thompson_rounds", "ucb1_rounds"]
+           "kl_ucb_index", "kl_ucb_rounds", "ldp_ucb_indices", "ldp_ucb_rounds", "thompson_rounds",
+           "ucb1_rounds"]
 
 #: steps of a kernel call (bit flags), as in :mod:`ldp_gym.agents.glm_kernels`
 CHOOSE, UPDATE = 1, 2
@@ -136,9 +140,16 @@ def _choose(kind, c, r, counts, sums, successes, t, rng, values):  # pragma: no 
             best, ties, arm = v, 1, k
         elif v == best:
             ties += 1
+    return _tie_break(values, best, ties, arm, rng)
+
+
+@njit(**_INLINE)
+def _tie_break(values, best, ties, arm, rng):  # pragma: no cover - compiled
+    """``arm`` (the first of the ``ties`` arms whose value is ``best``), or with several of
+    them one drawn uniformly by one uniform."""
     if ties > 1:
         j = int(rng.random() * ties)
-        for k in range(counts.shape[1]):
+        for k in range(values.shape[0]):
             if values[k] == best:
                 if j == 0:
                     return k
@@ -315,3 +326,60 @@ def distributions(kind, horizon, losses, t, out):  # pragma: no cover - compiled
     for r in range(n):
         _distribution(kind, _learning_rate(kind, horizon, k, t[r]), losses[r], out[r])
     return out
+
+
+# --------------------------------------------------------------------------- LDP-UCB
+
+
+@njit(**_INLINE)
+def _ldp_index(pulls, noisy_sum, width, upper):  # pragma: no cover - compiled
+    """LDP-UCB's index: ``min(mu~ + width/sqrt(n), upper)``, +inf for an unpulled arm."""
+    return np.inf if pulls == 0 else min(noisy_sum / pulls + width / math.sqrt(pulls), upper)
+
+
+@njit(**_JIT)
+def ldp_ucb_indices(width, upper, counts, noisy_sums, out):  # pragma: no cover - compiled
+    """Every run's LDP-UCB index (N, K): the server's broadcast."""
+    for r in range(counts.shape[0]):
+        for a in range(counts.shape[1]):
+            out[r, a] = _ldp_index(counts[r, a], noisy_sums[r, a], width, upper)
+    return out
+
+
+@njit(**_JIT)
+def ldp_ucb_rounds(mode, width, lower, upper, grid, noise, rng, rewards, actions, counts,
+                   noisy_sums, t):  # pragma: no cover - compiled
+    """Rounds of LDP-UCB over all runs, in place (``mode``, ``rewards``, ``actions`` as
+    :func:`_rounds`).
+
+    1. server's broadcast, user's choice: the index ``min(mu~ + width/sqrt(n), upper)``
+       (+inf for unpulled arms), ties broken by one uniform;
+    2. user's report: the reward clipped to ``[lower, upper]``, snapped to the mechanism's
+       ``grid``, plus its next noise value (``noise``: the round-major values of the
+       :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism`'s stream, N per round), exactly
+       the mechanism's release;
+    3. server's update from the report only: noisy sum, count, t.
+    """
+    n, k = counts.shape
+    values = np.empty(k)
+    every_arm = rewards.shape[2] > 1
+    for s in range(actions.shape[1]):
+        if mode & CHOOSE:
+            for r in range(n):
+                best, ties, arm = -np.inf, 0, 0
+                for a in range(k):
+                    v = _ldp_index(counts[r, a], noisy_sums[r, a], width, upper)
+                    values[a] = v
+                    if v > best:
+                        best, ties, arm = v, 1, a
+                    elif v == best:
+                        ties += 1
+                actions[r, s] = _tie_break(values, best, ties, arm, rng)
+        if mode & UPDATE:
+            for r in range(n):
+                arm = actions[r, s]
+                reward = rewards[r, s, arm] if every_arm else rewards[r, s, 0]
+                value = snap_add(min(max(reward, lower), upper), noise[s * n + r], grid)
+                noisy_sums[r, arm] += value
+                counts[r, arm] += 1
+                t[r] += 1

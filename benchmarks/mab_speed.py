@@ -1,7 +1,7 @@
 """The MAB index rules through ``ldp_gym.run`` against two yardsticks, in one invocation.
 
-For UCB1, KL-UCB and Thompson sampling on ``LDPMAB-v0`` (the paper's five Bernoulli arms), N
-runs of T rounds, CPU seconds of:
+For UCB1, KL-UCB, Thompson sampling and LDP-UCB (epsilon = 1) on ``LDPMAB-v0`` (the paper's
+five Bernoulli arms), N runs of T rounds, CPU seconds of:
 
 * ``numpy``: the rule over runs as a user would write it in plain numpy, one vectorised step per
   round (ties broken at random, the chosen arm's reward drawn);
@@ -29,11 +29,17 @@ from numba import njit
 from scipy import special
 
 import ldp_gym
-from ldp_gym.agents import KLUCB, UCB1, ThompsonSampling
+from ldp_gym.agents import KLUCB, LDPUCB, UCB1, ThompsonSampling
 from ldp_gym.agents.mab_kernels import kl_ucb
 from ldp_gym.envs.mab import DEFAULT_MEANS
+from ldp_gym.wrappers.mechanisms import LaplaceMechanism
 
 MEANS = np.array(DEFAULT_MEANS)
+
+
+def ldp_width(horizon: int) -> float:
+    """LDP-UCB's width at epsilon = 1 for rewards in [0, 1]."""
+    return 4.0 * math.sqrt(2.0 * math.log(horizon))
 
 
 # ----------------------------------------------------------------------------- numpy yardstick
@@ -61,6 +67,9 @@ def numpy_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
         n = np.maximum(counts, 1)
         if rule == "UCB1":
             idx = np.where(counts > 0, sums / n + np.sqrt(2 * math.log(max(t, 1)) / n), np.inf)
+        elif rule == "LDP-UCB":
+            idx = np.where(counts > 0, np.minimum(sums / n + ldp_width(horizon) / np.sqrt(n), 1.0),
+                           np.inf)
         elif rule == "KL-UCB":
             idx = np.where(counts > 0, numpy_kl_ucb(sums / n, math.log(max(t, 1)) / n), np.inf)
         else:
@@ -68,6 +77,8 @@ def numpy_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
         ties = idx == idx.max(axis=1, keepdims=True)
         arm = (rng.random((runs, k)) * ties).argmax(axis=1)
         r = (rng.random(runs) < MEANS[arm]).astype(np.float64)
+        if rule == "LDP-UCB":  # the user's report: reward + Laplace(1/epsilon), epsilon = 1
+            r = r + rng.laplace(0.0, 1.0, runs)
         if rule == "Thompson":
             wins[rows, arm] += rng.random(runs) < r
         counts[rows, arm] += 1
@@ -78,7 +89,7 @@ def numpy_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
 
 # ----------------------------------------------------------------------------- the limit
 @njit(cache=True)
-def _limit(kind, runs, horizon, means, rng):  # pragma: no cover - compiled
+def _limit(kind, runs, horizon, means, rng, grid, p, width):  # pragma: no cover - compiled
     k = means.shape[0]
     counts, sums, wins = np.zeros((runs, k)), np.zeros((runs, k)), np.zeros((runs, k))
     values, x = np.empty(k), np.empty(k)
@@ -92,6 +103,9 @@ def _limit(kind, runs, horizon, means, rng):  # pragma: no cover - compiled
                     values[a] = rng.beta(1.0 + wins[r, a], 1.0 + counts[r, a] - wins[r, a])
                 elif counts[r, a] == 0:
                     values[a] = np.inf
+                elif kind == 3:
+                    values[a] = min(sums[r, a] / counts[r, a] + width / math.sqrt(counts[r, a]),
+                                    1.0)
                 else:
                     m = sums[r, a] / counts[r, a]
                     if kind == 0:
@@ -124,19 +138,26 @@ def _limit(kind, runs, horizon, means, rng):  # pragma: no cover - compiled
             arm = arms[r]
             if kind == 2 and rng.random() < x[arm]:
                 wins[r, arm] += 1.0
+            value = x[arm]
+            if kind == 3:  # float-safe Laplace: snapped input plus a discrete Laplace draw
+                value = np.rint(value / grid) * grid + (rng.geometric(p) - rng.geometric(p)) * grid
             counts[r, arm] += 1.0
-            sums[r, arm] += x[arm]
+            sums[r, arm] += value
             regret += best_mean - means[arm]
     return regret / runs
 
 
 def limit_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
-    kind = {"UCB1": 0, "KL-UCB": 1, "Thompson": 2}[rule]
-    return _limit(kind, runs, horizon, MEANS, np.random.default_rng(seed))
+    kind = {"UCB1": 0, "KL-UCB": 1, "Thompson": 2, "LDP-UCB": 3}[rule]
+    mech = LaplaceMechanism(1.0, 0.0, 1.0, seed=0)
+    p = float(-np.expm1(-mech.grid / (mech.sensitivity + mech.grid)))
+    return _limit(kind, runs, horizon, MEANS, np.random.default_rng(seed), mech.grid, p,
+                  ldp_width(horizon))
 
 
 # ----------------------------------------------------------------------------- ldp-gym
-AGENT = {"UCB1": UCB1, "KL-UCB": KLUCB, "Thompson": ThompsonSampling}
+AGENT = {"UCB1": (UCB1, {}), "KL-UCB": (KLUCB, {}), "Thompson": (ThompsonSampling, {}),
+         "LDP-UCB": (LDPUCB, {"epsilon": 1.0})}
 
 
 def ldp_gym_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
@@ -156,7 +177,7 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=100)
     p.add_argument("--horizon", type=int, default=100_000)
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--rules", default="UCB1,KL-UCB,Thompson")
+    p.add_argument("--rules", default="UCB1,KL-UCB,Thompson,LDP-UCB")
     args = p.parse_args()
     rules = args.rules.split(",")
     for rule in rules:  # compile and warm up

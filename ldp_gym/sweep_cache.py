@@ -165,6 +165,14 @@ def _by_name(obj: Any) -> bool:
     return target is obj
 
 
+def _named_global(obj: Any) -> bool:
+    """Whether ``obj`` (not a class or function) is held by its module under its qualified
+    name and that module's source is known: its name and source pin it down."""
+    module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    return isinstance(module, str) and isinstance(name, str) and bool(_module_digest(module)) \
+        and _by_name(obj)
+
+
 @lru_cache(maxsize=256)
 def _module_digest(module: str) -> str:
     """SHA-256 of the source file of ``module`` ("" when it has none: builtins, a notebook)."""
@@ -277,6 +285,9 @@ def _feed_container(h: Any, value: Any, stack: list[int], tag: Callable) -> None
         tag("B", f"{getattr(value, '__module__', '')}.{value.__qualname__}".encode())
         if owner is not None and not isinstance(owner, types.ModuleType):
             _feed(h, owner, stack)
+    elif _named_global(value):  # e.g. numba's compiled functions and ufuncs
+        tag("G", f"{value.__module__}.{value.__qualname__}".encode())
+        tag("M", _module_digest(value.__module__).encode())
     else:
         try:
             reduced = value.__reduce_ex__(4)

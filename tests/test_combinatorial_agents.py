@@ -514,7 +514,8 @@ class UnclippedLaplace(LaplaceMechanism):
     """Mutant mechanism: no clipping to [lower, upper]."""
 
     def __call__(self, x):
-        return self._grid_laplace(np.asarray(x, np.float64), self.sensitivity)
+        x = np.asarray(x, np.float64)
+        return np.rint(x / self.grid) * self.grid + self.noise(x.size).reshape(x.shape)
 
 
 class LDP2Unclipped(CUCBLDP2):

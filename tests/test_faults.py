@@ -595,3 +595,14 @@ def test_a_dask_task_that_kills_its_worker_ends_the_sweep_with_one_error_naming_
     assert "\n" not in message
     assert "sweep task 1 (agents 'greedy for memory')" in message
     assert "allowed-failures" in message
+
+
+def test_compiled_functions_are_keyed_by_their_name_and_module():
+    """numba's dispatchers and ufuncs (held by their module under their name) key a task like
+    functions do, instead of making it uncacheable."""
+    import hashlib
+
+    from ldp_gym.agents.mab_kernels import kl_ucb, kl_ucb_index
+
+    for f in (kl_ucb, kl_ucb_index):
+        sweep_cache._feed(hashlib.sha256(), {"index": f}, [])

@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldp_gym.agents import KLUCB, UCB1, Exp3, ThompsonSampling, TsallisINF
+from ldp_gym.agents import KLUCB, LDPUCB, UCB1, Exp3, ThompsonSampling, TsallisINF
 from ldp_gym.agents.mab_kernels import kl_ucb, kl_ucb_index
 
 RULES = [(UCB1, {}), (KLUCB, {"c": 0.0}), (KLUCB, {"c": 3.0}), (ThompsonSampling, {}),
-         (Exp3, {"horizon": 300}), (Exp3, {}), (TsallisINF, {})]
+         (Exp3, {"horizon": 300}), (Exp3, {}), (TsallisINF, {}),
+         (LDPUCB, {"epsilon": 1.0, "horizon": 300}),
+         (LDPUCB, {"epsilon": 0.5, "lower": -1.0, "upper": 0.5, "horizon": 300})]
 
 
 def _state(agent):
@@ -37,6 +39,8 @@ def test_block_path_is_bitwise_the_per_round_path(cls, kw, fractional):
         rounds.observe(np.zeros((n, 1)), a, rewards[np.arange(n), s, a], np.zeros((n, 1)))
     x, y = _state(block), _state(rounds)
     assert x.keys() == y.keys() and all(np.array_equal(x[key], y[key]) for key in x)
+    if cls is LDPUCB:  # the mechanism's stream at the same place: the next release is the same
+        assert np.array_equal(block.mechanism.noise(7), rounds.mechanism.noise(7))
     if cls in (UCB1, KLUCB):  # the batched agent's draws interleave the runs
         single_block = cls(k, num_envs=1, seed=3, **kw).play_block(None, rewards[:1])
         for s in range(length):
@@ -95,3 +99,25 @@ def test_adversarial_blocks_are_bitwise_the_rounds_of_step(table):
         _, reward, _, _, info = envs[1].step(a)
         assert np.array_equal(reward, rewards[rows, s, a])
         assert np.array_equal(info["regret"], regrets[rows, s, a])
+
+
+def test_ldp_ucb_block_path_records_its_releases_as_the_rounds_do():
+    """The replay test's trace: one record per round, the clipped inputs, on both paths."""
+    from ldp_gym.wrappers.mechanisms import recording
+
+    rewards = np.random.default_rng(0).uniform(-1, 2, (3, 20, 4))
+    traces = []
+    for path in ("block", "rounds"):
+        agent = LDPUCB(4, epsilon=1.0, horizon=50, num_envs=3, seed=1)
+        with recording() as trace:
+            if path == "block":
+                agent.play_block(None, rewards)
+            else:
+                for s in range(20):
+                    a = agent.act(np.zeros((3, 1)))
+                    agent.observe(np.zeros((3, 1)), a, rewards[np.arange(3), s, a],
+                                  np.zeros((3, 1)))
+        traces.append(trace)
+    assert len(traces[0]) == len(traces[1]) == 20
+    for x, y in zip(*traces):
+        assert np.array_equal(x["input"], y["input"]) and x["epsilon"] == y["epsilon"]

@@ -89,6 +89,7 @@ from .noise import (  # noqa: F401  (re-exported: the randomness and noise primi
     MECHANISM_KEY,
     NoiseStream,
     SecureGenerator,
+    _grid_laplace,
     _grid_normals,
     _normals,
     _record,
@@ -99,6 +100,7 @@ from .noise import (  # noqa: F401  (re-exported: the randomness and noise primi
     make_rng,
     recording,
     snap,
+    tracing,
 )
 
 if TYPE_CHECKING:
@@ -250,6 +252,26 @@ class LaplaceMechanism(Mechanism):
         self.scale = float(laplace_scale(self.sensitivity, self.epsilon, self.magnitude,
                                          self.snaps))
         self.grid = float(grid_step(self.sensitivity / self.epsilon, self.magnitude))
+        self.stream = self._noise_stream(self.sensitivity)
+
+    def _noise_stream(self, sensitivity: float) -> NoiseStream:
+        """Discrete Laplace noise on the grid calibrated to ``sensitivity + snaps g``,
+        ``P(k) ~ exp(-|k| g eps / (sensitivity + snaps g))``, drawn ahead in a stream: a round
+        alone and a block of rounds drawn at once see the same noise."""
+        snapped = sensitivity + self.snaps * self.grid
+        return NoiseStream(self.rng, functools.partial(
+            _grid_laplace, p=float(-np.expm1(-self.grid * self.epsilon / snapped)),
+            grid=self.grid))
+
+    def record(self, clipped: np.ndarray) -> None:
+        """Trace a release of the clipped inputs ``clipped`` for the replay test
+        (:func:`recording`); a compiled path that adds :meth:`noise` itself calls it too."""
+        _record(type(self).__name__, clipped, self.sensitivity, self.scale, self.epsilon, 0.0)
+
+    def noise(self, count: int) -> np.ndarray:
+        """The next ``count`` noise values on the grid (what the next releases add, in order:
+        a compiled path adds them to inputs snapped to the grid, :func:`compiled.snap_add`)."""
+        return self.stream.take(count)
 
     def release_bound(self, part: str | None = None) -> float:
         return self.magnitude + self.grid + 80.0 * self.scale
@@ -258,7 +280,10 @@ class LaplaceMechanism(Mechanism):
         x = check_input(x)
         if self.dim is not None and (x.ndim == 0 or x.shape[-1] != self.dim):
             raise ValueError(f"x must have last dimension dim={self.dim}")
-        return self._grid_laplace(np.clip(x, self.lower, self.upper), self.sensitivity)
+        x = np.clip(x, self.lower, self.upper)
+        self.record(x)
+        noise = self.noise(x.size).reshape(x.shape)
+        return np.rint(x / self.grid) * self.grid + noise + 0.0  # compiled.snap_add, vectorised
 
 
 class PrivateEpisodeMean(Mechanism):

@@ -288,6 +288,13 @@ def _uniforms(rng: Any, count: int) -> np.ndarray:
     return rng.random(count)
 
 
+def _grid_laplace(rng: Any, count: int, *, p: float, grid: float) -> np.ndarray:
+    """``count`` discrete Laplace values on the grid: ``(G1 - G2) grid`` for geometric pairs of
+    success probability ``p``, drawn as consecutive pairs (a stream: chunk sizes do not matter)."""
+    g = rng.geometric(p, size=2 * count)
+    return (g[0::2] - g[1::2]) * grid
+
+
 #: the background thread that draws the next chunk of a :class:`DrawnAhead` while a compiled
 #: kernel runs (the kernels release the GIL); created at first use
 _POOL: list[Any] = []
