@@ -28,6 +28,7 @@ one uniform is drawn when the best index is shared, none otherwise.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numba import njit, vectorize
@@ -45,8 +46,8 @@ PLAY = CHOOSE | UPDATE
 #: the decision rules
 UCB1, KL_UCB, THOMPSON, EXP3, TSALLIS_INF = 0, 1, 2, 3, 4
 
-_JIT = {"cache": True, "nogil": True}
-_INLINE = {**_JIT, "inline": "always"}
+_JIT: dict[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
+_INLINE: dict[str, Any] = {**_JIT, "inline": "always"}
 
 
 @njit(**_INLINE)

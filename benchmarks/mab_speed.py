@@ -88,7 +88,7 @@ def numpy_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
 
 
 # ----------------------------------------------------------------------------- the limit
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _limit(kind, runs, horizon, means, rng, grid, p, width):  # pragma: no cover - compiled
     k = means.shape[0]
     counts, sums, wins = np.zeros((runs, k)), np.zeros((runs, k)), np.zeros((runs, k))

@@ -867,10 +867,10 @@ def _dask_completed(client: Any, fn: Callable, tasks: list[tuple], n_jobs: int,
                 what = names[i] if names else f"task {i}"
                 _, last, allowed = (*exc.args, None, None, None)[:3]
                 raise RuntimeError(
-                    f"{what} killed the Dask worker running it, as an out-of-memory kill does, "
-                    f"more often than the scheduler allows (distributed.scheduler."
-                    f"allowed-failures = {allowed}), so it gave up on it (last worker: "
-                    f"{last}); the sweep is stopped") from None
+                    f"{what} was on a Dask worker that died (killed by it or by a task beside "
+                    f"it, as an out-of-memory kill does) more often than the scheduler allows "
+                    f"(distributed.scheduler.allowed-failures = {allowed}), so it gave up on it "
+                    f"(last worker: {last}); the sweep is stopped") from None
             following = submit()
             if following is not None:
                 running.add(following)
