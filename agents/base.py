@@ -319,7 +319,7 @@ class LocalDPAgent(_PrivateMixin, Agent):
 
     def _observe(self, obs, actions, rewards, next_obs):
         public = self.public_state() if self.report_reads_public_state else {}
-        report = self.local_report(obs, actions, rewards, next_obs, public)
+        report = self._report(obs, actions, rewards, next_obs, public)  # inputs checked by observe
         self.last_report = report
         self._fold(report)  # built just now by the user side: no second check
 
@@ -352,12 +352,17 @@ class LocalDPAgent(_PrivateMixin, Agent):
         state = check_message(public_state, schema, "public_state")
         return {k: v.astype(own[k].dtype, copy=False) for k, v in state.items()}
 
-    def local_report(self, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
-                     next_obs: np.ndarray,
-                     public_state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def local_report(self, obs: Any, actions: Any, rewards: Any, next_obs: Any,
+                     public_state: Any) -> dict[str, np.ndarray]:
         """User side: the privatised message of a batch of users, from the round's feedback
         (``next_obs`` included: semi-bandit and two-point settings report on it) and the
-        server's broadcast."""
+        server's broadcast. The inputs are checked as ``observe`` checks them
+        (:meth:`_user_inputs`; the broadcast where it is read), then :meth:`_report`."""
+        return self._report(*self._user_inputs(obs, actions, rewards, next_obs), public_state)
+
+    def _report(self, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+                next_obs: np.ndarray, public_state: Any) -> dict[str, np.ndarray]:
+        """:meth:`local_report` on checked inputs (``observe`` calls it directly)."""
         raise NotImplementedError
 
     def update(self, report: dict[str, np.ndarray]) -> None:

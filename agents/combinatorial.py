@@ -789,8 +789,7 @@ class CUCBLDP1(_LocalCombinatorial):
 
     report_reads_public_state = False  # the user sends its noised outcomes only
 
-    def local_report(self, obs, actions, rewards, next_obs, public_state):
-        _, actions, _, next_obs = self._user_inputs(obs, actions, rewards, next_obs)
+    def _report(self, obs, actions, rewards, next_obs, public_state):
         played = _at_most_k(actions, self.K)
         values = np.zeros(played.shape)
         values[played] = self.mechanism(next_obs[:, :self.n_arms][played])
@@ -878,8 +877,7 @@ class CUCBLDP2(_LocalCombinatorial):
         super()._init_state(n)
         self.mechanism = LaplaceMechanism(self.epsilon, 0.0, 1.0, **self.noise_source())
 
-    def local_report(self, obs, actions, rewards, next_obs, public_state):
-        _, actions, _, next_obs = self._user_inputs(obs, actions, rewards, next_obs)
+    def _report(self, obs, actions, rewards, next_obs, public_state):
         played = np.asarray(actions).astype(bool)
         rows = np.arange(played.shape[0])
         counts = np.where(played, self._broadcast(public_state)["counts"], np.iinfo(np.int64).max)

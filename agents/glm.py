@@ -566,10 +566,9 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
             self._record(r.msgs, r.noise)
         self._last_msgs = r.msgs
 
-    def local_report(self, obs, actions, rewards, next_obs, public_state):
+    def _report(self, obs, forced, rewards, next_obs, public_state):
         """User side: the privatised messages of a batch of users (one round), given the public
         state they read. ``next_obs`` (the round's feedback) is not needed here, but checked."""
-        obs, forced, rewards, _ = self._user_inputs(obs, actions, rewards, next_obs)
         obs = self._check_obs(obs, None)[:, None]
         rewards = rewards.reshape(self._n, 1, 1)
         state = {**self._state(), **{k: np.require(v, requirements=["C", "W"])

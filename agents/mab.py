@@ -426,8 +426,7 @@ class LDPUCB(LocalDPAgent, _Compiled):
 
     report_reads_public_state = False  # the user sends the arm and its noised reward only
 
-    def local_report(self, obs, actions, rewards, next_obs, public_state):
-        _, actions, rewards, _ = self._user_inputs(obs, actions, rewards, next_obs)
+    def _report(self, obs, actions, rewards, next_obs, public_state):
         return {"arm": np.array(actions, dtype=np.int64), "reward": self.mechanism(rewards)}
 
     def report_schema(self):

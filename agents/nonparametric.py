@@ -856,14 +856,19 @@ class LDPMAB(LocalDPAgent):
         return self._kernel(CHOOSE, x[:, None], _NO_REWARDS, np.full((self._n, 1), -1))[:, 0]
 
     def local_report(self, obs, actions, rewards, next_obs, public_state, source: int = 0):
+        """As :meth:`LocalDPAgent.local_report`; ``source`` the dataset of the users (0: the
+        target; m: auxiliary dataset m, released with its own budget)."""
+        return self._report(*self._user_inputs(obs, actions, rewards, next_obs), public_state,
+                            source)
+
+    def _report(self, obs, actions, rewards, next_obs, public_state, source: int = 0):
         """User side: the message of each run's user given the public partition: ``bins``
         (N, B) the active bins in slot order (B the largest number of active bins over the
         runs; -1 pads the runs with fewer, whose padding slots carry no data and are ignored),
         ``U`` and ``V`` (N, B, K) the released slots, ``source`` (N,) the dataset (0: the
         target users; m: auxiliary dataset m, released with its own budget)."""
-        obs, acts, r, _ = self._user_inputs(obs, actions, rewards, next_obs)
         x = _check_contexts(obs, self._n, self.dim)
-        acts = acts.astype(np.int64)
+        acts, r = actions.astype(np.int64), rewards
         src = check_int("source", source, low=0)
         if src >= len(self.mechanisms):
             raise ValueError(f"source must be < {len(self.mechanisms)} (the target and the "
