@@ -222,8 +222,7 @@ class Agent:
         if self.num_envs is None:
             obs, next_obs = check_finite(obs, "obs")[None], check_finite(next_obs, "next_obs")[None]
         else:
-            obs, next_obs = (self._batch(x, name).astype(np.float64, copy=False)
-                         for x, name in ((obs, "obs"), (next_obs, "next_obs")))
+            obs, next_obs = self._batch(obs, "obs"), self._batch(next_obs, "next_obs")
         if next_obs.shape != obs.shape:
             raise ValueError(f"obs and next_obs must have one shape, got obs {obs.shape[1:]} "
                              f"and next_obs {next_obs.shape[1:]}")
