@@ -37,11 +37,10 @@ from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 from numba import njit
 
-__all__ = ["MIN_DELTA", "MIN_EPSILON", "Part", "check_action", "check_actions", "check_bool", "check_bounds",
-           "check_delta", "check_epsilon", "check_finite", "check_input", "check_int",
-           "check_message", "check_optional_int", "check_real", "check_reset_seed", "check_share",
-           "finite_into",
-           "plain_floats", "seed_sequence"]
+__all__ = ["MIN_DELTA", "MIN_EPSILON", "Part", "check_action", "check_actions", "check_bool",
+           "check_bounds", "check_delta", "check_epsilon", "check_finite", "check_input",
+           "check_int", "check_message", "check_optional_int", "check_real", "check_reset_seed",
+           "check_share", "finite_into", "plain_floats", "seed_sequence"]
 
 #: Smallest delta accepted: below it the float64 privacy profiles cannot resolve delta.
 MIN_DELTA = 1e-100
@@ -246,8 +245,7 @@ def check_message(report: Any, schema: Mapping[str, Part],
     none other, numeric, of its shape, finite, inside its bounds. Raises a ``TypeError``
     (not a mapping, not numeric, bools for numbers, floats for integers) or a ``ValueError``
     (a missing or unknown part, a wrong shape, NaN or inf, a value out of bounds) naming the
-    part, and never an other error:
-    a server calls it before touching its state.
+    part, and never an other error: a server calls it before touching its state.
 
     Example:
         >>> schema = {"arm": Part((2,), "int", 0, 4), "reward": Part((2,))}
