@@ -168,6 +168,10 @@ class _CompiledRule(_Compiled):
                                   self.sums, self._successes, self.t)
         return actions
 
+    def _update(self, actions, counts, reward_sums):  # observe_committed's sums too
+        super()._update(actions, counts, reward_sums)
+        self.sums[self._rows, actions] += reward_sums
+
     def index(self) -> np.ndarray:
         """The index (N, K) ``act`` maximises (+inf for unpulled arms)."""
         return kernels.index_values(self.kind, self.c, self.counts, self.sums, self.t,
@@ -352,16 +356,16 @@ class LDPUCB(LocalDPAgent, _Compiled):
     """LDP-UCB: CUCB-LDP1 of Chen et al. (2020, Alg 1) with one base arm per super arm.
 
     User side: the user pulls the arm the public state designates (a function
-    of the server's broadcast only) and sends ``reward + Lap(1/epsilon)``
-    (float-safe Laplace, reward clipped to ``[lower, upper]``). Server side:
+    of the server's broadcast only) and sends ``reward + Lap((upper - lower + g)/epsilon)``
+    (float-safe Laplace on the grid g, reward clipped to ``[lower, upper]``). Server side:
     running means of the noisy rewards; index
     ``min(mu~ + 4 (upper - lower) sqrt(2 ln T / (epsilon^2 n)), upper)``
     (Chen et al. eq. for CUCB-LDP1 with K = 1), infinite for unpulled arms.
 
     One compiled kernel (:func:`~ldp_gym.agents.mab_kernels.ldp_ucb_rounds`) chooses in
-    ``act`` and plays whole blocks (``play_block``: choice, report from the mechanism's noise
-    stream, update); ``observe`` is ``local_report`` then ``update`` (the mechanism's release,
-    the same arithmetic and noise): the block path is bitwise the per-round path.
+    ``act`` and plays whole blocks (``play_block``: choice, the report from the mechanism's
+    noise stream, the update); ``observe`` builds the report with the mechanism (the same
+    arithmetic and noise) and folds it in: the block path is bitwise the per-round path.
 
     Privacy: epsilon-LDP per user (one reward), pure.
 
@@ -413,13 +417,14 @@ class LDPUCB(LocalDPAgent, _Compiled):
 
     def _rounds(self, mode, rewards, actions):
         noise = self.mechanism.noise(actions.size) if mode & kernels.UPDATE else _NO_NOISE
-        kernels.ldp_ucb_rounds(mode, self.width, self.lower, self.upper, self.mechanism.grid,
+        mech = self.mechanism
+        kernels.ldp_ucb_rounds(mode, self.width, self.upper, mech.lower, mech.upper, mech.grid,
                                noise, self.rng, rewards, actions, self.counts, self.noisy_sums,
                                self.t)
         if mode & kernels.UPDATE and tracing():  # the replay test's records, round by round
             seen = np.take_along_axis(rewards, actions[..., None], axis=2)[..., 0]
             for s in range(actions.shape[1]):
-                self.mechanism.record(np.clip(seen[:, s], self.lower, self.upper))
+                mech.record(np.clip(seen[:, s], mech.lower, mech.upper))
         return actions
 
     _observe = LocalDPAgent._observe  # local_report, then update (not _Compiled's)

@@ -88,14 +88,15 @@ def kl_ucb(p, level):  # pragma: no cover - compiled
 def _below(p, level, best):  # pragma: no cover - compiled
     """Whether ``kl_ucb(p, level) < best`` is sure without computing it: ``kl(p, best) >
     level`` for ``p < best`` (kl(p, .) increases on [p, 1]), one logarithm instead of Newton's
-    steps. Arms it rules out cannot be chosen; near-ties within rounding are the only cases
-    where the test and Newton's result could disagree."""
+    steps. The test keeps a relative margin of 1e-9: Newton's result lies a hair right of the
+    root, so an arm whose exact index equals the best (an exact tie, e.g. two arms with the
+    same pulls and sums) is never ruled out and the tie is broken uniformly."""
     if not p < best:
         return False
     if best >= 1.0:
         return True
     kl = (p * math.log(p / best) if p > 0.0 else 0.0) + (1.0 - p) * math.log((1.0 - p) / (1.0 - best))
-    return kl > level
+    return kl > level * (1.0 + 1e-9)
 
 
 @vectorize(["float64(float64, float64)"], cache=True)
@@ -348,14 +349,15 @@ def ldp_ucb_indices(width, upper, counts, noisy_sums, out):  # pragma: no cover 
 
 
 @njit(**_JIT)
-def ldp_ucb_rounds(mode, width, lower, upper, grid, noise, rng, rewards, actions, counts,
+def ldp_ucb_rounds(mode, width, cap, lower, upper, grid, noise, rng, rewards, actions, counts,
                    noisy_sums, t):  # pragma: no cover - compiled
     """Rounds of LDP-UCB over all runs, in place (``mode``, ``rewards``, ``actions`` as
     :func:`_rounds`).
 
-    1. server's broadcast, user's choice: the index ``min(mu~ + width/sqrt(n), upper)``
-       (+inf for unpulled arms), ties broken by one uniform;
-    2. user's report: the reward clipped to ``[lower, upper]``, snapped to the mechanism's
+    1. server's broadcast, user's choice: the index ``min(mu~ + width/sqrt(n), cap)``
+       (+inf for unpulled arms; ``cap`` the agent's upper reward bound), ties broken by one
+       uniform;
+    2. user's report: the reward clipped to the mechanism's ``[lower, upper]``, snapped to its
        ``grid``, plus its next noise value (``noise``: the round-major values of the
        :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism`'s stream, N per round), exactly
        the mechanism's release;
@@ -369,7 +371,7 @@ def ldp_ucb_rounds(mode, width, lower, upper, grid, noise, rng, rewards, actions
             for r in range(n):
                 best, ties, arm = -np.inf, 0, 0
                 for a in range(k):
-                    v = _ldp_index(counts[r, a], noisy_sums[r, a], width, upper)
+                    v = _ldp_index(counts[r, a], noisy_sums[r, a], width, cap)
                     values[a] = v
                     if v > best:
                         best, ties, arm = v, 1, a

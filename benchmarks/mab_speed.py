@@ -113,7 +113,8 @@ def _limit(kind, runs, horizon, means, rng, grid, p, width):  # pragma: no cover
                         continue
                     level, top = log_t / counts[r, a], values[:a].max() if a else -np.inf
                     if m < top and (top >= 1.0 or m * math.log(m / top if m > 0 else 1.0)
-                                    + (1 - m) * math.log((1 - m) / (1 - top)) > level):
+                                    + (1 - m) * math.log((1 - m) / (1 - top))
+                                    > level * (1.0 + 1e-9)):
                         values[a] = -np.inf  # below the best so far: no Newton steps
                     else:
                         values[a] = kl_ucb(m, level)

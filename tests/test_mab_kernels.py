@@ -19,15 +19,16 @@ def _state(agent):
 
 
 @pytest.mark.parametrize("cls,kw", RULES, ids=str)
-@pytest.mark.parametrize("fractional", [False, True])
-def test_block_path_is_bitwise_the_per_round_path(cls, kw, fractional):
+@pytest.mark.parametrize("rewards", ["bernoulli", "fractional", "outside [0, 1]"])
+def test_block_path_is_bitwise_the_per_round_path(cls, kw, rewards):
     """play_block over pieces of a drawn block and act/observe round by round (batched, and a
     single-run agent on run 0): the same actions and state, bitwise."""
     n, length, k = 4, 300, 5
     rng = np.random.default_rng(1)
     means = rng.random((n, 1, k))
     u = rng.random((n, length, k))
-    rewards = u * means if fractional else (u < means).astype(np.float64)
+    rewards = {"bernoulli": (u < means).astype(np.float64), "fractional": u * means,
+               "outside [0, 1]": 5.0 * u * means - 2.0}[rewards]
     block = cls(k, num_envs=n, seed=3, **kw)
     actions = np.concatenate([block.play_block(None, rewards[:, a:b])
                               for a, b in ((0, 1), (1, 128), (128, length))], axis=1)
@@ -41,12 +42,11 @@ def test_block_path_is_bitwise_the_per_round_path(cls, kw, fractional):
     assert x.keys() == y.keys() and all(np.array_equal(x[key], y[key]) for key in x)
     if cls is LDPUCB:  # the mechanism's stream at the same place: the next release is the same
         assert np.array_equal(block.mechanism.noise(7), rounds.mechanism.noise(7))
-    if cls in (UCB1, KLUCB):  # the batched agent's draws interleave the runs
-        single_block = cls(k, num_envs=1, seed=3, **kw).play_block(None, rewards[:1])
-        for s in range(length):
-            a = single.act([0.0])
-            assert a == single_block[0, s]
-            single.observe([0.0], a, float(rewards[0, s, a]), [0.0])
+    single_block = cls(k, num_envs=1, seed=3, **kw).play_block(None, rewards[:1])
+    for s in range(length):
+        a = single.act([0.0])
+        assert a == single_block[0, s]
+        single.observe([0.0], a, float(rewards[0, s, a]), [0.0])
 
 
 def test_play_block_refuses_bad_rewards():
@@ -121,3 +121,37 @@ def test_ldp_ucb_block_path_records_its_releases_as_the_rounds_do():
     assert len(traces[0]) == len(traces[1]) == 20
     for x, y in zip(*traces):
         assert np.array_equal(x["input"], y["input"]) and x["epsilon"] == y["epsilon"]
+
+
+def test_kl_ucb_breaks_exact_ties_uniformly():
+    """Arms with the same pulls and sums have the same index: each is chosen about a third of
+    the time (the shortcut that skips Newton's steps never rules an exact tie out; chi-square,
+    false-alarm rate 1e-6)."""
+    from scipy import stats
+
+    agent = KLUCB(3, num_envs=30_000, seed=0)
+    agent.counts[:] = 1
+    agent.t[:] = 3
+    counts = np.bincount(agent.act(np.zeros((30_000, 1))), minlength=3)
+    assert stats.chisquare(counts).pvalue > 1e-6
+
+
+def test_committed_rounds_update_the_sums():
+    agent = UCB1(3, num_envs=2, seed=0)
+    agent.observe_committed(np.array([0, 1]), np.array([4, 2]), np.array([4.0, 1.0]),
+                            reward_bounds=(0.0, 1.0))
+    assert agent.sums.tolist() == [[4.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+
+
+def test_secure_noise_drawn_ahead_is_not_copied():
+    """A copy (pickle, deepcopy) of a secure mechanism holds none of the noise drawn ahead:
+    the original and the copy add independent noise."""
+    import copy
+    import pickle
+
+    from ldp_gym.wrappers import LaplaceMechanism
+
+    m = LaplaceMechanism(1.0, secure=True)
+    m(np.zeros(1))
+    for twin in (copy.deepcopy(m), pickle.loads(pickle.dumps(m))):
+        assert not np.array_equal(m(np.full(50, 0.5)), twin(np.full(50, 0.5)))

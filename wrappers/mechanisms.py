@@ -89,7 +89,7 @@ from .noise import (  # noqa: F401  (re-exported: the randomness and noise primi
     MECHANISM_KEY,
     NoiseStream,
     SecureGenerator,
-    _grid_laplace,
+    _discrete_laplace,
     _grid_normals,
     _normals,
     _record,
@@ -260,7 +260,7 @@ class LaplaceMechanism(Mechanism):
         alone and a block of rounds drawn at once see the same noise."""
         snapped = sensitivity + self.snaps * self.grid
         return NoiseStream(self.rng, functools.partial(
-            _grid_laplace, p=float(-np.expm1(-self.grid * self.epsilon / snapped)),
+            _discrete_laplace, p=float(-np.expm1(-self.grid * self.epsilon / snapped)),
             grid=self.grid))
 
     def record(self, clipped: np.ndarray) -> None:

@@ -226,6 +226,8 @@ class NoiseStream:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         del state["_mem"]  # memoryviews do not pickle: rebuilt from the buffer
+        if isinstance(self.rng, SecureGenerator):  # a copy must not hold (or share) the
+            state["_buf"], state["_pos"] = np.empty(0), 0  # secure noise drawn ahead
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -288,7 +290,7 @@ def _uniforms(rng: Any, count: int) -> np.ndarray:
     return rng.random(count)
 
 
-def _grid_laplace(rng: Any, count: int, *, p: float, grid: float) -> np.ndarray:
+def _discrete_laplace(rng: Any, count: int, *, p: float, grid: float) -> np.ndarray:
     """``count`` discrete Laplace values on the grid: ``(G1 - G2) grid`` for geometric pairs of
     success probability ``p``, drawn as consecutive pairs (a stream: chunk sizes do not matter)."""
     g = rng.geometric(p, size=2 * count)
