@@ -117,16 +117,18 @@ needs_proc_and_joblib = pytest.mark.skipif(
 
 @needs_proc_and_joblib
 @pytest.mark.parametrize("name,code,group", [("SIGTERM", 143, False), ("SIGHUP", 129, False),
-                                             ("SIGTERM", 143, True)])
-def test_sigterm_and_sighup_stop_the_workers_and_leave_nothing(tmp_path, name, code, group):
-    """To the main process, or (as Slurm's scancel) to every process of the job, the progress'
-    manager too."""
+                                             ("SIGTERM", 143, True), ("SIGINT", 130, False),
+                                             ("SIGINT", 130, True)])
+def test_signals_stop_the_workers_and_leave_nothing(tmp_path, name, code, group):
+    """To the main process, or (as Slurm's scancel, or Ctrl-C in a terminal) to every process
+    of the job, the progress' manager too."""
     pytest.importorskip("joblib")
     signum = getattr(signal, name)
     kill = os.killpg if group else os.kill
     returncode, err = _faults_signal_a_run(tmp_path, lambda pid, _: kill(pid, signum),
                                            quiet=not group)
-    assert returncode == code and err == f"ldp-gym: stopped by {name}\n", (returncode, err)
+    line = "ldp-gym: interrupted\n" if name == "SIGINT" else f"ldp-gym: stopped by {name}\n"
+    assert returncode == code and err == line, (returncode, err)
     assert list(tmp_path.iterdir()) == []  # no tmp folder, no lock, no parents made for out
 
 
