@@ -539,7 +539,10 @@ class DPUCB(_GlobalMAB):
         it at random), the stretch stops. The tree's
         :meth:`~ldp_gym.wrappers.mechanisms.TreeMechanism.preview` gives the
         noisy sums of every prefix; only the used rounds are committed. Same law
-        as per-round play, O(1) Python calls per stretch.
+        as per-round play, O(1) Python calls per group of runs.
+
+        Runs are previewed in groups of similar ``limit`` (powers of two), each over its own
+        longest limit: the work follows the rounds each run may use, not the longest run's.
 
         Args:
             actions: (N,) the arms chosen by :meth:`act`.
@@ -547,20 +550,29 @@ class DPUCB(_GlobalMAB):
             limit: (N,) at most this many rounds per run (0 for finished runs).
         """
         limit = np.minimum(np.asarray(limit, dtype=np.int64), rewards.shape[1])
-        streams = self._rows * self.n_arms + actions
-        sums = self.tree.preview(streams, rewards)
-        n = self.counts[self._rows, actions][:, None] + np.arange(1, rewards.shape[1] + 1)
-        index = self._index(sums, n)
-        others = self.indices.copy()
-        others[self._rows, actions] = -np.inf
+        used = np.zeros(self._n, dtype=np.int64)
+        group = np.frexp(limit.astype(np.float64))[1]  # limit in [2^(g-1), 2^g)
+        for g in np.unique(group[limit > 0]):
+            rows = np.flatnonzero((group == g) & (limit > 0))
+            m = int(limit[rows].max())
+            used[rows] = self._stretch(rows, actions[rows], rewards[rows, :m], limit[rows])
+        return used
+
+    def _stretch(self, rows: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+                 limit: np.ndarray) -> np.ndarray:
+        """:meth:`observe_stretch` of the runs ``rows`` (rewards (R, m)); the rounds used."""
+        sums = self.tree.preview(rows * self.n_arms + actions, rewards)
+        pulls = self.counts[rows, actions]
+        index = self._index(sums, pulls[:, None] + np.arange(1, rewards.shape[1] + 1))
+        others = self.indices[rows].copy()
+        others[np.arange(len(rows)), actions] = -np.inf
         stop = index <= others.max(axis=1)[:, None]
         used = np.minimum(np.where(stop.any(axis=1), stop.argmax(axis=1) + 1, limit), limit)
         self.tree.commit(used)
-        x = self.tree.clip(rewards)
-        taken = np.arange(rewards.shape[1])[None, :] < used[:, None]
-        self._update(actions, used, (x * taken).sum(axis=1))
+        self.counts[rows, actions] += used  # (no raw sums: DP-UCB's statistics are the tree's)
+        self.t[rows] += used
         go = used > 0
-        self.indices[self._rows[go], actions[go]] = index[self._rows[go], used[go] - 1]
+        self.indices[rows[go], actions[go]] = index[np.flatnonzero(go), used[go] - 1]
         return used
 
     def _act(self, obs):

@@ -592,17 +592,21 @@ class _Committed:
 
 
 class _Speculative:
-    """Agents that speculate: per-round rewards of their action, in blocks that grow while some
-    run uses all of one and shrink when none needs half of it."""
+    """Agents that speculate: per-round rewards of their action, in stretches sized per run
+    (twice what the run used of its last one, 8 to :data:`MAX_BLOCK`): the agent is offered
+    at most that many rounds of each run (``limit``), so a run that switches arms often does
+    not pay for the long stretches of one that does not."""
 
     def __init__(self, agent: Any, env: BanditVectorEnv):
-        self.agent, self.env, self.length = agent, env, 8
+        self.agent, self.env = agent, env
+        self.lengths = np.full(env.num_envs, 8, dtype=np.int64)
 
     def play(self, obs, limit):
         actions = self.agent.act(obs)
-        rewards = self.env.draw_stretch(actions, int(min(self.length, limit.max())))
-        used = self.agent.observe_stretch(actions, rewards, limit)
-        self.length = int(np.clip(2 * used.max(), 8, MAX_BLOCK))
+        offered = np.minimum(self.lengths, limit)
+        rewards = self.env.draw_stretch(actions, int(offered.max()))
+        used = self.agent.observe_stretch(actions, rewards, offered)
+        self.lengths = np.clip(2 * used, 8, MAX_BLOCK)
         obs, regret = self.env.advance(actions, used)
         return obs, used[:, None], regret[:, None]
 

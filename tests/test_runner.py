@@ -651,3 +651,23 @@ def test_a_third_party_agents_bad_action_names_the_agent_on_both_paths():
                         wrappers=wrappers)
     with pytest.raises(ValueError, match="^seed must be"):
         ldp_gym.run("LDPMAB-v0", {"u": UCB1}, horizon=10, n_runs=2, seed=-1, progress=False)
+
+
+def test_speculative_stretches_are_sized_per_run(monkeypatch):
+    """DP-UCB's stretches: every run is offered about twice what it used of its last one, so
+    the rounds previewed stay within a small multiple of the rounds played (sizing every run
+    by the longest run's stretch previewed many times more)."""
+    from ldp_gym.wrappers.continual import TreeMechanism
+
+    previewed = []
+    preview = TreeMechanism.preview
+
+    def counted(self, streams, values):
+        previewed.append(np.size(values))
+        return preview(self, streams, values)
+
+    monkeypatch.setattr(TreeMechanism, "preview", counted)
+    n_runs, horizon = 50, 5000
+    ldp_gym.run("LDPMAB-v0", {"DP-UCB": (DPUCB, {"epsilon": 1.0})}, horizon=horizon,
+                n_runs=n_runs, seed=0, progress=False)
+    assert sum(previewed) <= 4 * n_runs * horizon, sum(previewed) / (n_runs * horizon)
