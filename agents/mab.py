@@ -162,10 +162,11 @@ class _CompiledRule(_Compiled):
         super()._init_state(n)
         self.sums = np.zeros((n, self.n_arms))
         self._successes = np.zeros((n, self.n_arms if self.kind == kernels.THOMPSON else 0))
+        self._params = np.array([self.c])
 
     def _rounds(self, mode, rewards, actions):
-        kernels.ROUNDS[self.kind](mode, self.c, self.rng, rewards, actions, self.counts,
-                                  self.sums, self._successes, self.t)
+        kernels.ROUNDS[self.kind](mode, self._params, _NO_NOISE, self.rng, rewards, actions,
+                                  self.counts, self.sums, self._successes, self.t)
         return actions
 
     def _update(self, actions, counts, reward_sums):  # observe_committed's sums too
@@ -174,7 +175,7 @@ class _CompiledRule(_Compiled):
 
     def index(self) -> np.ndarray:
         """The index (N, K) ``act`` maximises (+inf for unpulled arms)."""
-        return kernels.index_values(self.kind, self.c, self.counts, self.sums, self.t,
+        return kernels.index_values(self.kind, self._params, self.counts, self.sums, self.t,
                                     np.empty(self.counts.shape))
 
 
@@ -406,21 +407,23 @@ class LDPUCB(LocalDPAgent, _Compiled):
         self.mechanism = LaplaceMechanism(self.epsilon, self.lower, self.upper, **self.noise_source())
         self.width = 4.0 * (self.upper - self.lower) * math.sqrt(2.0 * math.log(self.horizon)) \
             / self.epsilon
+        mech = self.mechanism  # the kernel's report is its release: its bounds and grid
+        self._params = np.array([self.width, self.upper, mech.lower, mech.upper, mech.grid])
+        self._no_successes = np.zeros((n, 0))
 
     def _index(self) -> np.ndarray:
         """The broadcast UCB index (N, K)."""
-        return kernels.ldp_ucb_indices(self.width, self.upper, self.counts, self.noisy_sums,
-                                       np.empty(self.counts.shape))
+        return kernels.index_values(kernels.LDP_UCB, self._params, self.counts, self.noisy_sums,
+                                    self.t, np.empty(self.counts.shape))
 
     def public_state(self):
         return readonly(index=self._index())
 
     def _rounds(self, mode, rewards, actions):
-        noise = self.mechanism.noise(actions.size) if mode & kernels.UPDATE else _NO_NOISE
         mech = self.mechanism
-        kernels.ldp_ucb_rounds(mode, self.width, self.upper, mech.lower, mech.upper, mech.grid,
-                               noise, self.rng, rewards, actions, self.counts, self.noisy_sums,
-                               self.t)
+        noise = mech.noise(actions.size) if mode & kernels.UPDATE else _NO_NOISE
+        kernels.ldp_ucb_rounds(mode, self._params, noise, self.rng, rewards, actions, self.counts,
+                               self.noisy_sums, self._no_successes, self.t)
         if mode & kernels.UPDATE and tracing():  # the replay test's records, round by round
             seen = np.take_along_axis(rewards, actions[..., None], axis=2)[..., 0]
             for s in range(actions.shape[1]):

@@ -19,7 +19,13 @@ Rules (``kind``):
   :data:`TSALLIS_INF` (Zimmert and Seldin 2021, Alg 1, alpha = 1/2): a distribution over the
   arms from the importance-weighted loss estimates ``L[a] += (1 - r)/p[a]``, sampled with one
   uniform (:func:`adversarial_rounds`);
-* LDP-UCB (:func:`ldp_ucb_rounds`): the user's Laplace report and the server's update too.
+* :data:`LDP_UCB` (Chen et al. 2020, Alg 1 with one base arm): ``min(mu~ + width/sqrt(n),
+  cap)`` on noisy sums; the round's user report (the reward clipped, snapped to the Laplace
+  mechanism's grid, plus its next noise value) is built in the kernel too.
+
+The index rules (all but Exp3 and Tsallis-INF) share one round loop (:func:`_rounds`) and
+take their constants as one array ``params``: KL-UCB's ``c``; LDP-UCB's ``width, cap,
+lower, upper, grid`` (the mechanism's bounds and grid).
 
 An arm not yet pulled has index +inf. Ties are broken uniformly at random:
 one uniform is drawn when the best index is shared, none otherwise.
@@ -35,16 +41,15 @@ from numba import njit, vectorize
 
 from ldp_gym.wrappers.compiled import snap_add
 
-__all__ = ["CHOOSE", "EXP3", "KL_UCB", "PLAY", "ROUNDS", "THOMPSON", "TSALLIS_INF", "UCB1",
-           "UPDATE", "adversarial_rounds", "distributions", "index_values", "kl_ucb",
-           "kl_ucb_index", "kl_ucb_rounds", "ldp_ucb_indices", "ldp_ucb_rounds", "thompson_rounds",
-           "ucb1_rounds"]
+__all__ = ["CHOOSE", "EXP3", "KL_UCB", "LDP_UCB", "PLAY", "ROUNDS", "THOMPSON", "TSALLIS_INF",
+           "UCB1", "UPDATE", "adversarial_rounds", "distributions", "index_values", "kl_ucb",
+           "kl_ucb_index", "kl_ucb_rounds", "ldp_ucb_rounds", "thompson_rounds", "ucb1_rounds"]
 
 #: steps of a kernel call (bit flags), as in :mod:`ldp_gym.agents.glm_kernels`
 CHOOSE, UPDATE = 1, 2
 PLAY = CHOOSE | UPDATE
 #: the decision rules
-UCB1, KL_UCB, THOMPSON, EXP3, TSALLIS_INF = 0, 1, 2, 3, 4
+UCB1, KL_UCB, THOMPSON, EXP3, TSALLIS_INF, LDP_UCB = 0, 1, 2, 3, 4, 5
 
 _JIT: dict[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
 _INLINE: dict[str, Any] = {**_JIT, "inline": "always"}
@@ -106,27 +111,32 @@ def kl_ucb_index(p, level):  # pragma: no cover - compiled
 
 
 @njit(**_INLINE)
-def _width(kind, c, t):  # pragma: no cover - compiled
+def _width(kind, params, t):  # pragma: no cover - compiled
     """The numerator of the exploration term at round t: UCB1's ``2 ln t``, KL-UCB's level
-    ``ln t + c ln ln t``."""
+    ``ln t + c ln ln t``, LDP-UCB's constant width."""
+    if kind == LDP_UCB:
+        return params[0]
     log_t = math.log(max(t, 1))
-    return 2.0 * log_t if kind == UCB1 else log_t + c * math.log(max(log_t, 1.0))
+    return 2.0 * log_t if kind == UCB1 else log_t + params[0] * math.log(max(log_t, 1.0))
 
 
 @njit(**_INLINE)
-def _index(kind, n, total, width):  # pragma: no cover - compiled
+def _index(kind, params, n, total, width):  # pragma: no cover - compiled
     """The index of an arm pulled ``n >= 1`` times with reward sum ``total`` (``width``:
     :func:`_width` of the round)."""
     if kind == UCB1:
         return total / n + math.sqrt(width / n)
+    if kind == LDP_UCB:
+        return min(total / n + width / math.sqrt(n), params[1])
     return kl_ucb(total / n, width / n)
 
 
 @njit(**_INLINE)
-def _choose(kind, c, r, counts, sums, successes, t, rng, values):  # pragma: no cover - compiled
+def _choose(kind, params, r, counts, sums, successes, t, rng,
+            values):  # pragma: no cover - compiled
     """Run r's arm: the largest value (index, or Thompson's draw), ties broken uniformly by
     one draw (none without ties); ``values``: scratch of length K."""
-    width = _width(kind, c, t[r]) if kind != THOMPSON else 0.0
+    width = _width(kind, params, t[r]) if kind != THOMPSON else 0.0
     best, ties, arm = -np.inf, 0, 0
     for k in range(counts.shape[1]):
         if kind == THOMPSON:
@@ -136,7 +146,7 @@ def _choose(kind, c, r, counts, sums, successes, t, rng, values):  # pragma: no 
         elif kind == KL_UCB and _below(sums[r, k] / counts[r, k], width / counts[r, k], best):
             v = -np.inf  # cannot beat the best so far (its index need not be computed)
         else:
-            v = _index(kind, counts[r, k], sums[r, k], width)
+            v = _index(kind, params, counts[r, k], sums[r, k], width)
         values[k] = v
         if v > best:
             best, ties, arm = v, 1, k
@@ -160,17 +170,22 @@ def _tie_break(values, best, ties, arm, rng):  # pragma: no cover - compiled
 
 
 @njit(**_INLINE)
-def _update(kind, r, arm, reward, counts, sums, successes, t, rng):  # pragma: no cover
-    """Run r's statistics after ``reward`` of ``arm`` (Thompson: a Bernoulli(r) success)."""
+def _update(kind, params, r, arm, reward, noise, counts, sums, successes, t,
+            rng):  # pragma: no cover
+    """Run r's statistics after ``reward`` of ``arm`` (Thompson: a Bernoulli(r) success;
+    LDP-UCB: the user's report, the reward clipped and snapped to the mechanism's grid plus
+    the ``noise`` value of this report, is what the server adds)."""
     if kind == THOMPSON and rng.random() < min(max(reward, 0.0), 1.0):
         successes[r, arm] += 1.0
+    if kind == LDP_UCB:
+        reward = snap_add(min(max(reward, params[2]), params[3]), noise, params[4])
     counts[r, arm] += 1
     sums[r, arm] += reward
     t[r] += 1
 
 
 @njit(**_INLINE)
-def _rounds(kind, mode, c, rng, rewards, actions, counts, sums, successes,
+def _rounds(kind, mode, params, noise, rng, rewards, actions, counts, sums, successes,
             t):  # pragma: no cover - compiled
     """Rounds of the rule ``kind`` over all runs, in place.
 
@@ -180,7 +195,10 @@ def _rounds(kind, mode, c, rng, rewards, actions, counts, sums, successes,
         mode: :data:`CHOOSE` (write ``actions[:, 0]``), :data:`UPDATE` (learn
             ``rewards[:, 0, 0]`` of ``actions[:, 0]``) or :data:`PLAY` (every round of a
             block: rewards (N, L, K) of every arm, actions (N, L) written).
-        c: KL-UCB's c.
+        params: the rule's constants (module docstring).
+        noise: LDP-UCB's noise values, round-major (N per round, the order in which the
+            :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism`'s stream serves the
+            per-round releases); empty otherwise.
         rng: the agent's decision generator.
         counts (N, K) int64, sums (N, K), successes (N, K) (Thompson; (N, 0) otherwise),
             t (N,) int64: the statistics, updated in place.
@@ -191,48 +209,60 @@ def _rounds(kind, mode, c, rng, rewards, actions, counts, sums, successes,
     for s in range(actions.shape[1]):
         if mode & CHOOSE:
             for r in range(n):
-                actions[r, s] = _choose(kind, c, r, counts, sums, successes, t, rng, values)
+                actions[r, s] = _choose(kind, params, r, counts, sums, successes, t, rng,
+                                        values)
         if mode & UPDATE:
             for r in range(n):
                 arm = actions[r, s]
                 reward = rewards[r, s, arm] if every_arm else rewards[r, s, 0]
-                _update(kind, r, arm, reward, counts, sums, successes, t, rng)
+                _update(kind, params, r, arm, reward, noise[s * n + r] if noise.size else 0.0,
+                        counts, sums, successes, t, rng)
 
 
 @njit(**_JIT)
-def ucb1_rounds(mode, c, rng, rewards, actions, counts, sums, successes,
+def ucb1_rounds(mode, params, noise, rng, rewards, actions, counts, sums, successes,
                 t):  # pragma: no cover - compiled
     """:func:`_rounds` of UCB1."""
-    _rounds(UCB1, mode, c, rng, rewards, actions, counts, sums, successes, t)
+    _rounds(UCB1, mode, params, noise, rng, rewards, actions, counts, sums, successes, t)
 
 
 @njit(**_JIT)
-def kl_ucb_rounds(mode, c, rng, rewards, actions, counts, sums, successes,
+def kl_ucb_rounds(mode, params, noise, rng, rewards, actions, counts, sums, successes,
                   t):  # pragma: no cover - compiled
     """:func:`_rounds` of KL-UCB."""
-    _rounds(KL_UCB, mode, c, rng, rewards, actions, counts, sums, successes, t)
+    _rounds(KL_UCB, mode, params, noise, rng, rewards, actions, counts, sums, successes, t)
 
 
 @njit(**_JIT)
-def thompson_rounds(mode, c, rng, rewards, actions, counts, sums, successes,
+def thompson_rounds(mode, params, noise, rng, rewards, actions, counts, sums, successes,
                     t):  # pragma: no cover - compiled
     """:func:`_rounds` of Thompson sampling."""
-    _rounds(THOMPSON, mode, c, rng, rewards, actions, counts, sums, successes, t)
-
-
-#: The compiled entry point of each rule.
-ROUNDS = {UCB1: ucb1_rounds, KL_UCB: kl_ucb_rounds, THOMPSON: thompson_rounds}
+    _rounds(THOMPSON, mode, params, noise, rng, rewards, actions, counts, sums, successes, t)
 
 
 @njit(**_JIT)
-def index_values(kind, c, counts, sums, t, out):  # pragma: no cover - compiled
-    """Every run's index (N, K) of a deterministic rule (UCB1, KL-UCB), +inf for unpulled arms."""
+def ldp_ucb_rounds(mode, params, noise, rng, rewards, actions, counts, sums, successes,
+                   t):  # pragma: no cover - compiled
+    """:func:`_rounds` of LDP-UCB: the server's index and the user's choice, the user's
+    report (exactly the mechanism's release, from its noise stream), the server's update."""
+    _rounds(LDP_UCB, mode, params, noise, rng, rewards, actions, counts, sums, successes, t)
+
+
+#: The compiled entry point of each index rule.
+ROUNDS = {UCB1: ucb1_rounds, KL_UCB: kl_ucb_rounds, THOMPSON: thompson_rounds,
+          LDP_UCB: ldp_ucb_rounds}
+
+
+@njit(**_JIT)
+def index_values(kind, params, counts, sums, t, out):  # pragma: no cover - compiled
+    """Every run's index (N, K) of a deterministic rule (UCB1, KL-UCB, LDP-UCB's broadcast),
+    +inf for unpulled arms."""
     n, k = counts.shape
     for r in range(n):
-        width = _width(kind, c, t[r])
+        width = _width(kind, params, t[r])
         for a in range(k):
-            out[r, a] = np.inf if counts[r, a] == 0 else _index(kind, counts[r, a], sums[r, a],
-                                                                 width)
+            out[r, a] = np.inf if counts[r, a] == 0 else _index(kind, params, counts[r, a],
+                                                                 sums[r, a], width)
     return out
 
 
@@ -328,61 +358,3 @@ def distributions(kind, horizon, losses, t, out):  # pragma: no cover - compiled
     for r in range(n):
         _distribution(kind, _learning_rate(kind, horizon, k, t[r]), losses[r], out[r])
     return out
-
-
-# --------------------------------------------------------------------------- LDP-UCB
-
-
-@njit(**_INLINE)
-def _ldp_index(pulls, noisy_sum, width, upper):  # pragma: no cover - compiled
-    """LDP-UCB's index: ``min(mu~ + width/sqrt(n), upper)``, +inf for an unpulled arm."""
-    return np.inf if pulls == 0 else min(noisy_sum / pulls + width / math.sqrt(pulls), upper)
-
-
-@njit(**_JIT)
-def ldp_ucb_indices(width, upper, counts, noisy_sums, out):  # pragma: no cover - compiled
-    """Every run's LDP-UCB index (N, K): the server's broadcast."""
-    for r in range(counts.shape[0]):
-        for a in range(counts.shape[1]):
-            out[r, a] = _ldp_index(counts[r, a], noisy_sums[r, a], width, upper)
-    return out
-
-
-@njit(**_JIT)
-def ldp_ucb_rounds(mode, width, cap, lower, upper, grid, noise, rng, rewards, actions, counts,
-                   noisy_sums, t):  # pragma: no cover - compiled
-    """Rounds of LDP-UCB over all runs, in place (``mode``, ``rewards``, ``actions`` as
-    :func:`_rounds`).
-
-    1. server's broadcast, user's choice: the index ``min(mu~ + width/sqrt(n), cap)``
-       (+inf for unpulled arms; ``cap`` the agent's upper reward bound), ties broken by one
-       uniform;
-    2. user's report: the reward clipped to the mechanism's ``[lower, upper]``, snapped to its
-       ``grid``, plus its next noise value (``noise``: the round-major values of the
-       :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism`'s stream, N per round), exactly
-       the mechanism's release;
-    3. server's update from the report only: noisy sum, count, t.
-    """
-    n, k = counts.shape
-    values = np.empty(k)
-    every_arm = rewards.shape[2] > 1
-    for s in range(actions.shape[1]):
-        if mode & CHOOSE:
-            for r in range(n):
-                best, ties, arm = -np.inf, 0, 0
-                for a in range(k):
-                    v = _ldp_index(counts[r, a], noisy_sums[r, a], width, cap)
-                    values[a] = v
-                    if v > best:
-                        best, ties, arm = v, 1, a
-                    elif v == best:
-                        ties += 1
-                actions[r, s] = _tie_break(values, best, ties, arm, rng)
-        if mode & UPDATE:
-            for r in range(n):
-                arm = actions[r, s]
-                reward = rewards[r, s, arm] if every_arm else rewards[r, s, 0]
-                value = snap_add(min(max(reward, lower), upper), noise[s * n + r], grid)
-                noisy_sums[r, arm] += value
-                counts[r, arm] += 1
-                t[r] += 1
