@@ -356,12 +356,16 @@ class LocalDPAgent(_PrivateMixin, Agent):
         """User side: the privatised message of a batch of users, from the round's feedback
         (``next_obs`` included: semi-bandit and two-point settings report on it) and the
         server's broadcast. The inputs are checked as ``observe`` checks them
-        (:meth:`_user_inputs`; the broadcast where it is read), then :meth:`_report`."""
-        return self._report(*self._user_inputs(obs, actions, rewards, next_obs), public_state)
+        (:meth:`_user_inputs`, and :meth:`_broadcast` where the user side reads it), then
+        :meth:`_report`."""
+        return self._report(*self._user_inputs(obs, actions, rewards, next_obs),
+                            self._broadcast(public_state) if self.report_reads_public_state
+                            else public_state)
 
     def _report(self, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
                 next_obs: np.ndarray, public_state: Any) -> dict[str, np.ndarray]:
-        """:meth:`local_report` on checked inputs (``observe`` calls it directly)."""
+        """:meth:`local_report` on checked inputs and broadcast (``observe`` calls it directly,
+        with the server's own :meth:`public_state`)."""
         raise NotImplementedError
 
     def update(self, report: dict[str, np.ndarray]) -> None:

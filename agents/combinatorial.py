@@ -880,7 +880,7 @@ class CUCBLDP2(_LocalCombinatorial):
     def _report(self, obs, actions, rewards, next_obs, public_state):
         played = np.asarray(actions).astype(bool)
         rows = np.arange(played.shape[0])
-        counts = np.where(played, self._broadcast(public_state)["counts"], np.iinfo(np.int64).max)
+        counts = np.where(played, public_state["counts"], np.iinfo(np.int64).max)
         arm = counts.argmin(axis=1)
         sent = played[rows, arm]
         value = np.where(sent, self.mechanism(next_obs[rows, arm]), 0.0)

@@ -572,7 +572,7 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         obs = self._check_obs(obs, None)[:, None]
         rewards = rewards.reshape(self._n, 1, 1)
         state = {**self._state(), **{k: np.require(v, requirements=["C", "W"])
-                                     for k, v in self._broadcast(public_state).items()}}
+                                     for k, v in public_state.items()}}
         msgs, noise = self._buffers(1), self._noise(1)
         self._kernel(glm_kernels.REPORT, obs, rewards, forced.astype(np.int64)[:, None], state,
                      noise, msgs, np.empty((self._n, 1), dtype=np.int64))

@@ -858,8 +858,8 @@ class LDPMAB(LocalDPAgent):
     def local_report(self, obs, actions, rewards, next_obs, public_state, source: int = 0):
         """As :meth:`LocalDPAgent.local_report`; ``source`` the dataset of the users (0: the
         target; m: auxiliary dataset m, released with its own budget)."""
-        return self._report(*self._user_inputs(obs, actions, rewards, next_obs), public_state,
-                            source)
+        return self._report(*self._user_inputs(obs, actions, rewards, next_obs),
+                            _check_partition(self._broadcast(public_state), self.dim), source)
 
     def _report(self, obs, actions, rewards, next_obs, public_state, source: int = 0):
         """User side: the message of each run's user given the public partition: ``bins``
@@ -873,7 +873,7 @@ class LDPMAB(LocalDPAgent):
         if src >= len(self.mechanisms):
             raise ValueError(f"source must be < {len(self.mechanisms)} (the target and the "
                              f"auxiliary datasets), got {src}")
-        pub = _check_partition(self._broadcast(public_state), self.dim)
+        pub = {k: np.array(v) for k, v in public_state.items()}  # the kernel writes into them
         width = int(pub["n_active"].max())
         msgs = self._message_buffers(1, width)
         partition_rounds(REPORT, x[:, None], r.reshape(-1, 1, 1), acts[:, None], src, 0, 1,
