@@ -151,7 +151,7 @@ def _limit(kind, runs, horizon, means, rng, grid, p, width):  # pragma: no cover
 def limit_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
     kind = {"UCB1": 0, "KL-UCB": 1, "Thompson": 2, "LDP-UCB": 3}[rule]
     mech = LaplaceMechanism(1.0, 0.0, 1.0, seed=0)
-    p = float(-np.expm1(-mech.grid / (mech.sensitivity + mech.grid)))
+    p = float(mech._geometric_p(mech.sensitivity, mech.grid))
     return _limit(kind, runs, horizon, MEANS, np.random.default_rng(seed), mech.grid, p,
                   ldp_width(horizon))
 

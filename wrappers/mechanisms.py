@@ -191,6 +191,12 @@ class Mechanism:
         refuses a larger value as a message no user sent. Default: no bound (inf)."""
         return math.inf
 
+    def _geometric_p(self, sensitivity, grid):
+        """The success probability of the geometric pairs whose difference is the discrete
+        Laplace noise on ``grid`` for ``sensitivity``: ``P(k) ~ exp(-|k| g eps / (sensitivity
+        + snaps g))`` (the snapping of every coordinate one change touches included)."""
+        return -np.expm1(-grid * self.epsilon / (sensitivity + self.snaps * grid))
+
     def _grid_laplace(self, x: np.ndarray, sensitivity) -> np.ndarray:
         """Snap ``x`` to the grid and add discrete Laplace noise calibrated to
         ``sensitivity + snaps g`` (``snaps``: the snapped coordinates one change touches)."""
@@ -206,8 +212,7 @@ class Mechanism:
                 sens = np.broadcast_to(sens, x.shape)
             g = grid_step(sens / self.epsilon, self.magnitude)
             snapped = sens + self.snaps * g
-            # discrete Laplace on the grid: P(k) ~ exp(-|k| g eps / snapped)
-            cal = (sens, g, -np.expm1(-g * self.epsilon / snapped), snapped / self.epsilon)
+            cal = (sens, g, self._geometric_p(sens, g), snapped / self.epsilon)
             if key is not None:
                 cache[key] = cal
         sens, g, p, scale = cal
@@ -255,12 +260,11 @@ class LaplaceMechanism(Mechanism):
         self.stream = self._noise_stream(self.sensitivity)
 
     def _noise_stream(self, sensitivity: float) -> NoiseStream:
-        """Discrete Laplace noise on the grid calibrated to ``sensitivity + snaps g``,
-        ``P(k) ~ exp(-|k| g eps / (sensitivity + snaps g))``, drawn ahead in a stream: a round
-        alone and a block of rounds drawn at once see the same noise."""
-        snapped = sensitivity + self.snaps * self.grid
+        """Discrete Laplace noise on the grid for ``sensitivity`` (:meth:`_geometric_p`), drawn
+        ahead in a stream: a round alone and a block of rounds drawn at once see the same
+        noise."""
         return NoiseStream(self.rng, functools.partial(
-            _discrete_laplace, p=float(-np.expm1(-self.grid * self.epsilon / snapped)),
+            _discrete_laplace, p=float(self._geometric_p(sensitivity, self.grid)),
             grid=self.grid))
 
     def record(self, clipped: np.ndarray) -> None:
