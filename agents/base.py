@@ -29,6 +29,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import VectorEnv
 
+from ldp_gym.protocols import BlockPlay
 from ldp_gym.validation import (
     Part,
     check_action,
@@ -92,11 +93,9 @@ class Agent:
     #: parameter set of :meth:`_unit_test_params`).
     test_env: ClassVar[str] = "LDPMAB-v0"
     test_params: ClassVar[dict[str, Any]] = {}
-    #: Whether the agent commits to one action for several rounds (see ``commitment``).
-    commits: ClassVar[bool] = False
-    #: Whether the agent can run its per-round rule over a block of drawn rewards of its
-    #: current action and say where it would have switched (``observe_stretch``).
-    speculates: ClassVar[bool] = False
+    #: How the agent consumes the runner's block path (the runner's table
+    #: :data:`ldp_gym.runner.blocks.PLAYERS`): ``ROUNDS``, by ``act``/``observe``.
+    block_play: ClassVar[BlockPlay] = BlockPlay.ROUNDS
     #: Whether ``horizon`` must be given.
     needs_horizon: ClassVar[bool] = False
     _privacy: Privacy | None = None

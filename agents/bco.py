@@ -33,7 +33,7 @@ Thm 5).
 
 Paths: every agent plays round by round (``act``, the env's ``step``,
 ``observe``); FKM and ADX also play whole blocks of the runner's block path
-(``plays_evaluated_blocks``, :meth:`FKM.play_world`): one compiled kernel runs
+(``block_play = PLAYS_EVALUATED``, :meth:`FKM.play_world`): one compiled kernel runs
 act, the env's compiled round, the release's compiled transform (if a release
 wraps the env) and observe, with the unit vectors drawn ahead from the agent's
 stream, bitwise the rounds played one by one. No release formula is written
@@ -71,6 +71,7 @@ from gymnasium import spaces
 from numba import njit
 
 from ldp_gym.envs.bco import _box_status
+from ldp_gym.protocols import BlockPlay
 from ldp_gym.validation import check_actions, check_int, check_real
 
 from .base import Agent
@@ -529,9 +530,9 @@ class _SchedulePicker(BCOAgent):
 class _GradientDescent(_SchedulePicker):
     """FKM and ADX: gradient descent on y from sphere sampling around it, which also play
     blocks of an :class:`~ldp_gym.protocols.EvaluatesBlocks` setting in one compiled kernel
-    (``plays_evaluated_blocks``, :meth:`play_world`): the runner's block path."""
+    (``block_play = PLAYS_EVALUATED``, :meth:`play_world`): the runner's block path."""
 
-    plays_evaluated_blocks: ClassVar[bool] = True
+    block_play = BlockPlay.PLAYS_EVALUATED
     rho: float
     y: np.ndarray
     _cap: float

@@ -39,7 +39,7 @@ failure, so every error below is unchanged. The noise of these per-round paths
 comes from the mechanisms' ``__call__``.
 
 Block path (CUCB, CUCB-LDP1, CUCB-LDP2 with a library family: top-K, paths,
-coverage; ``plays_outcome_blocks``): the runner hands every base arm's
+coverage; ``block_play = PLAYS_OUTCOMES``): the runner hands every base arm's
 outcomes of L rounds (N, L, m), drawn ahead by the env (they do not depend on
 the super arms), to :meth:`CombinatorialAgent.play_outcomes`, which plays the
 L rounds in one compiled kernel (:func:`_play_rounds`), each round the
@@ -96,6 +96,7 @@ from gymnasium import spaces
 from numba import njit
 
 from ldp_gym.oracles import Family, oracle_row
+from ldp_gym.protocols import BlockPlay
 from ldp_gym.validation import Part, check_int, check_share
 from ldp_gym.wrappers.compiled import snap_add
 from ldp_gym.wrappers.continual import TreeMechanism
@@ -539,13 +540,15 @@ class CombinatorialAgent(Agent):
     _ahead_mechanism: LaplaceMechanism | None = None
 
     @property
-    def plays_outcome_blocks(self) -> bool:
-        """Whether :meth:`play_outcomes` is available (the runner's block path,
-        :class:`~ldp_gym.protocols.PlaysOutcomeBlocks`): a class with a compiled block path
-        (CUCB, CUCB-LDP1, CUCB-LDP2) and a library family with a compiled oracle (top-K,
-        paths, coverage)."""
-        return self._release is not None and isinstance(self.family, Family) \
-            and self.family._kernel_spec() is not None
+    def block_play(self) -> BlockPlay:  # type: ignore[override]  # (it depends on the family)
+        """``PLAYS_OUTCOMES`` where :meth:`play_outcomes` is available (the runner's block
+        path, :class:`~ldp_gym.protocols.PlaysOutcomeBlocks`): a class with a compiled block
+        path (CUCB, CUCB-LDP1, CUCB-LDP2) and a library family with a compiled oracle (top-K,
+        paths, coverage); else ``ROUNDS``."""
+        if self._release is not None and isinstance(self.family, Family) \
+                and self.family._kernel_spec() is not None:
+            return BlockPlay.PLAYS_OUTCOMES
+        return BlockPlay.ROUNDS
 
     def _draw_noise(self, count: int) -> np.ndarray:
         """``count`` values of the user's mechanism's noise (its release of zeros)."""
@@ -584,9 +587,9 @@ class CombinatorialAgent(Agent):
         while the kernel runs): the law of per-round play, another stream. ``last_report``
         is left as it was. Every outcome must lie in ``outcome_bounds`` (and
         the mechanism's [0, 1]: nothing is clipped here), else ``ValueError``."""
-        if not self.plays_outcome_blocks:
+        if self.block_play is not BlockPlay.PLAYS_OUTCOMES:
             raise ValueError(f"{self.name} has no block path with family {self.family!r} "
-                             f"(plays_outcome_blocks is False): play it by act/observe")
+                             f"(block_play is ROUNDS): play it by act/observe")
         n, m = self._n, self.n_arms
         x = np.asarray(outcomes)
         if x.ndim != 3 or x.shape[0] != n or x.shape[2] != m or x.dtype.kind != "f":

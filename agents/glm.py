@@ -39,6 +39,7 @@ import numpy as np
 from scipy import special
 
 from ldp_gym.envs.glm import LINKS
+from ldp_gym.protocols import BlockPlay
 from ldp_gym.validation import (
     Part,
     check_action,
@@ -384,7 +385,7 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
                                   "reward_bound": 0.4}]
 
     #: :meth:`play_block` is available: the runner plays blocks of rounds drawn ahead
-    plays_blocks = True
+    block_play = BlockPlay.PLAYS_BLOCKS
     #: the server state's arrays that users read (``public_state``)
     public_names: tuple[str, ...] = ()
     #: the mechanism of the messages (set by ``_init_state``); its ``streams`` give the noise

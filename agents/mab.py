@@ -32,6 +32,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ldp_gym.protocols import BlockPlay
 from ldp_gym.validation import Part, check_finite, check_input, check_real
 from ldp_gym.wrappers.mechanisms import (
     LaplaceMechanism,
@@ -66,7 +67,7 @@ class MABAgent(Agent):
                           reward_bounds: tuple[float, float] | None = None) -> None:
         """Learn from ``counts[i]`` rounds of ``actions[i]`` whose rewards summed to ``reward_sums[i]``.
 
-        Only for agents that commit (``commits = True``): within a commitment,
+        Only for agents that commit (``block_play = COMMITS``): within a commitment,
         such agents use nothing but the sum of the rewards. A sum cannot be
         clipped reward by reward, and clipping the sum does not bound one
         reward's influence (one reward of 1000 among 16 rewards of 0.5 moves a
@@ -122,7 +123,7 @@ class _Compiled(MABAgent):
     rounds (``play_block``, the runner's block path), bitwise alike."""
 
     kind: ClassVar[int]
-    plays_blocks = True
+    block_play = BlockPlay.PLAYS_BLOCKS
 
     def _rounds(self, mode: int, rewards: np.ndarray, actions: np.ndarray) -> np.ndarray:
         """Run the kernel in ``mode`` on ``rewards`` (N, L, K or 1) and ``actions`` (N, L)."""
@@ -498,7 +499,7 @@ class DPUCB(_GlobalMAB):
 
     name = "DP-UCB"
     needs_horizon = True
-    speculates = True
+    block_play = BlockPlay.SPECULATES
     test_params = {"epsilon": 1.0}
 
     @classmethod
@@ -617,7 +618,7 @@ class DPSE(_GlobalMAB):
 
     name = "DP-SE"
     needs_horizon = True
-    commits = True
+    block_play = BlockPlay.COMMITS
     test_params = {"epsilon": 1.0}
 
     @classmethod
@@ -722,7 +723,7 @@ class AdaPUCB(_GlobalMAB):
     """
 
     name = "AdaP-UCB"
-    commits = True
+    block_play = BlockPlay.COMMITS
     test_params = {"epsilon": 1.0}
 
     @classmethod

@@ -64,6 +64,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ldp_gym.protocols import BlockPlay
 from ldp_gym.validation import MIN_EPSILON, Part, check_finite, check_int, check_real, check_share
 from ldp_gym.wrappers.compiled import snap_add
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism
@@ -675,7 +676,7 @@ class LDPMAB(LocalDPAgent):
     test_env = "LDPNonparametricBandit-v0"
     test_params = {"epsilon": 1.0}
     #: :meth:`play_block` is available (the runner's block path)
-    plays_blocks = True
+    block_play = BlockPlay.PLAYS_BLOCKS
     #: several sources with the multi-source estimator (eq. 26-28)
     multi_source = False
 
@@ -1281,7 +1282,7 @@ class ABSE(Agent):
     needs_horizon = True
     test_env = "LDPNonparametricBandit-v0"
     test_params = {}
-    plays_blocks = True
+    block_play = BlockPlay.PLAYS_BLOCKS
 
     @classmethod
     def _unit_test_params(cls):
@@ -1377,7 +1378,7 @@ class UniformRandom(Agent):
     """
 
     name = "Uniform"
-    plays_blocks = True
+    block_play = BlockPlay.PLAYS_BLOCKS
 
     def _init_state(self, n):
         self.t = np.zeros(n, np.int64)

@@ -37,7 +37,8 @@ import numpy as np
 
 import ldp_gym
 from ldp_gym.agents import CUCB, CUCBDP, CUCBLDP1, CUCBLDP2
-from ldp_gym.runner import _prefetched
+from ldp_gym.protocols import BlockPlay
+from ldp_gym.runner.blocks import _prefetched
 
 ENV = "LDPCombinatorialBandit-v0"
 EPSILON = 1.0
@@ -83,7 +84,7 @@ def blocks_speed(cls, env_kwargs: dict, runs: int, horizon: int, repeat: int) ->
                             max_episode_steps=horizon, **env_kwargs)
         env = venv.unwrapped
         agent = cls.from_env(venv, seed=0, **_kwargs(cls))
-        if not getattr(agent, "plays_outcome_blocks", False):
+        if agent.block_play is not BlockPlay.PLAYS_OUTCOMES:
             return float("nan")
         venv.reset(seed=0)
         cum = np.zeros(runs)

@@ -13,15 +13,17 @@ ahead is declared here, never guessed:
   agent played: combinatorial semi-bandits) and/or
   :class:`DrawsStretches` (rounds of one given action per run, per round or
   summed exactly; i.i.d. rewards given the action);
-* agents declare, by class flags, how they consume a block: ``commits``
-  (:class:`Commits`: learns from reward sums only), ``speculates``
-  (:class:`Speculates`: runs its rule over drawn rewards of its action and
-  says where it would have switched), ``plays_blocks`` (:class:`PlaysBlocks`:
-  plays every round of a drawn block itself), ``plays_outcome_blocks``
-  (:class:`PlaysOutcomeBlocks`: plays every round of a block of drawn outcomes,
-  on a :class:`ScoresBlocks` setting); any other agent plays a drawn
+* agents declare, in one attribute ``block_play`` (:class:`BlockPlay`), how
+  they consume a block: ``COMMITS`` (:class:`Commits`: learns from reward sums
+  only), ``SPECULATES`` (:class:`Speculates`: runs its rule over drawn rewards
+  of its action and says where it would have switched), ``PLAYS_BLOCKS``
+  (:class:`PlaysBlocks`: plays every round of a drawn block itself),
+  ``PLAYS_OUTCOMES`` (:class:`PlaysOutcomeBlocks`: plays every round of a block
+  of drawn outcomes, on a :class:`ScoresBlocks` setting), ``PLAYS_EVALUATED``
+  (below); any other agent (``ROUNDS``, the default) plays a drawn
   :class:`DrawsBlocks` block through ``act``/``observe``, round by round (and
-  a :class:`ScoresBlocks` setting round by round);
+  a :class:`ScoresBlocks` setting round by round). The runner's table
+  (:data:`ldp_gym.runner.blocks.PLAYERS`) maps each declaration to its player;
 * a wrapper is bypassed by the block path (its ``step`` is not called), so
   every wrapper layer must declare ``needs_round_by_round = False`` for blocks
   to be used. The default is ``True``: a wrapper that declares nothing (a
@@ -31,7 +33,7 @@ ahead is declared here, never guessed:
 
 Evaluated blocks (bandit convex optimisation): a setting that declares
 :class:`EvaluatesBlocks` draws a block's randomness ahead and hands over its
-compiled round (:class:`RoundKernel`); an agent with ``plays_evaluated_blocks``
+compiled round (:class:`RoundKernel`); an agent with ``PLAYS_EVALUATED``
 (:class:`PlaysEvaluatedBlocks`) plays the block in one compiled kernel; a
 privacy wrapper with ``releases_blocks`` (:class:`ReleasesBlocks`) hands over
 its compiled release and the noise its mechanism drew ahead
@@ -41,14 +43,34 @@ without ``needs_round_by_round = False``.
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["BlockPlayer", "Commits", "DrawsBlocks", "DrawsStretches", "PlaysBlocks",
+__all__ = ["BlockPlay", "BlockPlayer", "Commits", "DrawsBlocks", "DrawsStretches", "PlaysBlocks",
            "PlaysOutcomeBlocks", "ScoresBlocks", "Speculates"]
 __all__ += ["EvaluatesBlocks", "PlaysEvaluatedBlocks", "ReleaseKernel", "ReleasesBlocks",
             "RoundKernel"]
+
+
+class BlockPlay(Enum):
+    """How an agent consumes the runner's block path: its one declaration, ``block_play``
+    (the runner's table :data:`ldp_gym.runner.blocks.PLAYERS` says what each one gets)."""
+
+    #: ``act``/``observe`` only (the default): a :class:`DrawsBlocks` block is played through
+    #: them (with few runs), any other setting round by round.
+    ROUNDS = "rounds"
+    #: :class:`Commits`: plays its action for ``commitment()`` rounds, learns from sums only.
+    COMMITS = "commits"
+    #: :class:`Speculates`: runs its rule over drawn rewards of its action, stops at a switch.
+    SPECULATES = "speculates"
+    #: :class:`PlaysBlocks`: plays every round of a drawn block itself (``play_block``).
+    PLAYS_BLOCKS = "plays_blocks"
+    #: :class:`PlaysOutcomeBlocks`: plays every round of drawn base-arm outcomes.
+    PLAYS_OUTCOMES = "plays_outcomes"
+    #: :class:`PlaysEvaluatedBlocks`: plays an :class:`EvaluatesBlocks` block in one kernel.
+    PLAYS_EVALUATED = "plays_evaluated"
 
 
 @runtime_checkable
@@ -97,7 +119,7 @@ class ScoresBlocks(Protocol):
 
 
 class Commits(Protocol):
-    """An agent with ``commits = True``: it plays its action for ``commitment()`` rounds and
+    """An agent with ``block_play = COMMITS``: it plays its action for ``commitment()`` rounds and
     learns from their reward sum only."""
 
     def commitment(self) -> np.ndarray: ...
@@ -108,7 +130,7 @@ class Commits(Protocol):
 
 
 class Speculates(Protocol):
-    """An agent with ``speculates = True``: runs its per-round rule over drawn rewards of its
+    """An agent with ``block_play = SPECULATES``: runs its per-round rule over drawn rewards of its
     action and returns the rounds (N,) it used (at most ``limit``)."""
 
     def observe_stretch(self, actions: np.ndarray, rewards: np.ndarray,
@@ -116,14 +138,14 @@ class Speculates(Protocol):
 
 
 class PlaysBlocks(Protocol):
-    """An agent with ``plays_blocks = True``: plays every round of a drawn block (observations
+    """An agent with ``block_play = PLAYS_BLOCKS``: plays every round of a drawn block (observations
     (N, L + 1, ...), every arm's rewards (N, L, K)) and returns its actions (N, L)."""
 
     def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray: ...
 
 
 class PlaysOutcomeBlocks(Protocol):
-    """An agent with ``plays_outcome_blocks = True`` (on a :class:`ScoresBlocks` setting):
+    """An agent with ``block_play = PLAYS_OUTCOMES`` (on a :class:`ScoresBlocks` setting):
     plays every round of a block of drawn outcomes (N, L, m) (sees the outcomes of its super
     arm of each round only) and returns its super arms (N, L, m) int8."""
 
@@ -131,7 +153,8 @@ class PlaysOutcomeBlocks(Protocol):
 
 
 class BlockPlayer(Protocol):
-    """The runner's side of the block protocol, one per agent and env (``runner._block_player``)."""
+    """The runner's side of the block protocol, one per agent and env
+    (:func:`ldp_gym.runner.blocks.block_player`)."""
 
     def play(self, obs: np.ndarray, limit: np.ndarray) -> tuple[np.ndarray, ...]:
         """Play the next block from observations ``obs``, at most ``limit[i]`` rounds in run i
@@ -213,7 +236,7 @@ class ReleasesBlocks(Protocol):
 
 
 class PlaysEvaluatedBlocks(Protocol):
-    """An agent with ``plays_evaluated_blocks = True``: plays ``length`` rounds of a
+    """An agent with ``block_play = PLAYS_EVALUATED``: plays ``length`` rounds of a
     :class:`EvaluatesBlocks` setting in one compiled kernel (act, the setting's round, the
     release if any, observe) and returns the regrets (length, N) and ``projected`` flags
     (length, N), or raises the error the round-by-round path would (an action the env

@@ -27,6 +27,7 @@ from gymnasium.vector.utils import batch_space
 import ldp_gym
 from ldp_gym.agents import AGENTS, LDPUCB, Agent, GlobalDPAgent, LocalDPAgent, Privacy
 from ldp_gym.agents.base import readonly
+from ldp_gym.protocols import BlockPlay
 from ldp_gym.wrappers.mechanisms import recording
 
 gym.register_envs(ldp_gym)
@@ -541,7 +542,7 @@ def test_dp_ucb_tree_is_calibrated_for_the_horizon():
     assert agent.tree.epsilon == 0.5 and agent.tree.node_sensitivity == 10.0
 
 
-COMMITTING = [c for c in CLASSES if c.commits]
+COMMITTING = [c for c in CLASSES if c.block_play is BlockPlay.COMMITS]
 
 
 @pytest.mark.parametrize("cls", COMMITTING, ids=[c.name for c in COMMITTING])

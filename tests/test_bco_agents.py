@@ -569,12 +569,12 @@ def test_block_path_is_bitwise_round_by_round(cls, loss, regime, private):
 
 
 def test_block_path_is_chosen_by_what_agents_and_wrappers_declare():
-    from ldp_gym.runner import _block_player
+    from ldp_gym.runner.blocks import block_player
     from ldp_gym.wrappers import VectorGaussianReward
 
     def player(env_id, cls, wrappers=(), **kw):
         venv = ldp_gym.make_vector_env(env_id, 3, 100, wrappers)
-        return type(_block_player(cls.from_env(venv, **kw), venv, 100)).__name__
+        return type(block_player(cls.from_env(venv, **kw), venv, 100)).__name__
 
     assert player(ONE, FKM) == player(TWO, TwoPointGD) == "_Evaluated"
     assert player(ONE, FKM, _one_point_release()) == "_Evaluated"

@@ -16,6 +16,7 @@ from scipy import stats
 import ldp_gym
 from ldp_gym.agents import AGENTS, CUCB, CUCBDP, CUCBLDP1, CUCBLDP2, LDPUCB
 from ldp_gym.agents.combinatorial import oracle_weights
+from ldp_gym.protocols import BlockPlay
 from ldp_gym.wrappers.audit import audit
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism
 from ldp_gym.wrappers.semibandit import LaplaceSemiBandit, VectorLaplaceSemiBandit
@@ -728,7 +729,7 @@ def test_block_path_is_bitwise_per_round_play_on_the_same_noise(cls, kwargs):
     x = env.draw_outcomes(length)
     kw = {} if cls is CUCB else {"epsilon": 40.0}  # widths that let indices leave the cap
     fast, ref = (cls.from_env(env, seed=3, horizon=1000, **kw) for _ in range(2))
-    assert fast.plays_outcome_blocks
+    assert fast.block_play is BlockPlay.PLAYS_OUTCOMES
     if cls is not CUCB:
         twin = cls.from_env(env, seed=3, horizon=1000, **kw).mechanism
         ref.mechanism = Replay(twin)
@@ -826,8 +827,8 @@ def test_block_path_declared_only_where_it_runs():
     """CUCB-DP and agents on a family without a compiled oracle play round by round; the block
     path refuses outcomes it cannot play as the per-round path does."""
     env = block_env(2, 10)
-    assert not CUCBDP.from_env(env, epsilon=1.0).plays_outcome_blocks
-    assert not make(CUCB).plays_outcome_blocks  # the local stand-in family
+    assert CUCBDP.from_env(env, epsilon=1.0).block_play is BlockPlay.ROUNDS
+    assert make(CUCB).block_play is BlockPlay.ROUNDS  # the local stand-in family
     with pytest.raises(ValueError, match="no block path"):
         make(CUCB, n=2).play_outcomes(np.zeros((2, 3, 6)))
     agent = CUCBLDP1.from_env(env, epsilon=1.0)

@@ -7,6 +7,7 @@ import pytest
 
 import ldp_gym
 from ldp_gym.agents import LDPGLOC, LDPOLS, LDPSGD, LDPLinUCB, LDPMultiOLS, LDPMultiSGD
+from ldp_gym.protocols import BlockPlay
 from ldp_gym.wrappers.mechanisms import GaussianStatistics, L2BallMechanism
 
 CASES = [(LDPOLS, "LDPLinearBandit-v0", {}), (LDPLinUCB, "LDPLinearBandit-v0", {}),
@@ -96,7 +97,7 @@ def test_runner_compiled_path_equals_its_per_round_block_path():
     """The runner's compiled path (play_block, prefetch thread) and its per-round loop over the
     same drawn blocks record bitwise the same regret."""
     class PerRound(LDPGLOC):
-        plays_blocks = False
+        block_play = BlockPlay.ROUNDS
 
     kw = dict(horizon=1200, n_runs=4, seed=3, progress=False)
     fast = ldp_gym.run("LDPGLMBandit-v0", {"A": (LDPGLOC, {"epsilon": 1.0})}, **kw)
@@ -127,6 +128,6 @@ def test_play_block_validates():
     with pytest.raises(ValueError, match="rewards must have shape"):
         agent.play_block(np.zeros((2, 5, 20)), np.zeros((2, 4, 9)))
     multi = LDPMultiOLS(3, dim=2, epsilon=1.0, horizon=10, num_envs=2, seed=0)
-    assert multi.plays_blocks
+    assert multi.block_play is BlockPlay.PLAYS_BLOCKS
     with pytest.raises(ValueError, match=r"\(2, 5, 2\)"):
         multi.play_block(np.zeros((2, 5, 6)), np.zeros((2, 4, 3)))

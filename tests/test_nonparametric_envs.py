@@ -32,6 +32,7 @@ from ldp_gym.envs.nonparametric import (
     load_classification,
     sample_auxiliary_contexts,
 )
+from ldp_gym.runner.blocks import block_player
 
 NP_ID = "LDPNonparametricBandit-v0"
 CLS_ID = "LDPClassificationBandit-v0"
@@ -303,9 +304,9 @@ def test_block_path_and_round_by_round_give_the_same_regret_law():
     (draw_block) and round by round (step), 400 runs each: two-sample z-test at level 1e-6."""
     horizon, n_runs, seeds = 200, 50, range(8)
     plain = runner.make_vector_env(NP_ID, n_runs, horizon)
-    assert runner._block_player(_Slabs(), plain, horizon) is not None
+    assert block_player(_Slabs(), plain, horizon) is not None
     wrapped = [(_RoundByRound, {})]
-    assert runner._block_player(_Slabs(), runner.make_vector_env(NP_ID, n_runs, horizon, wrapped),
+    assert block_player(_Slabs(), runner.make_vector_env(NP_ID, n_runs, horizon, wrapped),
                                 horizon) is None
     blocks = np.concatenate([ldp_gym.run(NP_ID, {"p": _Slabs()}, horizon, n_runs, seed=s,
                                          progress=False).regret["p"][:, -1] for s in seeds])

@@ -2,6 +2,7 @@
 plotting, sweeps."""
 
 import math
+from unittest.mock import ANY
 
 import gymnasium as gym
 import numpy as np
@@ -13,7 +14,8 @@ from ldp_gym import Results, runner
 from ldp_gym.agents import DPSE, DPUCB, LDPOLS, UCB1, AdaPKLUCB, AdaPUCB, TsallisINF
 from ldp_gym.envs.glm import GLMCore, MultiParamGLMCore
 from ldp_gym.envs.mab import AdversarialMABCore, MABCore
-from ldp_gym.protocols import DrawsBlocks, DrawsStretches, EvaluatesBlocks, ScoresBlocks
+from ldp_gym.protocols import BlockPlay, DrawsBlocks, DrawsStretches
+from ldp_gym.runner import blocks, loop, progress
 from ldp_gym.wrappers.reward import (
     GaussianReward,
     LaplaceReward,
@@ -151,30 +153,102 @@ def test_settings_declare_what_can_be_drawn_ahead():
     assert isinstance(core, DrawsBlocks) and not isinstance(core, DrawsStretches)
 
 
-def test_every_experiment_takes_one_of_two_paths(monkeypatch):
-    """The runner plays every agent, on every setting, under any wrapper, either round by round
-    or by blocks, chosen by what the agent, the setting and the wrappers declare."""
+#: Every agent's declaration and the player the runner's table gives it on its test env, with
+#: 2 and 60 runs (``None``: round by round). Written out, not derived: a change of the table
+#: (``ldp_gym.runner.blocks.PLAYERS``) or of a declaration shows here.
+DECLARED = {
+    "UCB1": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMAB-v0
+    "KL-UCB": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMAB-v0
+    "Thompson": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMAB-v0
+    "Exp3": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMAB-v0
+    "Tsallis-INF": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMAB-v0
+    "LDP-UCB": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMAB-v0
+    "DP-UCB": (BlockPlay.SPECULATES, '_Speculative', '_Speculative'),  # LDPMAB-v0
+    "DP-SE": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
+    "AdaP-UCB": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
+    "AdaP-KLUCB": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
+    "LinUCB": (BlockPlay.ROUNDS, '_Drawn', None),  # LDPLinearBandit-v0
+    "GLOC": (BlockPlay.ROUNDS, '_Drawn', None),  # LDPLinearBandit-v0
+    "Greedy-OLS": (BlockPlay.ROUNDS, '_Drawn', None),  # LDPLinearBandit-v0
+    "Greedy-SGD": (BlockPlay.ROUNDS, '_Drawn', None),  # LDPLinearBandit-v0
+    "LDP-LinUCB": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0
+    "LDP-GLOC": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPGLMBandit-v0
+    "LDP-OLS": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0
+    "LDP-SGD": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0
+    "LDP-OLS (multi)": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMultiParamLinearBandit-v0
+    "LDP-SGD (multi)": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMultiParamLinearBandit-v0
+    "FKM": (BlockPlay.PLAYS_EVALUATED, '_Evaluated', '_Evaluated'),  # LDPBCO-v0
+    "Saha-Tewari": (BlockPlay.ROUNDS, None, None),  # LDPBCO-v0
+    "Hazan-Levy": (BlockPlay.ROUNDS, None, None),  # LDPBCO-v0
+    "ADX": (BlockPlay.PLAYS_EVALUATED, '_Evaluated', '_Evaluated'),  # LDPMultiPointBCO-v0
+    "LDPMAB": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPNonparametricBandit-v0
+    "LDPMAB-aux": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPNonparametricBandit-v0
+    "ABSE": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPNonparametricBandit-v0
+    "Uniform": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMAB-v0
+    "CUCB": (BlockPlay.PLAYS_OUTCOMES, '_Scored', '_Scored'),  # LDPCombinatorialBandit-v0
+    "CUCB-LDP1": (BlockPlay.PLAYS_OUTCOMES, '_Scored', '_Scored'),  # LDPCombinatorialBandit-v0
+    "CUCB-LDP2": (BlockPlay.PLAYS_OUTCOMES, '_Scored', '_Scored'),  # LDPCombinatorialBandit-v0
+    "CUCB-DP": (BlockPlay.ROUNDS, None, None),  # LDPCombinatorialBandit-v0
+}
+
+
+def test_the_dispatch_table_is_the_documented_one():
+    """One row per declaration: the setting's protocol it needs and its player."""
+    assert {play: (needs.__name__, getattr(make, "__qualname__", "")) for play, (needs, make)
+            in blocks.PLAYERS.items()} == {
+        BlockPlay.PLAYS_EVALUATED: ("EvaluatesBlocks", "_Evaluated"),
+        BlockPlay.PLAYS_OUTCOMES: ("ScoresBlocks", "_Scored"),
+        BlockPlay.COMMITS: ("DrawsStretches", "_Committed.where_bounded"),
+        BlockPlay.SPECULATES: ("DrawsStretches", "_Speculative"),
+        BlockPlay.PLAYS_BLOCKS: ("DrawsBlocks", "_Drawn.compiled"),
+        BlockPlay.ROUNDS: ("DrawsBlocks", "_Drawn.by_act_observe")}
+    doc = blocks.__doc__ or ""
+    assert all(play.name in doc for play in BlockPlay)  # the module's table names every row
+
+
+def test_every_agent_plays_as_the_table_says(monkeypatch):
+    """Every agent takes the path of its row of :data:`DECLARED` (blocks where a player is
+    named, else round by round), and round by round under a wrapper that does not let blocks
+    bypass its ``step``."""
     from ldp_gym.agents import AGENTS
 
+    assert set(DECLARED) == set(AGENTS)
+    monkeypatch.setattr(runner, "RUNS_PER_CHUNK", 100)  # 60 runs in one vector env
     taken = []
     for path in ("_round_by_round", "_by_blocks"):
-        monkeypatch.setattr(runner, path, _logged(getattr(runner, path), path, taken))
-    cases = [(cls.test_env, name, cls, wrappers, n_runs) for name, cls in AGENTS.items()
-             for wrappers in ((), [(RoundByRound, {})]) for n_runs in (2, 60)]
-    cases += [("LDPAdversarialMAB-v0", "UCB1", AGENTS["UCB1"], (), 2),
-              ("LDPMAB-v0", "AdaP-UCB", AGENTS["AdaP-UCB"], (), 60)]
-    for env, name, cls, wrappers, n_runs in cases:
-        taken.clear()
-        ldp_gym.run(env, {name: (cls, dict(cls.test_params))}, horizon=40, n_runs=n_runs, seed=0,
-                    progress=False, wrappers=wrappers)
-        core = gym.make(env).unwrapped.core
-        blocks = not wrappers and (isinstance(core, DrawsBlocks) and (
-            n_runs <= runner.BLOCK_MAX_RUNS or cls.commits or cls.speculates
-            or getattr(cls, "plays_blocks", False))
-            or isinstance(core, EvaluatesBlocks) and getattr(cls, "plays_evaluated_blocks", False)
-            or isinstance(core, ScoresBlocks)
-            and cls.from_env(gym.make(env), **dict(cls.test_params)).plays_outcome_blocks)
-        assert taken == ["_by_blocks" if blocks else "_round_by_round"], (env, name, n_runs)
+        monkeypatch.setattr(loop, path, _logged(getattr(loop, path), path, taken))
+    for name, cls in AGENTS.items():
+        play, *players = DECLARED[name]
+        assert cls.from_env(gym.make(cls.test_env), **dict(cls.test_params)).block_play is play
+        for n_runs, player in zip((2, 60), players):
+            venv = ldp_gym.make_vector_env(cls.test_env, n_runs, 40)
+            chosen = blocks.block_player(cls.from_env(venv, **dict(cls.test_params)), venv, 40)
+            assert (None if chosen is None else type(chosen).__name__) == player, (name, n_runs)
+            for wrappers in ((), [(RoundByRound, {})]):
+                taken.clear()
+                ldp_gym.run(cls.test_env, {name: (cls, dict(cls.test_params))}, horizon=40,
+                            n_runs=n_runs, seed=0, progress=False, wrappers=wrappers)
+                by_blocks = player is not None and not wrappers
+                assert taken == ["_by_blocks" if by_blocks else "_round_by_round"], (name, n_runs)
+
+
+def test_a_commitment_on_unbounded_rewards_falls_back_to_the_rounds_row():
+    """COMMITS needs every reward inside the agent's bounds; else ROUNDS' row (act/observe over
+    drawn blocks, few runs) or round by round."""
+    venv = ldp_gym.make_vector_env("LDPMAB-v0", 2, 40, distribution="gaussian")
+    agent = AdaPUCB.from_env(venv, epsilon=1.0)
+    assert type(blocks.block_player(agent, venv, 40)).__name__ == "_Drawn"
+    venv = ldp_gym.make_vector_env("LDPMAB-v0", 60, 40, distribution="gaussian")
+    assert blocks.block_player(AdaPUCB.from_env(venv, epsilon=1.0), venv, 40) is None
+
+
+def test_a_declaration_that_is_not_a_block_play_is_refused():
+    class Odd(UCB1):
+        block_play = "plays_blocks"
+
+    venv = ldp_gym.make_vector_env("LDPMAB-v0", 2, 40)
+    with pytest.raises(TypeError, match="block_play must be"):
+        blocks.block_player(Odd.from_env(venv), venv, 40)
 
 
 def test_stretches_end_at_the_horizon_past_the_last_checkpoint():
@@ -366,7 +440,7 @@ def test_sweep_parallel_equals_sequential(monkeypatch, capsys):
     tasks = [dict(env="LDPMAB-v0", agents={"A": (AdaPKLUCB, {"epsilon": e})}, horizon=500,
                   n_runs=3, seed=0, progress=False) for e in (0.5, 2.0)]
     seq = ldp_gym.sweep(tasks, n_jobs=1)
-    monkeypatch.setattr(runner, "PROGRESS_INTERVAL", 0.0)
+    monkeypatch.setattr(progress, "PROGRESS_INTERVAL", 0.0)
     par = ldp_gym.sweep([{**t, "progress": None} for t in tasks], n_jobs=2, label="sweep")
     assert seq == par
     err = capsys.readouterr().err.splitlines()
@@ -477,7 +551,7 @@ def test_progress_lines_at_a_steady_interval_over_the_whole_job():
     import io
 
     clock, out = FakeClock(), io.StringIO()
-    job = runner._Job([("UCB1", 10, 1000), ("DP-SE", 10, 1000)], "lines", stream=out,
+    job = progress.Job([("UCB1", 10, 1000), ("DP-SE", 10, 1000)], "lines", stream=out,
                       interval=30.0, clock=clock)
     job.put((0, 0))
     clock.now = 10.0
@@ -505,7 +579,7 @@ def test_progress_lines_at_a_steady_interval_over_the_whole_job():
 def test_progress_names_the_agents_running_in_parallel_and_shortens_long_names():
     import io
 
-    job = runner._Job([("A" * 40, 2, 10), ("B", 2, 10), ("C", 2, 10)], "lines",
+    job = progress.Job([("A" * 40, 2, 10), ("B", 2, 10), ("C", 2, 10)], "lines",
                       stream=io.StringIO(), clock=FakeClock())
     job.put((1, 3))
     job.put((0, 2))
@@ -518,13 +592,13 @@ def test_a_short_job_writes_nothing_and_quiet_writes_nothing(capsys):
     ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1}, horizon=200, n_runs=2, seed=0)
     ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1}, horizon=200, n_runs=2, seed=0, progress=False)
     assert capsys.readouterr().err == ""
-    assert runner._progress_mode(False) is None and runner._progress_mode(None) == "lines"
+    assert progress.progress_mode(False) is None and progress.progress_mode(None) == "lines"
 
 
 def test_run_reports_every_agent_in_order_to_one_display(monkeypatch, capsys):
     """Both paths (round by round, by blocks) report to the job; the lines name agent i of n."""
-    monkeypatch.setattr(runner, "PROGRESS_INTERVAL", 0.0)
-    monkeypatch.setattr(runner, "REPORT_INTERVAL", 0.0)
+    monkeypatch.setattr(progress, "PROGRESS_INTERVAL", 0.0)
+    monkeypatch.setattr(progress, "REPORT_INTERVAL", 0.0)
     ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1, "AdaP-UCB": (AdaPUCB, {"epsilon": 1.0})},
                 horizon=300, n_runs=2, seed=0, wrappers=[(RoundByRound, {})], label="job")
     ldp_gym.run("LDPMAB-v0", {"DP-UCB": (DPUCB, {"epsilon": 1.0})}, horizon=300, n_runs=2, seed=0)
@@ -671,3 +745,37 @@ def test_speculative_stretches_are_sized_per_run(monkeypatch):
     ldp_gym.run("LDPMAB-v0", {"DP-UCB": (DPUCB, {"epsilon": 1.0})}, horizon=horizon,
                 n_runs=n_runs, seed=0, progress=False)
     assert sum(previewed) <= 4 * n_runs * horizon, sum(previewed) / (n_runs * horizon)
+
+
+# --------------------------------------------------------------------------- runs across cores
+
+
+@pytest.mark.parametrize("spec", [UCB1, (DPUCB, {"epsilon": 1.0}), (AdaPKLUCB, {"epsilon": 1.0})])
+def test_runs_split_across_workers_give_bitwise_the_same_results(spec):
+    """An agent's runs are cut into chunks of RUNS_PER_CHUNK, each with its own streams: the
+    results are bitwise the same for 1, 2 and 3 workers, and the first chunk's runs are those of
+    a run of RUNS_PER_CHUNK runs (chunk 0 keeps the seeds of an unsplit run)."""
+    n = 2 * runner.RUNS_PER_CHUNK + 7  # three chunks, the last one short
+    kw = dict(horizon=300, n_runs=n, seed=5, progress=False)
+    one = ldp_gym.run("LDPMAB-v0", {"A": spec}, n_jobs=1, **kw)
+    for workers in (2, 3):
+        res = ldp_gym.run("LDPMAB-v0", {"A": spec}, n_jobs=workers, **kw)
+        assert np.array_equal(res.regret["A"], one.regret["A"]), workers
+    assert one.regret["A"].shape == (n, len(one.checkpoints))
+    first = ldp_gym.run("LDPMAB-v0", {"A": spec}, **{**kw, "n_runs": runner.RUNS_PER_CHUNK})
+    assert np.array_equal(one.regret["A"][:runner.RUNS_PER_CHUNK], first.regret["A"])
+    chunk = runner.RUNS_PER_CHUNK
+    assert not np.array_equal(one.regret["A"][chunk:2 * chunk], first.regret["A"])  # own streams
+
+
+def test_a_ready_made_agent_is_one_task_whatever_its_runs():
+    n = runner.RUNS_PER_CHUNK + 3
+    venv = ldp_gym.make_vector_env("LDPMAB-v0", n, 100)
+    res = ldp_gym.run("LDPMAB-v0", {"A": UCB1.from_env(venv)}, horizon=100, n_runs=n, seed=0,
+                      progress=False, n_jobs=2)
+    assert res.regret["A"].shape[0] == n
+    assert runner._plan({"A": UCB1.from_env(venv)}, n) == [("A", ANY, 0, n, "A")]
+    plan = runner._plan({"A": UCB1}, n)
+    assert [(start, runs, label) for _, _, start, runs, label in plan] == [
+        (0, runner.RUNS_PER_CHUNK, f"A [runs 0-{runner.RUNS_PER_CHUNK - 1}]"),
+        (runner.RUNS_PER_CHUNK, 3, f"A [runs {runner.RUNS_PER_CHUNK}-{n - 1}]")]

@@ -51,7 +51,7 @@ the batch, one draws the outcomes and computes the observations, rewards and
 expected rewards; anything else goes through the checked ``step`` of
 :class:`~ldp_gym.envs.base.BanditVectorEnv`, with the same results draw for
 draw. The block path (:class:`~ldp_gym.protocols.ScoresBlocks`, for agents
-with ``plays_outcome_blocks``): ``draw_outcomes`` draws every base arm's
+with ``block_play = PLAYS_OUTCOMES``): ``draw_outcomes`` draws every base arm's
 outcomes of L rounds at once (N, L, m) (bitwise the per-round draws: the same
 stream, round-major), the agent plays them, and ``score_block`` scores its
 super arms (N, L, m) as ``step`` does (regret (N, L); the observation becomes

@@ -1,0 +1,209 @@
+"""The run loop: one agent's runs on one native vector env, round by round or by blocks,
+cumulative regret recorded at checkpoints."""
+
+from __future__ import annotations
+
+import inspect
+import time
+import zlib
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import gymnasium as gym
+import numpy as np
+
+from ..protocols import BlockPlayer
+from .blocks import block_player
+from .progress import Reporter
+
+AgentSpec = Any  # an Agent class, (class, kwargs), a callable env -> agent, or an agent
+
+
+def default_checkpoints(horizon: int, n: int = 31) -> np.ndarray:
+    """About ``n`` log-spaced rounds from 1 to ``horizon`` (always including ``horizon``)."""
+    return np.unique(np.round(np.geomspace(1, horizon, n)).astype(np.int64))
+
+
+def make_vector_env(env: str | Callable, n_runs: int, horizon: int, wrappers: Any = (),
+                    secure: bool = False, **env_kwargs: Any):
+    """The native vector env of ``env`` (a registered id, or ``f(num_envs, max_episode_steps)``),
+    wrapped by ``wrappers``, a sequence of ``(wrapper, kwargs)`` (a vector wrapper class, or a
+    function of the env such as :func:`~ldp_gym.wrappers.bco.one_point`); with ``secure``,
+    every wrapper that takes a ``secure`` argument (the privacy wrappers) gets ``secure=True``
+    and a wrapper that draws noise otherwise is refused."""
+    if callable(env):
+        venv = env(num_envs=n_runs, max_episode_steps=horizon, **env_kwargs)
+    else:
+        import ldp_gym  # noqa: F401  (registers the ids)
+
+        if env not in gym.registry:
+            raise ValueError(f"env {env!r} is not registered; `ldp-gym list` shows the ids")
+        venv = gym.make_vec(env, num_envs=n_runs, vectorization_mode="vector_entry_point",
+                            max_episode_steps=horizon, **env_kwargs)
+    for wrapper, kwargs in wrappers:
+        if secure and "secure" in inspect.signature(wrapper).parameters:
+            kwargs = {**kwargs, "secure": True}
+        venv = wrapper(venv, **kwargs)
+        if secure and getattr(venv, "mechanism", None) is not None \
+                and not getattr(venv, "secure", False):
+            raise ValueError(f"secure=True, but wrapper {wrapper.__name__} draws seeded noise")
+    return venv
+
+
+def _build_agent(spec: AgentSpec, venv, secure: bool = False) -> Any:
+    # duck-typed: the runner does not import the agents package (envs and runner never depend on agents)
+    extra = {"secure": True} if secure else {}
+    from_env = getattr(spec, "from_env", None) if isinstance(spec, type) else None
+    if from_env is not None:
+        agent = from_env(venv, **extra)
+    elif isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], type):
+        cls, kwargs = spec
+        agent = cls.from_env(venv, **{**kwargs, **extra})
+    elif hasattr(spec, "act") and hasattr(spec, "observe"):
+        agent = spec
+    elif callable(spec):
+        agent = spec(venv)
+    else:
+        raise TypeError(f"an agent spec must be an Agent class, (class, kwargs), a callable "
+                        f"env -> agent, or an object with act/observe; got {type(spec).__name__}")
+    claims = getattr(agent, "privacy", None) is not None or bool(getattr(agent, "departures", None))
+    if secure and claims and not getattr(agent, "secure", False):
+        raise ValueError(f"secure=True, but agent {type(agent).__name__} was built without "
+                         f"secure mode (its noise is seeded)")
+    return agent
+
+
+class Chunk(NamedTuple):
+    """One task of the runner: runs ``start`` to ``start + runs`` of agent ``name``, on their own
+    native vector env, with their own streams (see :func:`chunk_seeds`)."""
+
+    env: Any
+    name: str
+    spec: AgentSpec
+    horizon: int
+    start: int
+    runs: int
+    number: int
+    root: np.random.SeedSequence
+    checkpoints: np.ndarray
+    env_kwargs: dict
+    wrappers: tuple
+    secure: bool
+
+
+def chunk_seeds(root: np.random.SeedSequence, name: str, number: int) -> tuple[int, Any]:
+    """``(env seed, agent seed)`` of chunk ``number`` of agent ``name``: chunk 0 keeps the keys
+    of an unsplit run (the env's: the first child ``root.spawn(1)`` would give, without spawning
+    from a caller's object; the agent's: keyed by its name, so adding an agent to a comparison
+    never changes the numbers of the others); chunk c > 0 appends c to both keys."""
+    more = (number,) if number else ()
+    env_seed = np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key + (0,) + more,
+                                      pool_size=root.pool_size).generate_state(1)[0]
+    agent_seed = np.random.SeedSequence(
+        root.entropy, spawn_key=root.spawn_key + (zlib.crc32(name.encode()),) + more)
+    return int(env_seed), agent_seed
+
+
+def _bandit_env(venv: Any) -> Any:
+    """The native bandit vector env under ``venv``'s wrappers, where the runner reads regret."""
+    base = venv.unwrapped
+    if not hasattr(base, "last_regret"):
+        raise ValueError(f"env must build a bandit vector env of ldp_gym (BanditVectorEnv, "
+                         f"which keeps last_regret), got {type(base).__name__}")
+    return base
+
+
+def play_chunk(chunk: Chunk, sink: Any = None, task: int = 0) -> tuple[str, np.ndarray, dict]:
+    """``(name, regret (runs, checkpoints), meta)`` of one chunk, reporting its progress to
+    ``sink`` as the job's task ``task``."""
+    n, horizon, checkpoints = chunk.runs, chunk.horizon, chunk.checkpoints
+    env_seed, agent_seed = chunk_seeds(chunk.root, chunk.name, chunk.number)
+    venv = make_vector_env(chunk.env, n, horizon, chunk.wrappers, chunk.secure,
+                           **chunk.env_kwargs)
+    agent = _build_agent(chunk.spec, venv, chunk.secure)
+    if hasattr(agent, "reset"):
+        agent.reset(seed=agent_seed)
+    obs, _ = venv.reset(seed=env_seed)
+    out = np.zeros((n, len(checkpoints)))
+    cum = np.zeros(n)
+    report = None if sink is None else Reporter(sink, task)
+    if report is not None:
+        report(0, final=True)  # started
+    start = time.perf_counter()
+    player = block_player(agent, venv, horizon)
+    try:
+        if player is None:
+            decisions = _round_by_round(venv, agent, obs, horizon, checkpoints, out, cum, report)
+        else:
+            decisions = _by_blocks(player, obs, horizon, checkpoints, out, cum, report)
+    except (ValueError, TypeError) as e:  # say whose play failed (e.g. a third party's action)
+        e.args = (f"agent {chunk.name!r} ({type(agent).__name__}): {e}",)  # same type
+        raise
+    if report is not None:
+        report(horizon, final=True)
+    elapsed = time.perf_counter() - start
+    meta = {"seconds": elapsed, "decisions": int(decisions), "privacy": _privacy_label(agent, venv)}
+    core: Any = getattr(_bandit_env(venv), "core", None)
+    if hasattr(core, "alpha") and hasattr(core, "beta"):  # an approximate oracle's guarantee
+        meta["oracle"] = {"alpha": float(core.alpha), "beta": float(core.beta)}
+    return chunk.name, out, meta
+
+
+def _privacy_label(agent: Any, venv: Any) -> str:
+    """The guarantee of ``agent`` on ``venv``: the agent's own, else those of the privacy
+    wrappers (each states one :class:`~ldp_gym.wrappers.privacy.Privacy`)."""
+    privacy = getattr(agent, "privacy", None)
+    if privacy is not None:
+        return str(privacy)
+    labels, env = [], venv
+    while hasattr(env, "env"):
+        if getattr(env, "privacy", None) is not None:
+            labels.append(f"{env.privacy} via {type(env).__name__}")
+        env = env.env
+    return "; ".join(labels) or "none"
+
+
+def _round_by_round(venv: Any, agent: Any, obs: Any, horizon: int, checkpoints: np.ndarray,
+                    out: np.ndarray, cum: np.ndarray, report: Reporter | None) -> int:
+    """``act``, ``venv.step`` (every wrapper's included), ``observe``, one round at a time;
+    progress reported every hundredth of the horizon."""
+    base = _bandit_env(venv)
+    column = np.full(horizon + 1, -1)  # checkpoint round -> column of `out`
+    column[checkpoints] = np.arange(len(checkpoints))
+    every = max(horizon // 100, 1)
+    for step in range(1, horizon + 1):
+        actions = agent.act(obs)
+        next_obs, rewards, _, _, _ = venv.step(actions)
+        agent.observe(obs, actions, rewards, next_obs)
+        cum += base.last_regret
+        obs = next_obs
+        if column[step] >= 0:
+            out[:, column[step]] = cum
+        if report is not None and step % every == 0:
+            report(step)
+    return horizon
+
+
+def _by_blocks(player: BlockPlayer, obs: Any, horizon: int, checkpoints: np.ndarray,
+               out: np.ndarray, cum: np.ndarray, report: Reporter | None) -> int:
+    """``player.play`` until every run has played ``horizon`` rounds, stretches cut at the next
+    checkpoint (or the horizon); the regret is recorded where a segment ends on a checkpoint.
+    Returns the number of decisions (segments) per run."""
+    t = np.zeros(len(cum), dtype=np.int64)
+    stops = np.append(checkpoints, horizon)
+    decisions = 0
+    while (t < horizon).any():
+        limit = stops[np.searchsorted(checkpoints, t, side="right")] - t  # 0 once finished
+        obs, rounds, regret = player.play(obs, limit)
+        ends = t[:, None] + np.cumsum(rounds, axis=1)
+        path = np.cumsum(np.concatenate([cum[:, None], regret], axis=1), axis=1)[:, 1:]
+        lo, hi = np.searchsorted(checkpoints, [t.min(), ends[:, -1].max()], side="right")
+        for c in range(lo, hi):  # the checkpoints these segments can end on
+            i, j = np.nonzero(ends == checkpoints[c])
+            out[i, c] = path[i, j]
+        t, cum[:] = ends[:, -1], path[:, -1]
+        decisions += rounds.shape[1]
+        if report is not None:  # once a block (the reporter keeps to its interval)
+            report(int(t.min()))
+    return decisions
+
