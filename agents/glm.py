@@ -719,7 +719,10 @@ def _ball_noise(mech: L2BallMechanism, rounds: int, n: int,
 
 
 class _NoisyRegression(_LDPContextual):
-    """Server state ``V = sum (x x^T + W)``, ``u = sum (s x + xi)``; theta = (V + c_t I)^-1 u."""
+    """Server state ``V = sum (x x^T + W)``, ``u = sum (s x + xi)``; theta = (V + c_t I)^-1 u,
+    and the inverse itself where the server broadcasts it (``public_names``: the UCB agents,
+    whose users' width reads it; the greedy LDP-OLS keeps an empty one and broadcasts theta
+    only)."""
 
     public_names: tuple[str, ...] = ("theta", "inverse", "t")
 
@@ -727,7 +730,8 @@ class _NoisyRegression(_LDPContextual):
         self.V = np.zeros((n, self.D, self.D))
         self.u = np.zeros((n, self.D))
         self.theta = np.zeros((n, self.D))
-        self.inv = np.repeat(np.eye(self.D)[None], n, axis=0)
+        self.inv = np.repeat(np.eye(self.D)[None], n, axis=0) if "inverse" in self.public_names \
+            else np.empty((n, 0, 0))
         self.t = np.zeros(n, dtype=np.int64)
 
     def _state(self):
@@ -793,6 +797,7 @@ class LDPOLS(_NoisyRegression):
 
     name = "LDP-OLS"
     needs_horizon = True
+    public_names = ("theta", "t")
 
     def _init_state(self, n):
         super()._init_state(n)

@@ -131,3 +131,25 @@ def test_play_block_validates():
     assert multi.block_play is BlockPlay.PLAYS_BLOCKS
     with pytest.raises(ValueError, match=r"\(2, 5, 2\)"):
         multi.play_block(np.zeros((2, 5, 6)), np.zeros((2, 4, 3)))
+
+
+@pytest.mark.parametrize("d", [1, 2, 5, 20])
+def test_solve_gives_theta_and_the_inverse_of_the_shifted_matrix(d):
+    """``_solve``: the closed form (d <= 2), the Cholesky factor (positive definite) and the
+    general inverse (the summed noise outweighs the shift) agree with numpy's solve."""
+    from ldp_gym.agents.glm_kernels import _solve
+
+    rng = np.random.default_rng(d)
+    x = rng.standard_normal((d, d))
+    u = rng.standard_normal(d)
+    for V, shift in ((x @ x.T, 0.5), (x + x.T, 0.1)):  # positive definite; indefinite
+        a = V + shift * np.eye(d)
+        if np.linalg.cond(a) > 1e8:
+            continue
+        inv, theta, work = np.empty((d, d)), np.empty(d), np.empty((2, d, d))
+        _solve(V, u, shift, inv, theta, work)
+        assert np.allclose(theta, np.linalg.solve(a, u), rtol=1e-9, atol=1e-9)
+        assert np.allclose(inv, np.linalg.inv(a), rtol=1e-9, atol=1e-9)
+        greedy = np.empty(d)
+        _solve(V, u, shift, np.empty((0, 0)), greedy, work)  # theta only
+        assert np.allclose(greedy, theta, rtol=1e-12, atol=1e-12)
