@@ -298,20 +298,70 @@ def _gd_block(normals, y, u, rho, t0, mu, eta, gain, cap, loss_cap, radius, two,
 
 #: The arguments of :func:`_gd_block`, in order.
 _GD_ARGS = ("normals", "y", "u", "rho", "t0", "mu", "eta", "gain", "cap", "loss_cap", "radius",
-            "two", "world", "play", "args", "feedback", "params", "noise", "rewards", "losses", "regret",
-            "projected", "seen", "mech", "x", "regrets", "flags")
-#: :func:`_gd_block` compiled for each type of its data: its function arguments are typed by
+            "two", "world", "play", "args", "feedback", "params", "noise", "rewards", "losses",
+            "regret", "projected", "seen", "mech", "x", "regrets", "flags")
+
+#: which barrier algorithm :func:`_barrier_block` plays
+_SAHA_TEWARI, _HAZAN_LEVY = 0, 1
+
+
+def _barrier_block(normals, center, u, w, totals, newton, kind, t0, delta, eta, mu, iterations,
+                   loss_cap, radius, world, play, args, feedback, params, noise, rewards, losses,
+                   regret, projected, seen, mech, x, regrets,
+                   flags):  # pragma: no cover - compiled
+    """Rounds of Saha-Tewari (``kind`` 0) or Hazan-Levy (1) on a drawn block, as
+    :func:`_gd_block` plays FKM: act (:func:`_ellipsoid` around the FTRL point ``center``, with
+    Saha-Tewari's fixed radius ``delta`` or Hazan-Levy's ``lam = eta mu t``), the setting's
+    round and the release (``play``, ``feedback``), observe (the loss seen clipped to
+    ``loss_cap``, then :func:`_saha_tewari_update` on the gradient sum ``totals`` or
+    :func:`_hazan_levy_update` on ``c``, whose Newton steps of the last round go to
+    ``newton[0]``). Returns the rounds played, as :func:`_gd_block`."""
+    n_rounds, n, d = normals.shape
+    xa = np.empty_like(x)
+    seen_loss = np.empty(n)
+    for s in range(n_rounds):
+        u[:] = normals[s]
+        t = t0 + s                            # rounds observed before this one
+        if kind == _SAHA_TEWARI:
+            _ellipsoid(center, u, True, radius, 0.0, delta, d / delta, x, w)
+        else:
+            _ellipsoid(center, u, True, radius, eta * mu * (t + 1), 1.0, d / 1.0, x, w)
+        xa[:] = x
+        if not play(xa, world[s], *args):     # the env's checks, projection and round
+            return s
+        if _box_status(x.reshape(-1), radius):  # observe's check of the agent's own action
+            return s
+        feedback(x, losses, rewards, noise[s], params, seen, mech[s])
+        regrets[s] = regret
+        flags[s] = projected
+        for i in range(n):
+            seen_loss[i] = min(max(seen[i, 0], -loss_cap), loss_cap)
+        if kind == _SAHA_TEWARI:
+            _saha_tewari_update(totals, w, seen_loss, eta, radius, center)
+        else:
+            newton[0] = _hazan_levy_update(totals, w, seen_loss, mu, mu * (t + 1), eta, radius,
+                                           iterations, center)
+    return n_rounds
+
+
+#: The arguments of :func:`_barrier_block`, in order.
+_BARRIER_ARGS = ("normals", "center", "u", "w", "totals", "newton", "kind", "t0", "delta", "eta",
+                 "mu", "iterations", "loss_cap", "radius", "world", "play", "args", "feedback",
+                 "params", "noise", "rewards", "losses", "regret", "projected", "seen", "mech",
+                 "x", "regrets", "flags")
+#: A block kernel compiled for each type of its data: its function arguments are typed by
 #: their signatures (numba's first-class function types), so that the kernel is cached on disk
 #: and calls any compiled round and feedback of those signatures.
-_GD_KERNELS: dict[tuple, Any] = {}
+_BLOCK_KERNELS: dict[tuple, Any] = {}
 
 
-def _gd_kernel(values: dict[str, Any]) -> Any:
-    """:func:`_gd_block` compiled for the types of its arguments ``values`` (by name; the
-    round and feedback functions are typed by the arguments they are called with)."""
+def _block_kernel(block: Any, names: tuple[str, ...], values: dict[str, Any]) -> Any:
+    """``block`` (:func:`_gd_block` or :func:`_barrier_block`, whose arguments are ``names``)
+    compiled for the types of ``values`` (by name; the round and feedback functions are typed
+    by the arguments they are called with)."""
     t = {name: numba.typeof(v) for name, v in values.items() if name not in ("play", "feedback")}
-    key = tuple(t[name] for name in _GD_ARGS if name in t)
-    kernel = _GD_KERNELS.get(key)
+    key = (block.__name__,) + tuple(t[name] for name in names if name in t)
+    kernel = _BLOCK_KERNELS.get(key)
     if kernel is None:
         ty = numba.types
         row = ty.Array(t["world"].dtype, t["world"].ndim - 1, "C")
@@ -319,8 +369,8 @@ def _gd_kernel(values: dict[str, Any]) -> Any:
         t["play"] = ty.FunctionType(ty.boolean(t["x"], row, *t["args"].types))
         t["feedback"] = ty.FunctionType(ty.none(t["x"], t["losses"], t["rewards"], noise_row,
                                                 t["params"], t["seen"], mech_row))
-        sig = ty.int64(*(t[name] for name in _GD_ARGS))
-        kernel = _GD_KERNELS[key] = njit(sig, **_JIT)(_gd_block)
+        sig = ty.int64(*(t[name] for name in names))
+        kernel = _BLOCK_KERNELS[key] = njit(sig, **_JIT)(block)
     return kernel
 
 
@@ -527,16 +577,19 @@ class _SchedulePicker(BCOAgent):
         return 1.0 / (self.strong_convexity * t) if self.schedule == "strongly_convex" else self.eta
 
 
-class _GradientDescent(_SchedulePicker):
-    """FKM and ADX: gradient descent on y from sphere sampling around it, which also play
-    blocks of an :class:`~ldp_gym.protocols.EvaluatesBlocks` setting in one compiled kernel
-    (``block_play = PLAYS_EVALUATED``, :meth:`play_world`): the runner's block path."""
+class _PlaysWorld(BCOAgent):
+    """Agents that also play blocks of an :class:`~ldp_gym.protocols.EvaluatesBlocks` setting in
+    one compiled kernel (``block_play = PLAYS_EVALUATED``, :meth:`play_world`): the runner's
+    block path. A subclass names its kernel (``_block``, its argument names ``_block_names``)
+    and its own arguments (:meth:`_block_values`)."""
 
     block_play = BlockPlay.PLAYS_EVALUATED
-    rho: float
-    y: np.ndarray
-    _cap: float
-    _gain: float
+    _block: ClassVar[Any]
+    _block_names: ClassVar[tuple[str, ...]]
+
+    def _block_values(self) -> dict[str, Any]:
+        """The kernel's arguments that are the agent's (its state, in place, and constants)."""
+        raise NotImplementedError
 
     def play_world(self, world: np.ndarray, round_kernel: Any,
                    release: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -557,7 +610,6 @@ class _GradientDescent(_SchedulePicker):
                 rounds before it are played and learned from).
         """
         length, n, k = int(world.shape[0]), self._n, self.points
-        normals = self.rng.standard_normal((length, n, self.dim))
         regrets, flags = np.empty((length, n)), np.empty((length, n), dtype=bool)
         mech, seen = np.zeros((length, n)), np.zeros((n, 1 + k))
         x = np.empty((n, k * self.dim))
@@ -565,13 +617,15 @@ class _GradientDescent(_SchedulePicker):
             feedback, params, noise = round_kernel.feedback, _NO_PARAMS, np.empty((length, 0))
         else:
             feedback, params, noise = release.feedback, release.params, release.noise
-        mu = self.strong_convexity if self.schedule == "strongly_convex" else 0.0
-        args = (normals, self.y, self.u, self.rho, int(self.t), float(mu), self.eta, self._gain,
-                self._cap, self.loss_cap, self.radius, k == 2, world, round_kernel.play,
-                round_kernel.args, feedback, params, noise, round_kernel.rewards,
-                round_kernel.losses, round_kernel.regret, round_kernel.projected, seen, mech, x,
-                regrets, flags)
-        done = _gd_kernel(dict(zip(_GD_ARGS, args, strict=True)))(*args)
+        values = {"normals": self.rng.standard_normal((length, n, self.dim)), "t0": int(self.t),
+                  "loss_cap": self.loss_cap, "radius": self.radius, "world": world,
+                  "play": round_kernel.play, "args": round_kernel.args, "feedback": feedback,
+                  "params": params, "noise": noise, "rewards": round_kernel.rewards,
+                  "losses": round_kernel.losses, "regret": round_kernel.regret,
+                  "projected": round_kernel.projected, "seen": seen, "mech": mech, "x": x,
+                  "regrets": regrets, "flags": flags, "u": self.u, **self._block_values()}
+        done = _block_kernel(type(self)._block, self._block_names, values)(
+            *(values[name] for name in self._block_names))
         self.t += done
         if release is not None:
             release.record(mech[:done])
@@ -579,6 +633,23 @@ class _GradientDescent(_SchedulePicker):
             check_actions(self.action_space, x, n)
             raise AssertionError("the block kernel refused an action the checks accept")
         return regrets, flags, seen
+
+
+class _GradientDescent(_SchedulePicker, _PlaysWorld):
+    """FKM and ADX: gradient descent on y from sphere sampling around it (:func:`_gd_block`
+    on the block path)."""
+
+    _block = staticmethod(_gd_block)
+    _block_names = _GD_ARGS
+    rho: float
+    y: np.ndarray
+    _cap: float
+    _gain: float
+
+    def _block_values(self) -> dict[str, Any]:
+        mu = self.strong_convexity if self.schedule == "strongly_convex" else 0.0
+        return {"y": self.y, "rho": self.rho, "mu": float(mu), "eta": self.eta,
+                "gain": self._gain, "cap": self._cap, "two": self.points == 2}
 
 
 # =========================================================================== one point
@@ -671,9 +742,13 @@ class FKM(_GradientDescent):
         _step_project(self.y, self.u, rewards, self.step_size(self.t) * self._gain, self._cap)
 
 
-class _BarrierAgent(BCOAgent):
+class _BarrierAgent(_PlaysWorld):
     """Ellipsoidal sampling around x_t with the barrier ``R(x) = -ln(R^2 - ||x||^2)`` of the ball
-    (a nu-self-concordant barrier with nu = 1); x_1 = argmin R = 0."""
+    (a nu-self-concordant barrier with nu = 1); x_1 = argmin R = 0. On the block path
+    :func:`_barrier_block` plays its rounds."""
+
+    _block = staticmethod(_barrier_block)
+    _block_names = _BARRIER_ARGS
 
     #: self-concordance parameter of the ball's barrier
     nu: ClassVar[float] = 1.0
@@ -767,6 +842,11 @@ class SahaTewari(_BarrierAgent):
         self.t += 1
         _saha_tewari_update(self.grad_sum, self.w, rewards, self.eta, self.radius, self.x)
 
+    def _block_values(self) -> dict[str, Any]:
+        return {"center": self.x, "w": self.w, "totals": self.grad_sum,
+                "newton": np.zeros(1, dtype=np.int64), "kind": _SAHA_TEWARI,
+                "delta": self.delta, "eta": self.eta, "mu": 0.0, "iterations": 0}
+
 
 class HazanLevy(_BarrierAgent):
     """Hazan-Levy: FTRL with time-shrinking ellipsoidal sampling, for mu-strongly convex and
@@ -835,6 +915,7 @@ class HazanLevy(_BarrierAgent):
         super()._init_state(n)
         self.c = np.zeros((n, self.dim))   # sum_s (g_s - mu x_s)
         self.newton_steps = 0              # Newton steps the last FTRL step took (most over runs)
+        self._newton = np.zeros(1, dtype=np.int64)  # the block kernel's newton_steps
 
     def _act(self, obs: np.ndarray) -> np.ndarray:
         return self._explore(self.eta * self.strong_convexity * (self.t + 1), 1.0)
@@ -844,6 +925,21 @@ class HazanLevy(_BarrierAgent):
         self.newton_steps = _hazan_levy_update(
             self.c, self.w, rewards, self.strong_convexity, self.strong_convexity * self.t,
             self.eta, self.radius, self.newton_iterations, self.x)
+
+    def _block_values(self) -> dict[str, Any]:
+        return {"center": self.x, "w": self.w, "totals": self.c, "newton": self._newton,
+                "kind": _HAZAN_LEVY, "delta": 1.0, "eta": self.eta,
+                "mu": self.strong_convexity, "iterations": self.newton_iterations}
+
+    def play_world(self, world: np.ndarray, round_kernel: Any,
+                   release: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        self._newton[0] = self.newton_steps
+        try:
+            return super().play_world(world, round_kernel, release)
+        finally:
+            self.newton_steps = int(self._newton[0])
+
+    play_world.__doc__ = _PlaysWorld.play_world.__doc__
 
 
 # =========================================================================== two points

@@ -178,8 +178,8 @@ DECLARED = {
     "LDP-OLS (multi)": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMultiParamLinearBandit-v0
     "LDP-SGD (multi)": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMultiParamLinearBandit-v0
     "FKM": (BlockPlay.PLAYS_EVALUATED, '_Evaluated', '_Evaluated'),  # LDPBCO-v0
-    "Saha-Tewari": (BlockPlay.ROUNDS, None, None),  # LDPBCO-v0
-    "Hazan-Levy": (BlockPlay.ROUNDS, None, None),  # LDPBCO-v0
+    "Saha-Tewari": (BlockPlay.PLAYS_EVALUATED, '_Evaluated', '_Evaluated'),  # LDPBCO-v0
+    "Hazan-Levy": (BlockPlay.PLAYS_EVALUATED, '_Evaluated', '_Evaluated'),  # LDPBCO-v0
     "ADX": (BlockPlay.PLAYS_EVALUATED, '_Evaluated', '_Evaluated'),  # LDPMultiPointBCO-v0
     "LDPMAB": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPNonparametricBandit-v0
     "LDPMAB-aux": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPNonparametricBandit-v0
