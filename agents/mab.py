@@ -465,7 +465,7 @@ class _GlobalMAB(GlobalDPAgent, MABAgent):
         super()._observe(obs, actions, self.mechanism.clip(rewards), next_obs)
 
 
-class DPUCB(_GlobalMAB):
+class DPUCB(_Compiled, _GlobalMAB):
     """DP-UCB (Mishra and Thakurta 2015; Tossou and Dimitrakakis 2016), as run by Azize and Basu.
 
     Each arm's reward stream goes through a binary tree mechanism
@@ -475,6 +475,12 @@ class DPUCB(_GlobalMAB):
     ``S~/n + sqrt(2 log(2/gamma)/n) + sqrt(8) log(T)^1.5 log(2/gamma)/(epsilon n)``
     where ``S~`` is the tree's noisy sum (``mu^ + Y/N`` in the paper's notation: the
     raw mean plus the tree noise over n), gamma = 0.1.
+
+    One compiled kernel (:func:`~ldp_gym.agents.mab_kernels.dp_ucb_rounds`) chooses in
+    ``act``, adds the reward to the pulled arm's tree in ``observe`` (the tree mechanism's
+    own :func:`~ldp_gym.wrappers.continual.tree_add`, with its next noise value) and plays
+    whole drawn blocks (``play_block``): the block path is bitwise the per-round path. An arm
+    not yet pulled has index +inf; ties are broken uniformly at random.
 
     Privacy: epsilon-global DP per reward: every reward enters one node per
     level, each node is noised once and reused, actions depend on noisy sums only.
@@ -499,7 +505,7 @@ class DPUCB(_GlobalMAB):
 
     name = "DP-UCB"
     needs_horizon = True
-    block_play = BlockPlay.SPECULATES
+    kind = kernels.DP_UCB
     test_params = {"epsilon": 1.0}
 
     @classmethod
@@ -515,72 +521,37 @@ class DPUCB(_GlobalMAB):
         self.tree = self.mechanism = TreeMechanism(
             self.epsilon, self.horizon, (n, self.n_arms), self.lower, self.upper,
             **self.noise_source())
+        self.counts = self.tree.counts  # the pulls are the streams' lengths
         lg = math.log(2.0 / self.gamma)
-        self._c1 = 2.0 * lg
-        self._c2 = math.sqrt(8.0) * math.log(self.horizon) ** 1.5 * lg / self.epsilon
-        self.indices = np.full((n, self.n_arms), np.inf)
+        tree = self.tree
+        self._params = np.array([2.0 * lg, math.sqrt(8.0) * math.log(self.horizon) ** 1.5 * lg
+                                 / self.epsilon, tree.lower, tree.upper, tree.grid,
+                                 self.horizon])
 
-    def _index(self, noisy_sums: np.ndarray, n: np.ndarray) -> np.ndarray:
-        return noisy_sums / n + np.sqrt(self._c1 / n) + self._c2 / n
+    @property
+    def indices(self) -> np.ndarray:
+        """The index (N, K) ``act`` maximises (+inf for unpulled arms)."""
+        return kernels.index_values(kernels.DP_UCB, self._params, self.counts,
+                                    self.tree.noisy_sums, self.t, np.empty(self.counts.shape))
 
-    def _observe(self, obs, actions, rewards, next_obs):
-        mask = np.zeros((self._n, self.n_arms), dtype=bool)
-        mask[self._rows, actions] = True
-        values = np.zeros((self._n, self.n_arms))
-        values[self._rows, actions] = rewards
-        self.tree.add(values, mask)
-        self._update(actions, np.ones(self._n, dtype=np.int64), rewards)
-        self.indices[self._rows, actions] = self._index(
-            self.tree.noisy_sums[self._rows, actions], self.counts[self._rows, actions])
-
-    def observe_stretch(self, actions: np.ndarray, rewards: np.ndarray,
-                        limit: np.ndarray) -> np.ndarray:
-        """Run the per-round rule over a block of rewards of ``actions``; return the rounds used.
-
-        The pulled arm's index changes only when it is pulled, so the agent keeps
-        its arm while that index stays strictly above every other arm's; at the
-        first round where it does not (a tie included: :meth:`act` then breaks
-        it at random), the stretch stops. The tree's
-        :meth:`~ldp_gym.wrappers.mechanisms.TreeMechanism.preview` gives the
-        noisy sums of every prefix; only the used rounds are committed. Same law
-        as per-round play, O(1) Python calls per group of runs.
-
-        Runs are previewed in groups of similar ``limit`` (powers of two), each over its own
-        longest limit: the work follows the rounds each run may use, not the longest run's.
-
-        Args:
-            actions: (N,) the arms chosen by :meth:`act`.
-            rewards: (N, m) the rewards the next m rounds of those arms would give.
-            limit: (N,) at most this many rounds per run (0 for finished runs).
-        """
-        limit = np.minimum(np.asarray(limit, dtype=np.int64), rewards.shape[1])
-        used = np.zeros(self._n, dtype=np.int64)
-        group = np.frexp(limit.astype(np.float64))[1]  # limit in [2^(g-1), 2^g)
-        for g in np.unique(group[limit > 0]):
-            rows = np.flatnonzero((group == g) & (limit > 0))
-            m = int(limit[rows].max())
-            used[rows] = self._stretch(rows, actions[rows], rewards[rows, :m], limit[rows])
-        return used
-
-    def _stretch(self, rows: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
-                 limit: np.ndarray) -> np.ndarray:
-        """:meth:`observe_stretch` of the runs ``rows`` (rewards (R, m)); the rounds used."""
-        sums = self.tree.preview(rows * self.n_arms + actions, rewards)
-        pulls = self.counts[rows, actions]
-        index = self._index(sums, pulls[:, None] + np.arange(1, rewards.shape[1] + 1))
-        others = self.indices[rows].copy()
-        others[np.arange(len(rows)), actions] = -np.inf
-        stop = index <= others.max(axis=1)[:, None]
-        used = np.minimum(np.where(stop.any(axis=1), stop.argmax(axis=1) + 1, limit), limit)
-        self.tree.commit(used)
-        self.counts[rows, actions] += used  # (no raw sums: DP-UCB's statistics are the tree's)
-        self.t[rows] += used
-        go = used > 0
-        self.indices[rows[go], actions[go]] = index[np.flatnonzero(go), used[go] - 1]
-        return used
-
-    def _act(self, obs):
-        return argmax_random(self.rng, self.indices)
+    def _rounds(self, mode, rewards, actions):
+        tree = self.tree
+        update = bool(mode & kernels.UPDATE)
+        if mode == kernels.UPDATE and (self.counts[self._rows, actions[:, 0]]
+                                       >= self.horizon).any():  # (a block's kernel checks it)
+            raise ValueError(f"a stream is longer than horizon={self.horizon}")
+        noise = tree.noise(actions.size) if update else _NO_NOISE
+        closed = np.empty(actions.size if update else 0)
+        # the trees' nodes as (N, K, levels) views, made per call (a copied agent's views
+        # would be copies of their own)
+        nodes = (self._n, self.n_arms, tree.levels)
+        kernels.dp_ucb_rounds(mode, self._params, noise, self.rng, rewards, actions,
+                              self.counts, tree.noisy_sums, tree._alpha.reshape(nodes),
+                              tree._noisy.reshape(nodes), closed, self.t)
+        if update and tracing():  # the replay test's records: the nodes closed, round by round
+            for s in range(actions.shape[1]):
+                tree.record(closed[s * self._n:(s + 1) * self._n])
+        return actions
 
 
 class DPSE(_GlobalMAB):

@@ -21,11 +21,16 @@ Rules (``kind``):
   uniform (:func:`adversarial_rounds`);
 * :data:`LDP_UCB` (Chen et al. 2020, Alg 1 with one base arm): ``min(mu~ + width/sqrt(n),
   cap)`` on noisy sums; the round's user report (the reward clipped, snapped to the Laplace
-  mechanism's grid, plus its next noise value) is built in the kernel too.
+  mechanism's grid, plus its next noise value) is built in the kernel too;
+* :data:`DP_UCB` (Mishra and Thakurta 2015, as Azize and Basu run it):
+  ``S~/n + sqrt(c1/n) + c2/n`` on each arm's binary-tree noisy sum S~, the reward (clipped)
+  added to the pulled arm's tree in the kernel (:func:`~ldp_gym.wrappers.continual.tree_add`,
+  the tree mechanism's own code, with its next noise value).
 
 The index rules (all but Exp3 and Tsallis-INF) share one round loop (:func:`_rounds`) and
 take their constants as one array ``params``: KL-UCB's ``c``; LDP-UCB's ``width, cap,
-lower, upper, grid`` (the mechanism's bounds and grid).
+lower, upper, grid`` (the mechanism's bounds and grid); DP-UCB's ``c1, c2, lower, upper,
+grid, horizon`` (the tree's bounds, grid and length).
 
 An arm not yet pulled has index +inf. Ties are broken uniformly at random:
 one uniform is drawn when the best index is shared, none otherwise.
@@ -40,16 +45,18 @@ import numpy as np
 from numba import njit, vectorize
 
 from ldp_gym.wrappers.compiled import snap_add
+from ldp_gym.wrappers.continual import tree_add
 
-__all__ = ["CHOOSE", "EXP3", "KL_UCB", "LDP_UCB", "PLAY", "ROUNDS", "THOMPSON", "TSALLIS_INF",
-           "UCB1", "UPDATE", "adversarial_rounds", "distributions", "index_values", "kl_ucb",
-           "kl_ucb_index", "kl_ucb_rounds", "ldp_ucb_rounds", "thompson_rounds", "ucb1_rounds"]
+__all__ = ["CHOOSE", "DP_UCB", "EXP3", "KL_UCB", "LDP_UCB", "PLAY", "ROUNDS", "THOMPSON",
+           "TSALLIS_INF", "UCB1", "UPDATE", "adversarial_rounds", "distributions",
+           "dp_ucb_rounds", "index_values", "kl_ucb", "kl_ucb_index", "kl_ucb_rounds",
+           "ldp_ucb_rounds", "thompson_rounds", "ucb1_rounds"]
 
 #: steps of a kernel call (bit flags), as in :mod:`ldp_gym.agents.glm_kernels`
 CHOOSE, UPDATE = 1, 2
 PLAY = CHOOSE | UPDATE
 #: the decision rules
-UCB1, KL_UCB, THOMPSON, EXP3, TSALLIS_INF, LDP_UCB = 0, 1, 2, 3, 4, 5
+UCB1, KL_UCB, THOMPSON, EXP3, TSALLIS_INF, LDP_UCB, DP_UCB = 0, 1, 2, 3, 4, 5, 6
 
 _JIT: dict[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
 _INLINE: dict[str, Any] = {**_JIT, "inline": "always"}
@@ -113,8 +120,8 @@ def kl_ucb_index(p, level):  # pragma: no cover - compiled
 @njit(**_INLINE)
 def _width(kind, params, t):  # pragma: no cover - compiled
     """The numerator of the exploration term at round t: UCB1's ``2 ln t``, KL-UCB's level
-    ``ln t + c ln ln t``, LDP-UCB's constant width."""
-    if kind == LDP_UCB:
+    ``ln t + c ln ln t``, LDP-UCB's constant width (DP-UCB's terms are constants: none)."""
+    if kind == LDP_UCB or kind == DP_UCB:
         return params[0]
     log_t = math.log(max(t, 1))
     return 2.0 * log_t if kind == UCB1 else log_t + params[0] * math.log(max(log_t, 1.0))
@@ -128,6 +135,8 @@ def _index(kind, params, n, total, width):  # pragma: no cover - compiled
         return total / n + math.sqrt(width / n)
     if kind == LDP_UCB:
         return min(total / n + width / math.sqrt(n), params[1])
+    if kind == DP_UCB:
+        return total / n + math.sqrt(params[0] / n) + params[1] / n
     return kl_ucb(total / n, width / n)
 
 
@@ -170,23 +179,41 @@ def _tie_break(values, best, ties, arm, rng):  # pragma: no cover - compiled
 
 
 @njit(**_INLINE)
-def _update(kind, params, r, arm, reward, noise, counts, sums, successes, t,
+def _update(kind, params, r, arm, reward, noise, counts, sums, successes, tree, t,
             rng):  # pragma: no cover
     """Run r's statistics after ``reward`` of ``arm`` (Thompson: a Bernoulli(r) success;
     LDP-UCB: the user's report, the reward clipped and snapped to the mechanism's grid plus
-    the ``noise`` value of this report, is what the server adds)."""
+    the ``noise`` value of this report, is what the server adds; DP-UCB: the reward clipped
+    enters the arm's tree, whose noisy prefix sum replaces the sum). Returns the exact value
+    the round's release protects (DP-UCB's closed node; 0 otherwise)."""
+    protected = 0.0
     if kind == THOMPSON and rng.random() < min(max(reward, 0.0), 1.0):
         successes[r, arm] += 1.0
     if kind == LDP_UCB:
         reward = snap_add(min(max(reward, params[2]), params[3]), noise, params[4])
+    if kind == DP_UCB:
+        if counts[r, arm] >= params[5]:
+            raise ValueError("a stream is longer than the horizon")  # (its tree's levels)
+        alpha, noisy = tree
+        protected, sums[r, arm] = tree_add(alpha[r, arm], noisy[r, arm], counts[r, arm],
+                                           min(max(reward, params[2]), params[3]), noise,
+                                           params[4])
+    else:
+        sums[r, arm] += reward
     counts[r, arm] += 1
-    sums[r, arm] += reward
     t[r] += 1
+    return protected
 
 
 @njit(**_INLINE)
-def _rounds(kind, mode, params, noise, rng, rewards, actions, counts, sums, successes,
-            t):  # pragma: no cover - compiled
+def _no_tree():  # pragma: no cover - compiled
+    """The tree argument of the rules without trees."""
+    return np.zeros((0, 0, 0)), np.zeros((0, 0, 0))
+
+
+@njit(**_INLINE)
+def _rounds(kind, mode, params, noise, rng, rewards, actions, counts, sums, successes, tree,
+            protected, t):  # pragma: no cover - compiled
     """Rounds of the rule ``kind`` over all runs, in place.
 
     Args:
@@ -196,12 +223,14 @@ def _rounds(kind, mode, params, noise, rng, rewards, actions, counts, sums, succ
             ``rewards[:, 0, 0]`` of ``actions[:, 0]``) or :data:`PLAY` (every round of a
             block: rewards (N, L, K) of every arm, actions (N, L) written).
         params: the rule's constants (module docstring).
-        noise: LDP-UCB's noise values, round-major (N per round, the order in which the
-            :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism`'s stream serves the
-            per-round releases); empty otherwise.
+        noise: LDP-UCB's and DP-UCB's noise values, round-major (N per round, the order in
+            which the mechanism's stream serves the per-round releases); empty otherwise.
         rng: the agent's decision generator.
         counts (N, K) int64, sums (N, K), successes (N, K) (Thompson; (N, 0) otherwise),
             t (N,) int64: the statistics, updated in place.
+        tree: DP-UCB's ``(alpha, noisy)``, each (N, K, levels), the arms' trees, in place.
+        protected: (L N,) where DP-UCB writes what each round's release protects (for the
+            mechanism's trace), round-major.
     """
     n, k = counts.shape
     values = np.empty(k)
@@ -215,29 +244,35 @@ def _rounds(kind, mode, params, noise, rng, rewards, actions, counts, sums, succ
             for r in range(n):
                 arm = actions[r, s]
                 reward = rewards[r, s, arm] if every_arm else rewards[r, s, 0]
-                _update(kind, params, r, arm, reward, noise[s * n + r] if noise.size else 0.0,
-                        counts, sums, successes, t, rng)
+                closed = _update(kind, params, r, arm, reward,
+                                 noise[s * n + r] if noise.size else 0.0, counts, sums,
+                                 successes, tree, t, rng)
+                if kind == DP_UCB:
+                    protected[s * n + r] = closed
 
 
 @njit(**_JIT)
 def ucb1_rounds(mode, params, noise, rng, rewards, actions, counts, sums, successes,
                 t):  # pragma: no cover - compiled
     """:func:`_rounds` of UCB1."""
-    _rounds(UCB1, mode, params, noise, rng, rewards, actions, counts, sums, successes, t)
+    _rounds(UCB1, mode, params, noise, rng, rewards, actions, counts, sums, successes,
+            _no_tree(), np.zeros(0), t)
 
 
 @njit(**_JIT)
 def kl_ucb_rounds(mode, params, noise, rng, rewards, actions, counts, sums, successes,
                   t):  # pragma: no cover - compiled
     """:func:`_rounds` of KL-UCB."""
-    _rounds(KL_UCB, mode, params, noise, rng, rewards, actions, counts, sums, successes, t)
+    _rounds(KL_UCB, mode, params, noise, rng, rewards, actions, counts, sums, successes,
+            _no_tree(), np.zeros(0), t)
 
 
 @njit(**_JIT)
 def thompson_rounds(mode, params, noise, rng, rewards, actions, counts, sums, successes,
                     t):  # pragma: no cover - compiled
     """:func:`_rounds` of Thompson sampling."""
-    _rounds(THOMPSON, mode, params, noise, rng, rewards, actions, counts, sums, successes, t)
+    _rounds(THOMPSON, mode, params, noise, rng, rewards, actions, counts, sums, successes,
+            _no_tree(), np.zeros(0), t)
 
 
 @njit(**_JIT)
@@ -245,12 +280,23 @@ def ldp_ucb_rounds(mode, params, noise, rng, rewards, actions, counts, sums, suc
                    t):  # pragma: no cover - compiled
     """:func:`_rounds` of LDP-UCB: the server's index and the user's choice, the user's
     report (exactly the mechanism's release, from its noise stream), the server's update."""
-    _rounds(LDP_UCB, mode, params, noise, rng, rewards, actions, counts, sums, successes, t)
+    _rounds(LDP_UCB, mode, params, noise, rng, rewards, actions, counts, sums, successes,
+            _no_tree(), np.zeros(0), t)
 
 
-#: The compiled entry point of each index rule.
+@njit(**_JIT)
+def dp_ucb_rounds(mode, params, noise, rng, rewards, actions, counts, sums, alpha, noisy,
+                  protected, t):  # pragma: no cover - compiled
+    """:func:`_rounds` of DP-UCB: the index on the trees' noisy sums, the reward added to the
+    pulled arm's tree (``alpha``, ``noisy``: its open and released nodes) with the tree
+    mechanism's next noise value; ``protected`` (L N,) gets the closed nodes' exact sums."""
+    _rounds(DP_UCB, mode, params, noise, rng, rewards, actions, counts, sums,
+            np.zeros((0, 0)), (alpha, noisy), protected, t)
+
+
+#: The compiled entry point of each index rule (DP-UCB's takes its trees too).
 ROUNDS = {UCB1: ucb1_rounds, KL_UCB: kl_ucb_rounds, THOMPSON: thompson_rounds,
-          LDP_UCB: ldp_ucb_rounds}
+          LDP_UCB: ldp_ucb_rounds, DP_UCB: dp_ucb_rounds}
 
 
 @njit(**_JIT)

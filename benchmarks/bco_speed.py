@@ -6,7 +6,7 @@ For each agent, on its env (d = 5), in one process:
    ``act / step / observe`` loop (the baseline);
 2. ``runner``: ``ldp_gym.run`` with N runs (default 100) in the native vector
    env, non-private and under the agent's privacy wrapper (Zheng et al.'s
-   Alg 1 or Alg 2 at epsilon = 1). FKM and ADX take the runner's block path
+   Alg 1 or Alg 2 at epsilon = 1). Every agent takes the runner's block path
    (``_Evaluated``: the env's randomness, the agent's unit vectors and the
    release's noise drawn ahead, each block played in one compiled kernel),
    bitwise the numbers of round-by-round play.
@@ -17,15 +17,7 @@ Usage::
 
     python benchmarks/bco_speed.py [--runs 100] [--horizon 20000] [--repeat 3]
 
-Measured (2 cores shared with other jobs, load average 4.6-6, so figures vary by
-a factor 1.5 between runs; run-steps/s, wall clock / CPU time)::
-
-    agent  loop             runner               private              x loop     x loop (priv)
-    FKM    10,016 / 14,371  2,413,325 / 3,639,304  2,357,823 / 3,365,736  241 / 253  235 / 234
-    ADX    15,331 / 21,640  2,435,205 / 3,553,521  1,685,892 / 2,768,118  159 / 164  110 / 128
-
-(round by round, before the block path: 1.0-1.4M unloaded, 45-67x the loop;
-0.4-0.7M under the releases.)
+The figures are in ``docs/speed.md`` (``benchmarks/run_all.py``).
 """
 
 from __future__ import annotations
@@ -36,7 +28,7 @@ import time
 import gymnasium as gym
 
 import ldp_gym
-from ldp_gym.agents import FKM, TwoPointGD
+from ldp_gym.agents import FKM, HazanLevy, SahaTewari, TwoPointGD
 from ldp_gym.wrappers import VectorTwoPointGaussian, one_point
 
 DELTA = 1e-5
@@ -75,11 +67,13 @@ def main() -> None:
     p.add_argument("--horizon", type=int, default=20_000)
     p.add_argument("--repeat", type=int, default=3, help="timings per figure; the best is shown")
     args = p.parse_args()
-    private = {FKM: [(one_point, {"epsilon": 1.0, "delta": DELTA})],
+    one = [(one_point, {"epsilon": 1.0, "delta": DELTA})]
+    private = {FKM: one, SahaTewari: one, HazanLevy: one,
                TwoPointGD: [(VectorTwoPointGaussian, {"epsilon": 1.0, "delta": DELTA})]}
     head = f"{'agent':<12}{'loop':>10}{'runner':>12}{'private':>12}{'x loop':>9}{'x loop (priv)':>15}"
     rows: dict[str, list[str]] = {"wall clock": [], "CPU time": []}
-    for cls, env_id in ((FKM, "LDPBCO-v0"), (TwoPointGD, "LDPMultiPointBCO-v0")):
+    for cls in private:
+        env_id = cls.test_env
         runner_speed(cls, env_id, 2, 100, (), 1)  # warm-up (compilation)
         runner_speed(cls, env_id, 2, 100, private[cls], 1)
         loop = loop_speed(cls, env_id, min(args.horizon, 5000))

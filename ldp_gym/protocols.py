@@ -11,12 +11,11 @@ ahead is declared here, never guessed:
   (every base arm's outcomes, which do not depend on the actions, when the
   action is a super arm whose feedback and regret the env computes after the
   agent played: combinatorial semi-bandits) and/or
-  :class:`DrawsStretches` (rounds of one given action per run, per round or
-  summed exactly; i.i.d. rewards given the action);
+  :class:`DrawsStretches` (the reward sum of rounds of one given action per
+  run, drawn exactly; i.i.d. rewards given the action);
 * agents declare, in one attribute ``block_play`` (:class:`BlockPlay`), how
   they consume a block: ``COMMITS`` (:class:`Commits`: learns from reward sums
-  only), ``SPECULATES`` (:class:`Speculates`: runs its rule over drawn rewards
-  of its action and says where it would have switched), ``PLAYS_BLOCKS``
+  only), ``PLAYS_BLOCKS``
   (:class:`PlaysBlocks`: plays every round of a drawn block itself),
   ``PLAYS_OUTCOMES`` (:class:`PlaysOutcomeBlocks`: plays every round of a block
   of drawn outcomes, on a :class:`ScoresBlocks` setting), ``PLAYS_EVALUATED``
@@ -49,7 +48,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 __all__ = ["BlockPlay", "BlockPlayer", "Commits", "DrawsBlocks", "DrawsStretches", "PlaysBlocks",
-           "PlaysOutcomeBlocks", "ScoresBlocks", "Speculates"]
+           "PlaysOutcomeBlocks", "ScoresBlocks"]
 __all__ += ["EvaluatesBlocks", "PlaysEvaluatedBlocks", "ReleaseKernel", "ReleasesBlocks",
             "RoundKernel"]
 
@@ -63,8 +62,6 @@ class BlockPlay(Enum):
     ROUNDS = "rounds"
     #: :class:`Commits`: plays its action for ``commitment()`` rounds, learns from sums only.
     COMMITS = "commits"
-    #: :class:`Speculates`: runs its rule over drawn rewards of its action, stops at a switch.
-    SPECULATES = "speculates"
     #: :class:`PlaysBlocks`: plays every round of a drawn block itself (``play_block``).
     PLAYS_BLOCKS = "plays_blocks"
     #: :class:`PlaysOutcomeBlocks`: plays every round of drawn base-arm outcomes.
@@ -85,12 +82,8 @@ class DrawsBlocks(Protocol):
 
 @runtime_checkable
 class DrawsStretches(Protocol):
-    """A setting whose rewards are i.i.d. over rounds given the action: rounds of one action per
-    run can be drawn ahead, and the unplayed ones discarded unseen."""
-
-    def draw_stretch(self, rng: np.random.Generator, actions: np.ndarray,
-                     length: int) -> np.ndarray:
-        """Rewards (N, length) of ``length`` rounds of ``actions``."""
+    """A setting whose rewards are i.i.d. over rounds given the action: the reward sum of
+    rounds of one action per run can be drawn ahead, exactly."""
 
     def draw_sums(self, rng: np.random.Generator, actions: np.ndarray,
                   counts: np.ndarray) -> np.ndarray:
@@ -127,14 +120,6 @@ class Commits(Protocol):
     def observe_committed(self, actions: np.ndarray, counts: np.ndarray,
                           reward_sums: np.ndarray, *,
                           reward_bounds: tuple[float, float] | None = None) -> None: ...
-
-
-class Speculates(Protocol):
-    """An agent with ``block_play = SPECULATES``: runs its per-round rule over drawn rewards of its
-    action and returns the rounds (N,) it used (at most ``limit``)."""
-
-    def observe_stretch(self, actions: np.ndarray, rewards: np.ndarray,
-                        limit: np.ndarray) -> np.ndarray: ...
 
 
 class PlaysBlocks(Protocol):

@@ -5,17 +5,25 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldp_gym.agents import KLUCB, LDPUCB, UCB1, Exp3, ThompsonSampling, TsallisINF
+from ldp_gym.agents import DPUCB, KLUCB, LDPUCB, UCB1, Exp3, ThompsonSampling, TsallisINF
 from ldp_gym.agents.mab_kernels import kl_ucb, kl_ucb_index
 
 RULES = [(UCB1, {}), (KLUCB, {"c": 0.0}), (KLUCB, {"c": 3.0}), (ThompsonSampling, {}),
          (Exp3, {"horizon": 300}), (Exp3, {}), (TsallisINF, {}),
          (LDPUCB, {"epsilon": 1.0, "horizon": 300}),
-         (LDPUCB, {"epsilon": 0.5, "lower": -1.0, "upper": 0.5, "horizon": 300})]
+         (LDPUCB, {"epsilon": 0.5, "lower": -1.0, "upper": 0.5, "horizon": 300}),
+         (DPUCB, {"epsilon": 1.0, "horizon": 300}),
+         (DPUCB, {"epsilon": 0.5, "gamma": 0.05, "lower": -1.0, "upper": 0.5, "horizon": 300})]
 
 
 def _state(agent):
-    return {k: v.copy() for k, v in vars(agent).items() if isinstance(v, np.ndarray)}
+    """The agent's arrays (and its tree's, for DP-UCB)."""
+    state = {k: v.copy() for k, v in vars(agent).items() if isinstance(v, np.ndarray)}
+    tree = getattr(agent, "tree", None)
+    if tree is not None:
+        state.update({f"tree.{k}": v.copy() for k, v in vars(tree).items()
+                      if isinstance(v, np.ndarray)})
+    return state
 
 
 @pytest.mark.parametrize("cls,kw", RULES, ids=str)
@@ -40,7 +48,7 @@ def test_block_path_is_bitwise_the_per_round_path(cls, kw, rewards):
         rounds.observe(np.zeros((n, 1)), a, rewards[np.arange(n), s, a], np.zeros((n, 1)))
     x, y = _state(block), _state(rounds)
     assert x.keys() == y.keys() and all(np.array_equal(x[key], y[key]) for key in x)
-    if cls is LDPUCB:  # the mechanism's stream at the same place: the next release is the same
+    if cls in (LDPUCB, DPUCB):  # the mechanism's stream at the same place: the same next noise
         assert np.array_equal(block.mechanism.noise(7), rounds.mechanism.noise(7))
     single_block = cls(k, num_envs=1, seed=3, **kw).play_block(None, rewards[:1])
     for s in range(length):
@@ -101,14 +109,16 @@ def test_adversarial_blocks_are_bitwise_the_rounds_of_step(table):
         assert np.array_equal(info["regret"], regrets[rows, s, a])
 
 
-def test_ldp_ucb_block_path_records_its_releases_as_the_rounds_do():
-    """The replay test's trace: one record per round, the clipped inputs, on both paths."""
+@pytest.mark.parametrize("cls", [LDPUCB, DPUCB])
+def test_block_path_records_its_releases_as_the_rounds_do(cls):
+    """The replay test's trace: one record per round, the clipped inputs (DP-UCB: the exact
+    sums of the nodes its trees close), on both paths."""
     from ldp_gym.wrappers.mechanisms import recording
 
     rewards = np.random.default_rng(0).uniform(-1, 2, (3, 20, 4))
     traces = []
     for path in ("block", "rounds"):
-        agent = LDPUCB(4, epsilon=1.0, horizon=50, num_envs=3, seed=1)
+        agent = cls(4, epsilon=1.0, horizon=50, num_envs=3, seed=1)
         with recording() as trace:
             if path == "block":
                 agent.play_block(None, rewards)

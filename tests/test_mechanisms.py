@@ -366,51 +366,38 @@ def test_recording_traces_calls():
     assert np.allclose(rec["input"], [1.0, 0.5])  # clipped
 
 
-def test_tree_preview_commit_equals_sequential_adds():
-    """preview + commit(used) keeps exactly the prefix sums and state of `used` sequential adds
-    (noise made negligible with a huge epsilon), interleaved with ordinary adds."""
+def test_tree_masked_adds_keep_each_streams_prefix_sums():
+    """Adds to some streams only (the agents' case: one arm per run): every stream's noisy
+    prefix sums are its own (noise made negligible with a huge epsilon), and the nodes closed
+    are traced once per element added."""
     rng = np.random.default_rng(0)
     T, S = 200, 6
     x = rng.random((S, T))
     truth = np.cumsum(x, axis=1)
     tree = M.TreeMechanism(1e9, T, (S,), seed=1)
     n = np.zeros(S, int)
-    while (n < T).any():
-        m = int(rng.integers(1, 40))
-        streams = np.flatnonzero(n < T)
-        vals = np.zeros((len(streams), m))
-        for r, s in enumerate(streams):
-            vals[r, : min(m, T - n[s])] = x[s, n[s]: n[s] + m]
-        sums = tree.preview(streams, vals)
-        for r, s in enumerate(streams):
-            k = min(m, T - n[s])
-            assert np.allclose(sums[r, :k], truth[s, n[s]: n[s] + k], atol=1e-4)
-        used = np.minimum(rng.integers(0, m + 1, len(streams)), T - n[streams])
-        tree.commit(used)
-        n[streams] += used
-        if rng.random() < 0.3:
-            mask = n < T
+    with M.recording() as trace:
+        for _ in range(400):
+            mask = (rng.random(S) < 0.5) & (n < T)
             out = tree.add(np.where(mask, x[np.arange(S), np.minimum(n, T - 1)], 0.0), mask)
             n[mask] += 1
-            assert np.allclose(out[mask], truth[np.flatnonzero(mask), n[mask] - 1], atol=1e-4)
+            done = np.flatnonzero(n > 0)
+            assert np.allclose(out[done], truth[done, n[done] - 1], atol=1e-4)
+    assert sum(r["input"].size for r in trace) == n.sum()
+    assert np.array_equal(tree.counts, n)
 
 
-def test_tree_preview_noise_law():
-    """The noisy prefix sum at i carries popcount(i) node noises, by adds or by preview/commit
-    (variance ratio test, false-alarm rate 1e-6)."""
+def test_tree_noise_law():
+    """The noisy prefix sum at i carries popcount(i) node noises (variance ratio test,
+    false-alarm rate 1e-6)."""
     n, i = 200_000, 13
     seq = M.TreeMechanism(1.0, 16, (n,), seed=1)
     for _ in range(i):
         seq.add(np.zeros(n))
-    blk = M.TreeMechanism(1.0, 16, (n,), seed=2)
-    blk.preview(np.arange(n), np.zeros((n, 5)))
-    blk.commit(np.full(n, 5))
-    spec = blk.preview(np.arange(n), np.zeros((n, 11)))[:, i - 6]
     want = 3 * 2 * seq.scale**2  # popcount(13) = 3 Laplace variances of 2 b^2
     # a sum of 3 Laplace(b): E S^4 = 144 b^4, so sd(sample var / want) = sqrt(3 / n);
-    # |z| < 5 has a false-alarm rate below 1e-6 for both checks
-    for v in (seq.noisy_sums.var() / want, spec.var() / want):
-        assert abs(v - 1) < 5 * math.sqrt(3 / n)
+    # |z| < 5 has a false-alarm rate below 1e-6
+    assert abs(seq.noisy_sums.var() / want - 1) < 5 * math.sqrt(3 / n)
 
 
 def test_overflowing_noise_scale_is_refused():

@@ -11,7 +11,7 @@ from scipy import stats
 
 import ldp_gym
 from ldp_gym import Results, runner
-from ldp_gym.agents import DPSE, DPUCB, LDPOLS, UCB1, AdaPKLUCB, AdaPUCB, TsallisINF
+from ldp_gym.agents import DPSE, DPUCB, LDPOLS, UCB1, AdaPKLUCB, AdaPUCB, LinUCB, TsallisINF
 from ldp_gym.envs.glm import GLMCore, MultiParamGLMCore
 from ldp_gym.envs.mab import AdversarialMABCore, MABCore
 from ldp_gym.protocols import BlockPlay, DrawsBlocks, DrawsStretches
@@ -76,10 +76,10 @@ class BlockSafe(gym.vector.VectorWrapper):
     needs_round_by_round = False
 
 
-#: One agent per kind of block: committed sums, speculative stretches, every arm's rewards
-#: played through act/observe (up to 50 runs) and compiled (play_block).
+#: One agent per kind of block: committed sums, compiled blocks (DP-UCB with its trees, the
+#: LDP-OLS messages), every arm's rewards played through act/observe (up to 50 runs).
 BLOCK_KINDS = [("LDPMAB-v0", (AdaPUCB, {"epsilon": 1.0})), ("LDPMAB-v0", (DPUCB, {"epsilon": 1.0})),
-               ("LDPMAB-v0", UCB1), ("LDPLinearBandit-v0", (LDPOLS, {"epsilon": 1.0}))]
+               ("LDPLinearBandit-v0", LinUCB), ("LDPLinearBandit-v0", (LDPOLS, {"epsilon": 1.0}))]
 
 
 @pytest.mark.parametrize("kind,horizon,n_runs,seeds", [
@@ -96,7 +96,7 @@ def test_block_path_matches_round_by_round_in_distribution(kind, horizon, n_runs
     z = (x.mean() - y.mean()) / np.sqrt(x.var() / x.size + y.var() / y.size)
     assert abs(z) < stats.norm.isf(0.5e-6)
     assert all(r.timings["A"]["decisions"] == horizon for r in rounds)
-    if kind < 2:  # stretches: few decisions
+    if kind == 0:  # committed sums: few decisions
         assert all(r.timings["A"]["decisions"] < horizon / 5 for r in blocks)
 
 
@@ -112,7 +112,7 @@ def _spied(env_id, calls):
     """``env_id``'s native vector env, logging its calls of ``step`` and of the draws."""
     def make(num_envs, max_episode_steps, **kw):
         venv = ldp_gym.make_vector_env(env_id, num_envs, max_episode_steps, **kw)
-        for name in ("step", "draw_block", "draw_stretch", "draw_sums"):
+        for name in ("step", "draw_block", "draw_sums"):
             setattr(venv, name, _logged(getattr(venv, name), name, calls))
         return venv
     return make
@@ -144,8 +144,8 @@ def test_privacy_wrappers_declare_round_by_round_play():
 
 
 def test_settings_declare_what_can_be_drawn_ahead():
-    """Stochastic MAB: blocks of every arm and stretches of one arm; contextual settings and
-    the adversarial MAB: blocks (its means move with the rounds: no stretches)."""
+    """Stochastic MAB: blocks of every arm and sums of one arm's rounds; contextual settings and
+    the adversarial MAB: blocks (its means move with the rounds: no sums)."""
     assert issubclass(MABCore, DrawsBlocks) and issubclass(MABCore, DrawsStretches)
     for core in (GLMCore, MultiParamGLMCore):
         assert issubclass(core, DrawsBlocks) and not issubclass(core, DrawsStretches)
@@ -163,7 +163,7 @@ DECLARED = {
     "Exp3": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMAB-v0
     "Tsallis-INF": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMAB-v0
     "LDP-UCB": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMAB-v0
-    "DP-UCB": (BlockPlay.SPECULATES, '_Speculative', '_Speculative'),  # LDPMAB-v0
+    "DP-UCB": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMAB-v0
     "DP-SE": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
     "AdaP-UCB": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
     "AdaP-KLUCB": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
@@ -199,7 +199,6 @@ def test_the_dispatch_table_is_the_documented_one():
         BlockPlay.PLAYS_EVALUATED: ("EvaluatesBlocks", "_Evaluated"),
         BlockPlay.PLAYS_OUTCOMES: ("ScoresBlocks", "_Scored"),
         BlockPlay.COMMITS: ("DrawsStretches", "_Committed.where_bounded"),
-        BlockPlay.SPECULATES: ("DrawsStretches", "_Speculative"),
         BlockPlay.PLAYS_BLOCKS: ("DrawsBlocks", "_Drawn.compiled"),
         BlockPlay.ROUNDS: ("DrawsBlocks", "_Drawn.by_act_observe")}
     doc = blocks.__doc__ or ""
@@ -253,10 +252,9 @@ def test_a_declaration_that_is_not_a_block_play_is_refused():
 
 def test_stretches_end_at_the_horizon_past_the_last_checkpoint():
     """Checkpoints that stop before the horizon: stretches are cut at the horizon."""
-    for spec in ((AdaPUCB, {"epsilon": 1.0}), (DPUCB, {"epsilon": 1.0})):
-        res = ldp_gym.run("LDPMAB-v0", {"A": spec}, horizon=3000, n_runs=3, seed=0,
-                          checkpoints=[1, 10, 100], progress=False)
-        assert res.regret["A"].shape == (3, 3) and res.timings["A"]["decisions"] < 600
+    res = ldp_gym.run("LDPMAB-v0", {"A": (AdaPUCB, {"epsilon": 1.0})}, horizon=3000, n_runs=3,
+                      seed=0, checkpoints=[1, 10, 100], progress=False)
+    assert res.regret["A"].shape == (3, 3) and res.timings["A"]["decisions"] < 600
 
 
 def test_regret_recorded_at_checkpoints_exactly():
@@ -471,7 +469,7 @@ def test_draw_block_is_consistent_with_step():
 @pytest.mark.parametrize("spec", [(AdaPUCB, {"epsilon": 1.0}), (DPUCB, {"epsilon": 1.0}),
                                   (DPSE, {"epsilon": 1.0}), UCB1])
 def test_every_mab_agent_runs_on_the_adversarial_env(spec):
-    """Settings without committed/speculative stretches fall back to round-by-round play."""
+    """Settings without committed sums play every round (blocks of every arm, or one by one)."""
     res = ldp_gym.run("LDPAdversarialMAB-v0", {"a": spec}, horizon=300, n_runs=3, seed=0,
                       progress=False)
     assert np.isfinite(res.regret["a"]).all() and res.timings["a"]["decisions"] == 300
@@ -725,26 +723,6 @@ def test_a_third_party_agents_bad_action_names_the_agent_on_both_paths():
                         wrappers=wrappers)
     with pytest.raises(ValueError, match="^seed must be"):
         ldp_gym.run("LDPMAB-v0", {"u": UCB1}, horizon=10, n_runs=2, seed=-1, progress=False)
-
-
-def test_speculative_stretches_are_sized_per_run(monkeypatch):
-    """DP-UCB's stretches: every run is offered about twice what it used of its last one, so
-    the rounds previewed stay within a small multiple of the rounds played (sizing every run
-    by the longest run's stretch previewed many times more)."""
-    from ldp_gym.wrappers.continual import TreeMechanism
-
-    previewed = []
-    preview = TreeMechanism.preview
-
-    def counted(self, streams, values):
-        previewed.append(np.size(values))
-        return preview(self, streams, values)
-
-    monkeypatch.setattr(TreeMechanism, "preview", counted)
-    n_runs, horizon = 50, 5000
-    ldp_gym.run("LDPMAB-v0", {"DP-UCB": (DPUCB, {"epsilon": 1.0})}, horizon=horizon,
-                n_runs=n_runs, seed=0, progress=False)
-    assert sum(previewed) <= 4 * n_runs * horizon, sum(previewed) / (n_runs * horizon)
 
 
 # --------------------------------------------------------------------------- runs across cores

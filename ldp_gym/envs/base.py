@@ -76,7 +76,6 @@ class BanditCore:
     # (draw_block) or :class:`~ldp_gym.protocols.DrawsStretches` (the others), as documented there;
     # the vector env's block methods are called only for those.
     draw_block: Callable[..., tuple[np.ndarray, ...]]
-    draw_stretch: Callable[..., np.ndarray]
     draw_sums: Callable[..., np.ndarray]
     stretch_regret: Callable[..., np.ndarray]
 
@@ -175,8 +174,8 @@ class BanditVectorEnv(VectorEnv):
     for the runner, which reads it here under any wrapper (privacy wrappers
     drop ``info``). Settings that declare it (:mod:`ldp_gym.protocols`) also
     draw rounds ahead for the runner's block path: :meth:`draw_block` (every
-    arm), :meth:`draw_stretch` and :meth:`draw_sums` (one action per run),
-    then :meth:`advance` plays and scores the rounds used.
+    arm) and :meth:`draw_sums` (one action per run), then :meth:`advance`
+    plays and scores the rounds used.
 
     Attributes:
         last_regret: (N,) instantaneous regret of the last :meth:`step` (a copy; 0 for runs
@@ -279,20 +278,6 @@ class BanditVectorEnv(VectorEnv):
         self.check_reset()
         return self.core.draw_sums(self.np_random, self._actions(actions), self._counts(counts))
 
-    def draw_stretch(self, actions: np.ndarray, length: int) -> np.ndarray:
-        """Per-round rewards (N, length) that playing ``actions`` for ``length`` more rounds gives,
-        without playing them; :meth:`advance` then plays the first ``counts[i]`` of them.
-
-        Exact only where rewards are i.i.d. over rounds given the action (the
-        stochastic MAB): the rewards of the rounds that are played have the law
-        of per-round play, and the unplayed draws are discarded unseen by the
-        world. Agents use it to run their per-round rule over a block of rounds
-        in one vectorised call (``observe_stretch``).
-        """
-        self.check_reset()
-        return self.core.draw_stretch(self.np_random, self._actions(actions),
-                                      check_int("length", length))
-
     def draw_block(self, length: int):
         """Draw the next ``length`` rounds of every run at once and move past them.
 
@@ -317,8 +302,8 @@ class BanditVectorEnv(VectorEnv):
         return out
 
     def advance(self, actions: np.ndarray, counts: np.ndarray):
-        """Play ``counts[i]`` rounds of ``actions[i]`` whose rewards came from :meth:`draw_stretch`
-        or :meth:`draw_sums`, and score them.
+        """Play ``counts[i]`` rounds of ``actions[i]`` whose reward sums came from
+        :meth:`draw_sums`, and score them.
 
         Returns:
             ``(observations, regret_sums)``.

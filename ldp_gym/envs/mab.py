@@ -146,10 +146,6 @@ class MABCore(BanditCore, DrawsBlocks, DrawsStretches):
         regrets = np.broadcast_to((self.best[:, None] - self.means)[:, None, :], means.shape)
         return obs, self._draw(rng, means), regrets
 
-    def draw_stretch(self, rng, actions, length):
-        mu = self.means[self._rows, actions]
-        return self._draw(rng, np.repeat(mu[:, None], length, axis=1))
-
     def stretch_regret(self, actions, counts):
         return counts * (self.best - self.means[self._rows, actions])
 

@@ -21,13 +21,11 @@ COMMITS            ``DrawsStretches``     the exact reward sum of the agent's ar
                                           commitment (``observe_committed``), only where
                                           every reward lies inside the agent's bounds:
                                           AdaP-UCB, AdaP-KLUCB, DP-SE
-SPECULATES         ``DrawsStretches``     per-round rewards of the agent's arm, over which it
-                                          runs its rule and stops where it would switch
-                                          (``observe_stretch``): DP-UCB
 PLAYS_BLOCKS       ``DrawsBlocks``        contexts and every arm's rewards of ``BLOCK``
                                           rounds, all played in one compiled call
-                                          (``play_block``): the classic and LDP MAB index
-                                          agents, the contextual and nonparametric agents
+                                          (``play_block``): the classic and private MAB
+                                          index agents (DP-UCB included), the contextual and
+                                          nonparametric agents
 ROUNDS             ``DrawsBlocks``        the same block played through ``act``/``observe``,
                                           with at most :data:`BLOCK_MAX_RUNS` runs
 =================  =====================  ==================================================
@@ -54,10 +52,8 @@ from ..envs.base import BanditVectorEnv
 from ..protocols import BlockPlay, BlockPlayer, DrawsBlocks, DrawsStretches, EvaluatesBlocks, ScoresBlocks
 from ..validation import check_actions
 
-__all__ = ["BLOCK", "BLOCK_MAX_RUNS", "MAX_BLOCK", "PLAYERS", "block_player"]
+__all__ = ["BLOCK", "BLOCK_MAX_RUNS", "PLAYERS", "block_player"]
 
-#: Largest block of rounds drawn at once for agents that speculate (``observe_stretch``).
-MAX_BLOCK = 4096
 #: Rounds drawn ahead at once (``draw_block``) for agents that play every round.
 BLOCK = 512
 #: Blocks pay where Python overhead dominates (few runs); with many runs, drawing every arm's
@@ -145,26 +141,6 @@ class _Committed:
                                      reward_bounds=self.env.core.bounded_rewards)
         obs, regret = self.env.advance(actions, counts)
         return obs, counts[:, None], regret[:, None]
-
-
-class _Speculative:
-    """Agents that speculate: per-round rewards of their action, in stretches sized per run
-    (twice what the run used of its last one, 8 to :data:`MAX_BLOCK`): the agent is offered
-    at most that many rounds of each run (``limit``), so a run that switches arms often does
-    not pay for the long stretches of one that does not."""
-
-    def __init__(self, agent: Any, env: BanditVectorEnv, release: Any = None, horizon: int = 0):
-        self.agent, self.env = agent, env
-        self.lengths = np.full(env.num_envs, 8, dtype=np.int64)
-
-    def play(self, obs, limit):
-        actions = self.agent.act(obs)
-        offered = np.minimum(self.lengths, limit)
-        rewards = self.env.draw_stretch(actions, int(offered.max()))
-        used = self.agent.observe_stretch(actions, rewards, offered)
-        self.lengths = np.clip(2 * used, 8, MAX_BLOCK)
-        obs, regret = self.env.advance(actions, used)
-        return obs, used[:, None], regret[:, None]
 
 
 class _Drawn:
@@ -256,7 +232,6 @@ PLAYERS: dict[BlockPlay, tuple[type, Callable[..., BlockPlayer | None]]] = {
     BlockPlay.PLAYS_EVALUATED: (EvaluatesBlocks, _Evaluated),
     BlockPlay.PLAYS_OUTCOMES: (ScoresBlocks, _Scored),
     BlockPlay.COMMITS: (DrawsStretches, _Committed.where_bounded),
-    BlockPlay.SPECULATES: (DrawsStretches, _Speculative),
     BlockPlay.PLAYS_BLOCKS: (DrawsBlocks, _Drawn.compiled),
     BlockPlay.ROUNDS: (DrawsBlocks, _Drawn.by_act_observe),
 }
