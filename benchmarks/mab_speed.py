@@ -1,7 +1,7 @@
 """The MAB index rules through ``ldp_gym.run`` against two yardsticks, in one invocation.
 
-For UCB1, KL-UCB, Thompson sampling and LDP-UCB (epsilon = 1) on ``LDPMAB-v0`` (the paper's
-five Bernoulli arms), N runs of T rounds, CPU seconds of:
+For UCB1, KL-UCB, Thompson sampling, LDP-UCB and DP-UCB (epsilon = 1) on ``LDPMAB-v0`` (the
+paper's five Bernoulli arms), N runs of T rounds, CPU seconds of:
 
 * ``numpy``: the rule over runs as a user would write it in plain numpy, one vectorised step per
   round (ties broken at random, the chosen arm's reward drawn);
@@ -29,10 +29,10 @@ from numba import njit
 from scipy import special
 
 import ldp_gym
-from ldp_gym.agents import KLUCB, LDPUCB, UCB1, ThompsonSampling
+from ldp_gym.agents import DPUCB, KLUCB, LDPUCB, UCB1, ThompsonSampling
 from ldp_gym.agents.mab_kernels import kl_ucb
 from ldp_gym.envs.mab import DEFAULT_MEANS
-from ldp_gym.wrappers.mechanisms import LaplaceMechanism
+from ldp_gym.wrappers.mechanisms import LaplaceMechanism, TreeMechanism
 
 MEANS = np.array(DEFAULT_MEANS)
 
@@ -40,6 +40,13 @@ MEANS = np.array(DEFAULT_MEANS)
 def ldp_width(horizon: int) -> float:
     """LDP-UCB's width at epsilon = 1 for rewards in [0, 1]."""
     return 4.0 * math.sqrt(2.0 * math.log(horizon))
+
+
+def dp_ucb_constants(horizon: int) -> tuple[float, float, TreeMechanism]:
+    """DP-UCB's c1 and c2 (epsilon = 1, gamma = 0.1) and its tree's calibration."""
+    lg = math.log(2.0 / 0.1)
+    return (2.0 * lg, math.sqrt(8.0) * math.log(horizon) ** 1.5 * lg,
+            TreeMechanism(1.0, horizon, (1,), seed=0))
 
 
 # ----------------------------------------------------------------------------- numpy yardstick
@@ -63,9 +70,14 @@ def numpy_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
     k = len(MEANS)
     counts, sums, wins = np.zeros((runs, k)), np.zeros((runs, k)), np.zeros((runs, k))
     rows, regret = np.arange(runs), 0.0
+    c1, c2, tree = dp_ucb_constants(horizon)
+    bits = np.arange(tree.levels)
+    alpha, noisy = np.zeros((runs, k, tree.levels)), np.zeros((runs, k, tree.levels))
     for t in range(horizon):
         n = np.maximum(counts, 1)
-        if rule == "UCB1":
+        if rule == "DP-UCB":
+            idx = np.where(counts > 0, sums / n + np.sqrt(c1 / n) + c2 / n, np.inf)
+        elif rule == "UCB1":
             idx = np.where(counts > 0, sums / n + np.sqrt(2 * math.log(max(t, 1)) / n), np.inf)
         elif rule == "LDP-UCB":
             idx = np.where(counts > 0, np.minimum(sums / n + ldp_width(horizon) / np.sqrt(n), 1.0),
@@ -81,6 +93,19 @@ def numpy_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
             r = r + rng.laplace(0.0, 1.0, runs)
         if rule == "Thompson":
             wins[rows, arm] += rng.random(runs) < r
+        if rule == "DP-UCB":  # the binary tree over runs: close node j, noise it, sum the digits
+            i = counts[rows, arm].astype(np.int64) + 1
+            j = np.log2(i & -i).astype(np.int64)
+            below = bits < j[:, None]
+            node = alpha[rows, arm]
+            closed = (node * below).sum(axis=1) + r
+            node[below] = 0.0
+            node[rows, j] = closed
+            alpha[rows, arm] = node
+            released = noisy[rows, arm]
+            released[rows, j] = closed + rng.laplace(0.0, tree.scale, runs)
+            noisy[rows, arm] = released
+            r = (released * ((i[:, None] >> bits) & 1)).sum(axis=1) - sums[rows, arm]
         counts[rows, arm] += 1
         sums[rows, arm] += r
         regret += (MEANS.max() - MEANS[arm]).sum()
@@ -89,9 +114,11 @@ def numpy_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
 
 # ----------------------------------------------------------------------------- the limit
 @njit(cache=True, error_model="numpy")
-def _limit(kind, runs, horizon, means, rng, grid, p, width):  # pragma: no cover - compiled
+def _limit(kind, runs, horizon, means, rng, grid, p, width, c1, c2, levels, tree_grid,
+           tree_p):  # pragma: no cover - compiled
     k = means.shape[0]
     counts, sums, wins = np.zeros((runs, k)), np.zeros((runs, k)), np.zeros((runs, k))
+    alpha, noisy = np.zeros((runs, k, levels)), np.zeros((runs, k, levels))
     values, x = np.empty(k), np.empty(k)
     best_mean, regret = means.max(), 0.0
     arms = np.empty(runs, np.int64)
@@ -106,6 +133,9 @@ def _limit(kind, runs, horizon, means, rng, grid, p, width):  # pragma: no cover
                 elif kind == 3:
                     values[a] = min(sums[r, a] / counts[r, a] + width / math.sqrt(counts[r, a]),
                                     1.0)
+                elif kind == 4:
+                    n = counts[r, a]
+                    values[a] = sums[r, a] / n + math.sqrt(c1 / n) + c2 / n
                 else:
                     m = sums[r, a] / counts[r, a]
                     if kind == 0:
@@ -142,6 +172,22 @@ def _limit(kind, runs, horizon, means, rng, grid, p, width):  # pragma: no cover
             value = x[arm]
             if kind == 3:  # float-safe Laplace: snapped input plus a discrete Laplace draw
                 value = np.rint(value / grid) * grid + (rng.geometric(p) - rng.geometric(p)) * grid
+            if kind == 4:  # the tree: close node j, release it on the grid, sum the digits
+                i = int(counts[r, arm]) + 1
+                j = 0
+                while (i >> j) & 1 == 0:
+                    j += 1
+                closed = value
+                for b in range(j):
+                    closed += alpha[r, arm, b]
+                    alpha[r, arm, b] = 0.0
+                alpha[r, arm, j] = closed
+                noisy[r, arm, j] = np.rint(closed / tree_grid) * tree_grid \
+                    + (rng.geometric(tree_p) - rng.geometric(tree_p)) * tree_grid
+                value = -sums[r, arm]
+                for b in range(levels):
+                    if (i >> b) & 1:
+                        value += noisy[r, arm, b]
             counts[r, arm] += 1.0
             sums[r, arm] += value
             regret += best_mean - means[arm]
@@ -149,16 +195,18 @@ def _limit(kind, runs, horizon, means, rng, grid, p, width):  # pragma: no cover
 
 
 def limit_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
-    kind = {"UCB1": 0, "KL-UCB": 1, "Thompson": 2, "LDP-UCB": 3}[rule]
+    kind = {"UCB1": 0, "KL-UCB": 1, "Thompson": 2, "LDP-UCB": 3, "DP-UCB": 4}[rule]
     mech = LaplaceMechanism(1.0, 0.0, 1.0, seed=0)
     p = float(mech._geometric_p(mech.sensitivity, mech.grid))
+    c1, c2, tree = dp_ucb_constants(horizon)
     return _limit(kind, runs, horizon, MEANS, np.random.default_rng(seed), mech.grid, p,
-                  ldp_width(horizon))
+                  ldp_width(horizon), c1, c2, tree.levels, tree.grid,
+                  float(tree._geometric_p(tree.node_sensitivity, tree.grid)))
 
 
 # ----------------------------------------------------------------------------- ldp-gym
 AGENT = {"UCB1": (UCB1, {}), "KL-UCB": (KLUCB, {}), "Thompson": (ThompsonSampling, {}),
-         "LDP-UCB": (LDPUCB, {"epsilon": 1.0})}
+         "LDP-UCB": (LDPUCB, {"epsilon": 1.0}), "DP-UCB": (DPUCB, {"epsilon": 1.0})}
 
 
 def ldp_gym_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
@@ -178,7 +226,7 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=100)
     p.add_argument("--horizon", type=int, default=100_000)
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--rules", default="UCB1,KL-UCB,Thompson,LDP-UCB")
+    p.add_argument("--rules", default="UCB1,KL-UCB,Thompson,LDP-UCB,DP-UCB")
     args = p.parse_args()
     rules = args.rules.split(",")
     for rule in rules:  # compile and warm up
