@@ -99,7 +99,7 @@ from ldp_gym.oracles import Family, oracle_row
 from ldp_gym.protocols import BlockPlay
 from ldp_gym.validation import Part, check_int, check_share
 from ldp_gym.wrappers.compiled import snap_add
-from ldp_gym.wrappers.continual import TreeMechanism
+from ldp_gym.wrappers.continual import TreeMechanism, tree_add
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism
 from ldp_gym.wrappers.noise import DrawnAhead
 from ldp_gym.wrappers.semibandit import check_at_most_k
@@ -151,10 +151,11 @@ def _index_value(kind, k, total, a, b, c):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _cached_value(kind, k, total, b):  # pragma: no cover - compiled
+def _cached_value(kind, k, total, b, c):  # pragma: no cover - compiled
     """What the block kernel keeps of a pulled arm, updated as it is pulled: CUCB's mean
-    ``total/k`` (its width moves with t) or the LDP agents' capped index (constant width)."""
-    return total / float(k) if kind == 0 else _index_value(kind, k, total, 0.0, b, 0.0)
+    ``total/k`` (its width moves with t) or the private agents' capped index (constant
+    widths)."""
+    return total / float(k) if kind == 0 else _index_value(kind, k, total, 0.0, b, c)
 
 
 def _cucb_a(t: np.ndarray) -> np.ndarray:
@@ -223,8 +224,8 @@ def _weights_into(kind, counts, sums, a, b, c, u, out):  # pragma: no cover - co
 
 # ---------------------------------------------------------------------------- the block path
 #: what the user sends on the block path: the raw outcomes of S (CUCB, not private), CUCB-LDP1's
-#: or CUCB-LDP2's message
-_RAW, _LDP1, _LDP2 = 0, 1, 2
+#: or CUCB-LDP2's message, or the raw outcomes that enter the arms' trees (CUCB-DP)
+_RAW, _LDP1, _LDP2, _TREES = 0, 1, 2, 3
 #: run-rounds played per call of the block kernel (bounds the decision uniforms drawn at once)
 PIECE = 1 << 14
 #: noise values a mechanism draws at once for the block path (``mechanism(zeros(CHUNK))``)
@@ -283,8 +284,8 @@ def _ldp2_report_rows(x, S, counts, noise, pos, grid, arms, values):  # pragma: 
 
 
 @njit(cache=True, nogil=True)
-def _play_rounds(index_kind, release, outcomes, start, stop, counts, sums, t, a, b, u,
-                 oracle_kind, width, count, probs, noise, pos, grid,
+def _play_rounds(index_kind, release, outcomes, start, stop, counts, sums, t, a, b, c, u,
+                 oracle_kind, width, count, probs, noise, pos, grid, trees,
                  actions):  # pragma: no cover - compiled
     """Rounds ``start`` to ``stop`` of a block of every base arm's outcomes (N, L, m), round
     by round over all runs (so the noise is used in the order of the per-round path: round,
@@ -295,7 +296,11 @@ def _play_rounds(index_kind, release, outcomes, start, stop, counts, sums, t, a,
        ``1.5 ln t``) and the family's oracle (:func:`~ldp_gym.oracles.oracle_row`): S;
     2. user: the message of the round's feedback (the outcomes of S): the raw outcomes
        (``_RAW``, CUCB), :func:`ldp1_report_row` or :func:`ldp2_report_row`;
-    3. server: the update from the message only (counts and sums), ``t += 1``.
+    3. server: the update from the message only (counts and sums), ``t += 1``; CUCB-DP
+       (``_TREES``): each outcome of S enters its arm's tree
+       (:func:`~ldp_gym.wrappers.continual.tree_add`, ``trees = (alpha, noisy, closed)``,
+       the tree mechanism's arrays and the closed nodes' exact sums, one per element, for its
+       trace) with the tree's next noise value, and the sum is the tree's noisy prefix sum.
     """
     runs, length, m = outcomes.shape
     w = np.empty(m)
@@ -311,7 +316,7 @@ def _play_rounds(index_kind, release, outcomes, start, stop, counts, sums, t, a,
     for r in range(runs):
         for i in range(m):
             if counts[r, i] > 0:
-                cache[r, i] = _cached_value(index_kind, counts[r, i], sums[r, i], b)
+                cache[r, i] = _cached_value(index_kind, counts[r, i], sums[r, i], b, c)
     p = pos[0]
     for s in range(start, stop):
         for r in range(runs):
@@ -334,7 +339,17 @@ def _play_rounds(index_kind, release, outcomes, start, stop, counts, sums, t, a,
                 if arm >= 0:
                     cr[arm] += 1
                     sums[r, arm] += value
-                    cache[r, arm] = _cached_value(index_kind, cr[arm], sums[r, arm], b)
+                    cache[r, arm] = _cached_value(index_kind, cr[arm], sums[r, arm], b, c)
+            elif release == 3:
+                alpha, noisy, closed = trees
+                for i in range(m):
+                    if S[i]:
+                        closed[p - pos[0]], sums[r, i] = tree_add(
+                            alpha[r, i], noisy[r, i], cr[i], min(max(np.float64(x[i]), 0.0), 1.0),
+                            noise[p], grid)
+                        p += 1
+                        cr[i] += 1
+                        cache[r, i] = _cached_value(index_kind, cr[i], sums[r, i], b, c)
             else:
                 if release == 1:
                     p = ldp1_report_row(x, S, noise, p, grid, message)
@@ -345,7 +360,7 @@ def _play_rounds(index_kind, release, outcomes, start, stop, counts, sums, t, a,
                     if S[i]:
                         cr[i] += 1
                         sums[r, i] += message[i]
-                        cache[r, i] = _cached_value(index_kind, cr[i], sums[r, i], b)
+                        cache[r, i] = _cached_value(index_kind, cr[i], sums[r, i], b, c)
             t[r] += 1
             for i in range(m):
                 actions[r, s, i] = 1 if S[i] else 0
@@ -601,12 +616,16 @@ class CombinatorialAgent(Agent):
             lo, hi = max(lo, mech.lower), min(hi, mech.upper)
         if x.size and not (x.min() >= lo and x.max() <= hi):  # NaN fails too
             raise ValueError(f"outcomes must lie in [{lo:g}, {hi:g}] on the block path")
-        kind, counts, sums, _, b, _ = self._index_terms()
+        kind, counts, sums, _, b, c = self._index_terms()
         oracle_kind, width, count, probs = self.family._kernel_spec()
         length = x.shape[1]
         actions = np.empty((n, length, m), dtype=np.int8)
         grid = 1.0 if mech is None else mech.grid
         noise, pos = np.zeros(0), np.zeros(1, dtype=np.int64)
+        if self._release == _TREES and (self.t + length > self.horizon).any():
+            raise ValueError(f"{self.name} plays at most horizon={self.horizon} rounds (its "
+                             f"trees hold that many outcomes)")
+        trees = self._trees((length if self._release == _TREES else 0) * n * m)
         step = max(1, PIECE // max(n, 1))
         scratch = np.empty((min(step, length), n, m))
         for start in range(0, length, step):
@@ -614,16 +633,34 @@ class CombinatorialAgent(Agent):
             u = self.rng.random(out=scratch[:stop - start])  # act's draws, round after round
             a = _cucb_a(self.t[:, None] + np.arange(stop - start)) if kind == _CUCB \
                 else np.zeros((n, 0))
-            if mech is not None:
+            if self._release == _TREES:  # the trees' own stream, the values unused given back
+                noise, grid = self._tree_noise((stop - start) * n * self.K)
+                pos[0] = 0
+            elif mech is not None:
                 noise, pos = self._block_noise((stop - start) * n
                                                * (self.K if self._release == _LDP1 else 1))
                 assert self._ahead is not None
                 self._ahead.prefetch(self._draw_noise)  # drawn while the kernel runs
-            _play_rounds(kind, self._release, x, start, stop, counts, sums, self.t, a, b, u,
-                         oracle_kind, width, count, probs, noise, pos, grid, actions)
+            _play_rounds(kind, self._release, x, start, stop, counts, sums, self.t, a, b, c, u,
+                         oracle_kind, width, count, probs, noise, pos, grid, trees, actions)
+            if self._release == _TREES:
+                self._trees_used(noise.shape[0] - int(pos[0]), trees[2][:int(pos[0])])
         if self._ahead is not None:
             self._ahead.settle()
         return actions
+
+    def _trees(self, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The block kernel's ``trees``: CUCB-DP's (alpha, noisy) node arrays (N, m, levels)
+        and a buffer of ``size`` closed nodes; empty for the others."""
+        return np.zeros((0, 0, 0)), np.zeros((0, 0, 0)), np.zeros(0)
+
+    def _tree_noise(self, count: int) -> tuple[np.ndarray, float]:
+        """CUCB-DP: the next ``count`` values of its trees' noise stream, and their grid."""
+        raise NotImplementedError
+
+    def _trees_used(self, unused: int, closed: np.ndarray) -> None:
+        """CUCB-DP: give back the ``unused`` noise values and trace the ``closed`` nodes."""
+        raise NotImplementedError
 
     def observe(self, obs: Any, action: Any, reward: Any, next_obs: Any) -> None:
         # the runner's batch (arrays of the expected dtypes and shapes) checked in one compiled
@@ -965,6 +1002,7 @@ class CUCBDP(_Private, GlobalDPAgent, CombinatorialAgent):
     name = "CUCB-DP"
     model = "global"
     _spends_per_arm = True
+    _release = _TREES
     #: the constant of the privacy width (Algorithm 3 shows 12, Lemma 2 shows 24)
     c: ClassVar[float] = 12.0
 
@@ -974,6 +1012,7 @@ class CUCBDP(_Private, GlobalDPAgent, CombinatorialAgent):
         assert T is not None
         self.tree = TreeMechanism(check_share("epsilon", self.epsilon, 2 * self.K), T,
                                   (n, self.n_arms), 0.0, 1.0, **self.noise_source())
+        self.counts = self.tree.counts  # the pulls are the streams' lengths
         self._c1 = 4.0 * math.log(self.n_arms * T)
         self._c2 = self.c * self.K * math.log(T) ** 3 / self.epsilon
         self._no_terms = np.zeros(n)
@@ -983,9 +1022,19 @@ class CUCBDP(_Private, GlobalDPAgent, CombinatorialAgent):
 
     def _learn(self, obs, actions, rewards, next_obs):
         played = check_at_most_k(actions.view(bool), self.K, "actions")
-        self.tree.add(np.clip(next_obs[:, :self.n_arms], 0.0, 1.0), played)
-        self.counts += played
+        self.tree.add(np.clip(next_obs[:, :self.n_arms], 0.0, 1.0), played)  # (and the counts)
         self.t += 1
+
+    def _trees(self, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        shape = (self._n, self.n_arms, self.tree.levels)  # views, made per call
+        return self.tree._alpha.reshape(shape), self.tree._noisy.reshape(shape), np.empty(size)
+
+    def _tree_noise(self, count: int) -> tuple[np.ndarray, float]:
+        return self.tree.noise(count), self.tree.grid
+
+    def _trees_used(self, unused: int, closed: np.ndarray) -> None:
+        self.tree.stream.give_back(unused)
+        self.tree.record(closed)
 
 
 AGENTS: dict[str, type[Agent]] = {cls.name: cls for cls in (CUCB, CUCBLDP1, CUCBLDP2, CUCBDP)}

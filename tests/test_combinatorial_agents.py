@@ -746,6 +746,36 @@ def test_block_path_is_bitwise_per_round_play_on_the_same_noise(cls, kwargs):
                           ref.act(np.zeros((n, 2 * env.core.n_arms))))
 
 
+@pytest.mark.parametrize("kwargs", BLOCK_FAMILIES)
+def test_cucb_dp_block_path_is_bitwise_per_round_play(kwargs):
+    """CUCB-DP's trees take their noise from the tree mechanism's own stream on both paths
+    (the block path gives back what it did not use): ``play_outcomes`` over blocks of any
+    split is bitwise act/observe on the same outcomes (super arms, trees, noise stream), and
+    traces the same closed nodes."""
+    from ldp_gym.wrappers.mechanisms import recording
+
+    n, length = 6, 300
+    env = block_env(n, length, **kwargs)
+    x = env.draw_outcomes(length)
+    fast, ref = (CUCBDP.from_env(env, seed=3, horizon=1000, epsilon=40.0) for _ in range(2))
+    with recording() as ref_trace:
+        want = per_round(ref, x)
+    with recording() as fast_trace:
+        got = np.concatenate([fast.play_outcomes(x[:, a:b])
+                              for a, b in ((0, 1), (1, 77), (77, 77), (77, 300))], axis=1)
+    assert np.array_equal(got, want)
+    for name in ("counts", "noisy_sums", "_alpha", "_noisy"):
+        assert np.array_equal(getattr(fast.tree, name), getattr(ref.tree, name)), name
+    assert np.array_equal(fast.counts, ref.counts) and np.array_equal(fast.t, ref.t)
+    assert np.array_equal(fast.tree.noise(5), ref.tree.noise(5))  # the streams at one place
+    assert np.array_equal(np.concatenate([r["input"] for r in fast_trace]),
+                          np.concatenate([r["input"] for r in ref_trace]))
+    assert np.array_equal(fast.act(np.zeros((n, 2 * env.core.n_arms))),
+                          ref.act(np.zeros((n, 2 * env.core.n_arms))))
+    with pytest.raises(ValueError, match="horizon"):
+        fast.play_outcomes(env.draw_outcomes(701))
+
+
 @pytest.mark.parametrize("cls", [CUCBLDP1, CUCBLDP2])
 def test_block_report_is_local_report_on_the_same_noise(cls):
     """The block path's report step (``block_report``, the kernel's ``ldp*_report_row``) is
@@ -824,10 +854,10 @@ def test_block_path_has_the_law_of_per_round_play(cls):
 
 
 def test_block_path_declared_only_where_it_runs():
-    """CUCB-DP and agents on a family without a compiled oracle play round by round; the block
-    path refuses outcomes it cannot play as the per-round path does."""
+    """Agents on a family without a compiled oracle play round by round; the block path
+    refuses outcomes it cannot play as the per-round path does."""
     env = block_env(2, 10)
-    assert CUCBDP.from_env(env, epsilon=1.0).block_play is BlockPlay.ROUNDS
+    assert CUCBDP.from_env(env, epsilon=1.0).block_play is BlockPlay.PLAYS_OUTCOMES
     assert make(CUCB).block_play is BlockPlay.ROUNDS  # the local stand-in family
     with pytest.raises(ValueError, match="no block path"):
         make(CUCB, n=2).play_outcomes(np.zeros((2, 3, 6)))

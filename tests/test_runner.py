@@ -188,7 +188,7 @@ DECLARED = {
     "CUCB": (BlockPlay.PLAYS_OUTCOMES, '_Scored', '_Scored'),  # LDPCombinatorialBandit-v0
     "CUCB-LDP1": (BlockPlay.PLAYS_OUTCOMES, '_Scored', '_Scored'),  # LDPCombinatorialBandit-v0
     "CUCB-LDP2": (BlockPlay.PLAYS_OUTCOMES, '_Scored', '_Scored'),  # LDPCombinatorialBandit-v0
-    "CUCB-DP": (BlockPlay.ROUNDS, None, None),  # LDPCombinatorialBandit-v0
+    "CUCB-DP": (BlockPlay.PLAYS_OUTCOMES, '_Scored', '_Scored'),  # LDPCombinatorialBandit-v0
 }
 
 
