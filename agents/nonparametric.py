@@ -59,7 +59,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -74,7 +74,7 @@ from ldp_gym.wrappers.privacy import Privacy
 from .base import Agent, LocalDPAgent, readonly
 
 __all__ = ["ABSE", "AGENTS", "AuxiliarySource", "CHOOSE", "FAST", "LDPMAB", "REPORT", "UPDATE", "LDPMABAux",
-           "UniformRandom", "abse_rounds", "partition_rounds"]
+           "UniformRandom", "abse_rounds", "partition_rounds", "partition_rounds_departures"]
 
 #: steps of a kernel call (bit flags), as in :mod:`ldp_gym.agents.glm_kernels`
 CHOOSE, REPORT, UPDATE, FAST = 1, 2, 4, 8
@@ -126,24 +126,102 @@ def _pick(arms_row, u):  # pragma: no cover - compiled
     return -1
 
 
+class Partition(NamedTuple):
+    """The server's partition of [0, 1]^d per run (axis 1: nodes, grown between calls): each
+    node's bounds ``lo``, ``hi`` (N, nodes, d), ``depth``, ``split`` coordinate and first child
+    ``left`` (N, nodes) once refined, whether it is ``active`` (a bin of the partition) and its
+    active ``arms`` (N, nodes, K); the active bins in slot order (the first ``n_active`` of
+    each row of ``bins``) and the nodes used, ``n_nodes`` (N,)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    depth: np.ndarray
+    split: np.ndarray
+    left: np.ndarray
+    active: np.ndarray
+    arms: np.ndarray
+    bins: np.ndarray
+    n_active: np.ndarray
+    n_nodes: np.ndarray
+
+
+class BinSums(NamedTuple):
+    """What the server keeps of the messages, per bin and source: the sums of the released
+    indicators U~ and rewards V~ (N, nodes, sources, K), the users counted N_s(A) (N, nodes,
+    sources); ``reused``: the ablation's re-added weighted sums (N, nodes, sources, K, 3),
+    empty otherwise."""
+
+    indicators: np.ndarray
+    rewards: np.ndarray
+    users: np.ndarray
+    reused: np.ndarray
+
+
+class Rule(NamedTuple):
+    """The constants of LDPMAB's rounds: rewards ``lower + width [0, 1]``, each source's
+    budget ``epsilons`` (S,), the ``warmup`` a bin's users must pass before it is checked,
+    the radius constant ``C sqrt(log n)`` (``radius``), whether several sources are weighted
+    (``multi_source``, eq. 26-28), the depth cap and every depth's ``taus`` (eq. 17), and the
+    ablation's check period ``batch``."""
+
+    lower: float
+    width: float
+    epsilons: np.ndarray
+    warmup: int
+    radius: float
+    multi_source: bool
+    max_depth: int
+    taus: np.ndarray
+    batch: int
+
+
+class Draws(NamedTuple):
+    """The randomness drawn ahead: the decision uniforms (``decisions``, read from
+    ``decision_pos[0]``) and the two mechanisms' noise (``noise_u``, ``noise_v``, read from
+    ``noise_pos[0]`` and ``[1]``) on their grids ``grid_u``, ``grid_v``."""
+
+    decisions: np.ndarray
+    decision_pos: np.ndarray
+    noise_u: np.ndarray
+    noise_v: np.ndarray
+    noise_pos: np.ndarray
+    grid_u: float
+    grid_v: float
+
+
+class Messages(NamedTuple):
+    """The reports of a block (L, N, B, ...): each slot's ``bins``, indicator ``U`` and reward
+    ``V`` inputs (``REPORT`` writes them, ``UPDATE`` reads the released ones)."""
+
+    bins: np.ndarray
+    U: np.ndarray
+    V: np.ndarray
+
+
+# The helpers take the arrays they read, unpacked once per call of the rounds, and return one
+# number: passing the structures into the per-bin helpers, or returning a tuple from the noise
+# helper, made the rounds 35-45 % slower (benchmarks/run_all.py's figures are of this form).
+
+
 @njit(**_INLINE)
-def _estimate(su, sv, cnt, eps, warmup, multi, n, b, k):  # pragma: no cover - compiled
+def _estimate(su, sv, users, eps, warmup, multi_source, n, b, k):  # pragma: no cover - compiled
     """Arm k's estimate and radius over ``C sqrt(log n)`` in bin b of run n (radius inf
-    when undefined).
+    when undefined), from the sums of the released indicators ``su`` and rewards ``sv`` and
+    the users counted.
 
     One source (eq. 13-14): ``r^ = sum V~ / sum U~``,
     ``sqrt(max{sum U~, N/eps^2}) / sum U~``. Several (eq. 26-28): weights
     ``lambda_s = min{1, eps_s^2 sum U~_s / N_s}`` (0 below the warm-up, and clipped at 0),
     ``r^ = sum_s lambda_s sum V~_s / sum_s lambda_s sum U~_s`` and
     ``sqrt(sum_s lambda_s^2 max{sum U~_s, N_s/eps_s^2}) / sum_s lambda_s sum U~_s``."""
-    if not multi:
+    if not multi_source:
         s_u = su[n, b, 0, k]
         if s_u <= 0.0:
             return 0.0, np.inf
-        return sv[n, b, 0, k] / s_u, math.sqrt(max(s_u, cnt[n, b, 0] / (eps[0] * eps[0]))) / s_u
+        return sv[n, b, 0, k] / s_u, math.sqrt(max(s_u, users[n, b, 0] / (eps[0] * eps[0]))) / s_u
     num, den, var = 0.0, 0.0, 0.0
     for s in range(su.shape[2]):
-        c = cnt[n, b, s]
+        c = users[n, b, s]
         if c > warmup:
             e2 = eps[s] * eps[s]
             x = su[n, b, s, k]
@@ -157,12 +235,11 @@ def _estimate(su, sv, cnt, eps, warmup, multi, n, b, k):  # pragma: no cover - c
 
 
 @njit(**_JIT)
-def _split(n, b, u, lo, hi, depth, split, left, active, arms, su, sv, cnt, alist, n_active,
-           n_nodes, acc):  # pragma: no cover - compiled
+def _split(n, b, u, part, sums):  # pragma: no cover - compiled
     """Refine bin b of run n (Alg 1): split it at the midpoint of one of its longest edges
     (``floor(u t)``-th of the t tied ones); its two children replace it at the end of the
     active list, with its active arms and fresh sums (the parent's data are not reused)."""
-    d = lo.shape[2]
+    lo, hi, d = part.lo, part.hi, part.lo.shape[2]
     longest = 0.0
     for j in range(d):
         longest = max(longest, hi[n, b, j] - lo[n, b, j])
@@ -178,139 +255,209 @@ def _split(n, b, u, lo, hi, depth, split, left, active, arms, su, sv, cnt, alist
                 dim = j
                 break
             t -= 1
-    c = n_nodes[n]
-    n_nodes[n] += 2
+    c = part.n_nodes[n]
+    part.n_nodes[n] += 2
     mid = 0.5 * (lo[n, b, dim] + hi[n, b, dim])
+    arms, su, sv, users, reused = part.arms, sums.indicators, sums.rewards, sums.users, \
+        sums.reused
     for child in (c, c + 1):
         for j in range(d):
             lo[n, child, j] = lo[n, b, j]
             hi[n, child, j] = hi[n, b, j]
-        depth[n, child] = depth[n, b] + 1
-        split[n, child] = -1
-        left[n, child] = -1
-        active[n, child] = True
+        part.depth[n, child] = part.depth[n, b] + 1
+        part.split[n, child] = -1
+        part.left[n, child] = -1
+        part.active[n, child] = True
         for k in range(arms.shape[2]):
             arms[n, child, k] = arms[n, b, k]
-            for s in range(su.shape[2]):
-                su[n, child, s, k] = 0.0
-                sv[n, child, s, k] = 0.0
-                if acc.shape[0] > 0:
-                    for q in range(3):
-                        acc[n, child, s, k, q] = 0.0
-        for s in range(su.shape[2]):
-            cnt[n, child, s] = 0
+            for q in range(su.shape[2]):
+                su[n, child, q, k] = 0.0
+                sv[n, child, q, k] = 0.0
+                if reused.shape[0] > 0:
+                    for e in range(3):
+                        reused[n, child, q, k, e] = 0.0
+        for q in range(su.shape[2]):
+            users[n, child, q] = 0
     hi[n, c, dim] = mid
     lo[n, c + 1, dim] = mid
-    split[n, b] = dim
-    left[n, b] = c
-    active[n, b] = False
-    na = n_active[n]
+    part.split[n, b] = dim
+    part.left[n, b] = c
+    part.active[n, b] = False
+    bins, na = part.bins, part.n_active[n]
     pos = 0
-    while alist[n, pos] != b:
+    while bins[n, pos] != b:
         pos += 1
     for i in range(pos, na - 1):
-        alist[n, i] = alist[n, i + 1]
-    alist[n, na - 1] = c
-    alist[n, na] = c + 1
-    n_active[n] = na + 1
+        bins[n, i] = bins[n, i + 1]
+    bins[n, na - 1] = c
+    bins[n, na] = c + 1
+    part.n_active[n] = na + 1
 
 
-@njit(**_JIT)
-def partition_rounds(mode, obs, rewards, forced, src, start, stop, lower, width, eps, warmup,
-                     crad, multi, max_depth, taus, lo, hi, depth, split, left, active, arms, su,
-                     sv, cnt, alist, n_active, n_nodes, dec, dec_pos, noise_u, noise_v, noise_pos,
-                     grid_u, grid_v, msg_bins, msg_u, msg_v, actions, departures, batch,
-                     acc):  # pragma: no cover - compiled
-    """LDPMAB rounds ``start .. stop - 1`` of every run (Ma et al. Alg 2; Alg 3 for the
-    auxiliary sources), step by step over all runs; returns the round reached (``stop`` when
-    done, earlier when the node capacity, the decision uniforms ``dec`` or the noise buffers
-    would not cover the next round: the caller grows or refills them and calls again).
+@njit(**_INLINE)
+def _fits(mode, forced_row, depth, bins, n_active, n_nodes, cap, max_depth, need_per_slot,
+          decisions_left):  # pragma: no cover - compiled
+    """Whether the next round fits the node capacity ``cap`` (a refinement of every
+    splittable bin) and the ``decisions_left`` uniforms; returns the noise values it needs
+    (``need_per_slot`` per active slot), or -1 when it does not fit."""
+    need_dec, need_noise = 0, 0
+    for n in range(n_active.shape[0]):
+        na = n_active[n]
+        if mode & (UPDATE | FAST):
+            splittable = 0
+            for i in range(na):
+                if depth[n, bins[n, i]] < max_depth:
+                    splittable += 1
+            if n_nodes[n] + 2 * splittable > cap:
+                return -1
+            need_dec += na
+        if (mode & CHOOSE) and forced_row[n] < 0:
+            need_dec += 1
+        need_noise += na * need_per_slot
+    return need_noise if need_dec <= decisions_left else -1
 
-    Steps (``mode``): ``CHOOSE`` the user's arm, uniform among the active arms of the bin of
-    its context (``forced`` >= 0: the logged or given arm); ``REPORT`` the inputs of every
-    slot of its message into ``msg_*`` (L, N, B, K): ``U = 1{x in A, arm k}`` and
-    ``V = (y - lower)/width U``, released by the caller's mechanisms; ``UPDATE`` the server
-    adds messages ``msg_*`` of source ``src`` to the sums of the active bins (N(A) += 1) and
-    checks each bin: if it is explored enough (N(A) >= warm-up; with several sources, some
-    N_s(A) above it), every active arm k with
-    ``max_k' (r^_k' - max(r_k', tau)) > r^_k + max(r_k, tau)`` is eliminated (eq. 16/29),
-    then the bin is refined (:func:`_split`) if ``r_k < tau`` for every remaining active arm
-    and its depth j is below the cap, ``tau = taus[j] = 2^(-j/d)`` (eq. 17); ``FAST`` the
-    same sums, each slot the server can still read being ``snap(input) + noise`` with the
-    noise the mechanisms drew (``noise_u``, ``noise_v``; a zero input's release is its
-    noise), then the checks. ``rewards`` (N, L, K) every arm's or (N, L, 1) the given arm's;
-    contexts ``obs`` (N, L, d) in [0, 1]^d.
 
-    ``departures`` (bit flags, NOT private, the diagnostic ablation of :class:`LDPMAB`):
-    ``REUSED_SUMS`` checks a bin only every ``batch`` users of a source and then adds the
-    source's weighted cumulative sums again into ``acc`` (N, nodes, S, K, 3), which the
-    estimate and radius read; ``NOISE_IN_BIN`` adds noise only to the slots of the user's
-    own bin (``FAST``)."""
-    n_runs = n_active.shape[0]
-    cap = lo.shape[1]
+@njit(**_INLINE)
+def _report(msg_bins, msg_u, msg_v, s, n, bins, na, node, arm, y):  # pragma: no cover
+    """The user's message inputs: in every slot i of the active list (``bins``, ``na``
+    long), ``U = 1{bin i is the context's, arm k}`` and ``V = y U`` (``y`` the reward scaled
+    to [0, 1])."""
+    for i in range(msg_bins.shape[2]):
+        b = bins[n, i] if i < na else -1
+        msg_bins[s, n, i] = b
+        for k in range(msg_u.shape[3]):
+            u = 1.0 if (b == node and k == arm) else 0.0
+            msg_u[s, n, i, k] = u
+            msg_v[s, n, i, k] = u * y
+
+
+@njit(**_INLINE)
+def _add_released(su, sv, arms, noise_u, noise_v, grid_u, grid_v, nk, src, n, b, node, arm, y,
+                  pu, pv):  # pragma: no cover - compiled
+    """``FAST``: each slot of bin b the server can still read (its ``nk`` active arms) gets
+    ``snap(input) + noise`` from ``noise_u[pu:]`` and, while two arms or more are left (the
+    reward sums are read only to eliminate), ``noise_v[pv:]``; a zero input's release is its
+    noise. Returns the noise values used of each. (One int returned: a tuple returned from an
+    inlined helper in this loop measured 35 % slower.)"""
+    used = 0
+    for k in range(arms.shape[2]):
+        if not arms[n, b, k]:
+            continue
+        if b == node and k == arm:
+            su[n, b, src, k] += snap_add(1.0, noise_u[pu + used], grid_u)
+            if nk >= 2:
+                sv[n, b, src, k] += snap_add(y, noise_v[pv + used], grid_v)
+        else:
+            su[n, b, src, k] += noise_u[pu + used]
+            if nk >= 2:
+                sv[n, b, src, k] += noise_v[pv + used]
+        used += 1
+    return used
+
+
+@njit(**_INLINE)
+def _add_reported(su, sv, msg_u, msg_v, src, s, n, i, b):  # pragma: no cover - compiled
+    """``UPDATE``: slot i of the released message of round s (bin b) added to b's sums."""
+    for k in range(su.shape[3]):
+        su[n, b, src, k] += msg_u[s, n, i, k]
+        sv[n, b, src, k] += msg_v[s, n, i, k]
+
+
+@njit(**_INLINE)
+def _reuse_sums(su, sv, users, reused, arms, eps, warmup, batch, src, n,
+                b):  # pragma: no cover - compiled
+    """The ablation's ``REUSED_SUMS`` (NOT private): once every ``batch`` users of a source,
+    its weighted cumulative sums are added again into ``reused``; False between batches (the
+    public code checks the bin only then)."""
+    c = users[n, b, src]
+    if c % batch != 0:
+        return False
+    e2 = eps[src] * eps[src]
+    for k in range(arms.shape[2]):
+        if arms[n, b, k]:
+            x = su[n, b, src, k]
+            lam = min(1.0, e2 * x / c) if c > warmup else 0.0
+            reused[n, b, src, k, 0] += lam * sv[n, b, src, k]
+            reused[n, b, src, k, 1] += lam * x
+            reused[n, b, src, k, 2] += lam * lam * max(x, c / e2)
+    return True
+
+
+@njit(**_INLINE)
+def _explored(users, warmup, multi_source, n, b):  # pragma: no cover - compiled
+    """Whether bin b is past the warm-up: N(A) >= warm-up, or with several sources some
+    N_s(A) above it."""
+    if not multi_source:
+        return users[n, b, 0] >= warmup
+    for q in range(users.shape[2]):
+        if users[n, b, q] > warmup:
+            return True
+    return False
+
+
+@njit(**_INLINE)
+def _eliminate(arms, n, b, estimate, radius, tau):  # pragma: no cover - compiled
+    """Elimination (eq. 16, 29): arm k goes when ``max_k' (r^_k' - max(r_k', tau)) >
+    r^_k + max(r_k, tau)``."""
+    best = -np.inf
+    for k in range(arms.shape[2]):
+        if arms[n, b, k]:
+            best = max(best, estimate[k] - max(radius[k], tau))
+    for k in range(arms.shape[2]):
+        if arms[n, b, k] and best > estimate[k] + max(radius[k], tau):
+            arms[n, b, k] = False
+
+
+@njit(**_INLINE)
+def _narrow(arms, n, b, radius, tau):  # pragma: no cover - compiled
+    """Refinement's test (Alg 1, eq. 17): ``r_k < tau`` for every remaining active arm."""
+    for k in range(arms.shape[2]):
+        if arms[n, b, k] and not radius[k] < tau:
+            return False
+    return True
+
+
+@njit(**_INLINE)
+def _rounds(mode, obs, rewards, forced, src, start, stop, rule, part, sums, draws, msgs,
+            actions, departures):  # pragma: no cover - compiled
+    """The body of :func:`partition_rounds` (``departures``: a constant of each entry point)."""
+    lo, hi, depth, split, left, active, arms, bins, n_active, n_nodes = part
+    su, sv, users, reused = sums
+    lower, width, eps, warmup, radius_c, multi_source, max_depth, taus, batch = rule
+    decisions, decision_pos, noise_u, noise_v, noise_pos, grid_u, grid_v = draws
     k_arms = arms.shape[2]
-    snapshot = np.empty(cap, dtype=np.int64)
-    rhat = np.empty(k_arms)
-    rad = np.empty(k_arms)
+    snapshot = np.empty(lo.shape[1], dtype=np.int64)
+    estimate, radius = np.empty(k_arms), np.empty(k_arms)
     pu, pv = noise_pos[0], noise_pos[1]
     for s in range(start, stop):
-        need_dec, need_noise = 0, 0
-        for n in range(n_runs):
-            na = n_active[n]
-            if mode & (UPDATE | FAST):
-                splittable = 0
-                for i in range(na):
-                    if depth[n, alist[n, i]] < max_depth:
-                        splittable += 1
-                if n_nodes[n] + 2 * splittable > cap:
-                    noise_pos[0], noise_pos[1] = pu, pv
-                    return s
-            if (mode & CHOOSE) and forced[n, s] < 0:
-                need_dec += 1
-            if mode & (UPDATE | FAST):
-                need_dec += na
-            if mode & FAST:
-                need_noise += na * k_arms
-        if dec_pos[0] + need_dec > dec.shape[0] or pu + need_noise > noise_u.shape[0] \
-                or pv + need_noise > noise_v.shape[0]:
-            noise_pos[0], noise_pos[1] = pu, pv
-            return s
-        for n in range(n_runs):
-            node = -1
-            arm = forced[n, s]
-            if mode & (CHOOSE | REPORT | FAST):
+        need = _fits(mode, forced[:, s], depth, bins, n_active, n_nodes, lo.shape[1], max_depth,
+                     k_arms if mode & FAST else 0, decisions.shape[0] - decision_pos[0])
+        if need < 0 or pu + need > noise_u.shape[0] or pv + need > noise_v.shape[0]:
+            break
+        for n in range(n_active.shape[0]):
+            node, arm, y = -1, forced[n, s], 0.0
+            if mode & (CHOOSE | REPORT | FAST):  # the user: its bin, its arm, its reward
                 node = _leaf(obs[n, s], lo[n], hi[n], split[n], left[n], active[n])
                 if arm < 0 and (mode & CHOOSE):
-                    arm = _pick(arms[n, node], dec[dec_pos[0]])
-                    dec_pos[0] += 1
+                    arm = _pick(arms[n, node], decisions[decision_pos[0]])
+                    decision_pos[0] += 1
                 actions[n, s] = arm
-            y = 0.0
             if mode & (REPORT | FAST):
                 y = (rewards[n, s, arm if rewards.shape[2] > 1 else 0] - lower) / width
-            na = n_active[n]
             if mode & REPORT:
-                for i in range(msg_bins.shape[2]):
-                    b = alist[n, i] if i < na else -1
-                    msg_bins[s, n, i] = b
-                    for k in range(k_arms):
-                        u = 1.0 if (b == node and k == arm) else 0.0
-                        msg_u[s, n, i, k] = u
-                        msg_v[s, n, i, k] = u * y
+                _report(msgs.bins, msgs.U, msgs.V, s, n, bins, n_active[n], node, arm, y)
             if not mode & (UPDATE | FAST):
                 continue
-            if mode & UPDATE:
-                for i in range(na):
-                    if msg_bins[s, n, i] != alist[n, i]:
-                        raise ValueError("report: its bins are not the server's active partition")
+            na = n_active[n]  # the server: every active bin of the message
             for i in range(na):
-                snapshot[i] = alist[n, i]
+                if (mode & UPDATE) and msgs.bins[s, n, i] != bins[n, i]:
+                    raise ValueError("report: its bins are not the server's active partition")
+                snapshot[i] = bins[n, i]
             for i in range(na):
                 b = snapshot[i]
-                cnt[n, b, src] += 1
+                users[n, b, src] += 1
                 if mode & UPDATE:
-                    for k in range(k_arms):
-                        su[n, b, src, k] += msg_u[s, n, i, k]
-                        sv[n, b, src, k] += msg_v[s, n, i, k]
+                    _add_reported(su, sv, msgs.U, msgs.V, src, s, n, i, b)
                 else:
                     nk = 0
                     for k in range(k_arms):
@@ -318,43 +465,18 @@ def partition_rounds(mode, obs, rewards, forced, src, start, stop, lower, width,
                             nk += 1
                     if nk == 1 and depth[n, b] >= max_depth:
                         continue  # nothing of this bin can change any more
-                    for k in range(k_arms):
-                        if not arms[n, b, k]:
-                            continue  # an eliminated arm's sums are never read again
-                        if (departures & NOISE_IN_BIN) and b != node:
-                            continue  # the public code's departure: no noise outside the bin
-                        if b == node and k == arm:
-                            su[n, b, src, k] += snap_add(1.0, noise_u[pu], grid_u)
-                            if nk >= 2:
-                                sv[n, b, src, k] += snap_add(y, noise_v[pv], grid_v)
-                        else:
-                            su[n, b, src, k] += noise_u[pu]
-                            if nk >= 2:
-                                sv[n, b, src, k] += noise_v[pv]
-                        pu += 1
-                        if nk >= 2:  # reward sums are read only to eliminate
-                            pv += 1
-                # the server's checks of bin b (written here: no call per bin and step)
-                if departures & REUSED_SUMS:
-                    c = cnt[n, b, src]
-                    if c % batch != 0:
-                        continue  # the public code checks once per batch
-                    e2 = eps[src] * eps[src]
-                    for k in range(k_arms):
-                        if arms[n, b, k]:
-                            x = su[n, b, src, k]
-                            lam = min(1.0, e2 * x / c) if c > warmup else 0.0
-                            acc[n, b, src, k, 0] += lam * sv[n, b, src, k]
-                            acc[n, b, src, k, 1] += lam * x
-                            acc[n, b, src, k, 2] += lam * lam * max(x, c / e2)
-                if multi:
-                    ready = False
-                    for q in range(cnt.shape[2]):
-                        if cnt[n, b, q] > warmup:
-                            ready = True
-                else:
-                    ready = cnt[n, b, 0] >= warmup
-                if not ready:
+                    # (the departure NOISE_IN_BIN: noise only in the user's own bin)
+                    if b == node or not (departures & NOISE_IN_BIN):
+                        used = _add_released(su, sv, arms, noise_u, noise_v, grid_u, grid_v,
+                                             nk, src, n, b, node, arm, y, pu, pv)
+                        pu += used
+                        if nk >= 2:
+                            pv += used
+                # the server's checks of bin b (Alg 2, lines 9-14; Alg 3)
+                if (departures & REUSED_SUMS) and not _reuse_sums(
+                        su, sv, users, reused, arms, eps, warmup, batch, src, n, b):
+                    continue
+                if not _explored(users, warmup, multi_source, n, b):
                     continue  # below the warm-up
                 j = depth[n, b]
                 nk = 0
@@ -368,37 +490,63 @@ def partition_rounds(mode, obs, rewards, forced, src, start, stop, lower, width,
                     if arms[n, b, k]:
                         if departures & REUSED_SUMS:
                             num, den, var = 0.0, 0.0, 0.0
-                            for q in range(acc.shape[2]):
-                                num += acc[n, b, q, k, 0]
-                                den += acc[n, b, q, k, 1]
-                                var += acc[n, b, q, k, 2]
-                            rhat[k] = min(1.0, max(0.0, num / (den + 1e-4)))
-                            rad[k] = crad * math.sqrt(var + 1e-4) / abs(den) if den != 0.0 \
+                            for q in range(reused.shape[2]):
+                                num += reused[n, b, q, k, 0]
+                                den += reused[n, b, q, k, 1]
+                                var += reused[n, b, q, k, 2]
+                            estimate[k] = min(1.0, max(0.0, num / (den + 1e-4)))
+                            radius[k] = radius_c * math.sqrt(var + 1e-4) / abs(den) if den != 0.0 \
                                 else np.inf
                             continue
-                        est, r = _estimate(su, sv, cnt, eps, warmup, multi, n, b, k)
-                        rhat[k] = est
-                        rad[k] = crad * r
-                if nk >= 2:  # elimination (eq. 16, 29)
-                    best = -np.inf
-                    for k in range(k_arms):
-                        if arms[n, b, k]:
-                            best = max(best, rhat[k] - max(rad[k], tau))
-                    for k in range(k_arms):
-                        if arms[n, b, k] and best > rhat[k] + max(rad[k], tau):
-                            arms[n, b, k] = False
-                if j < max_depth:  # refinement (Alg 1, eq. 17)
-                    narrow = True
-                    for k in range(k_arms):
-                        if arms[n, b, k] and not rad[k] < tau:
-                            narrow = False
-                    if narrow:
-                        u = dec[dec_pos[0]]
-                        dec_pos[0] += 1
-                        _split(n, b, u, lo, hi, depth, split, left, active, arms, su, sv, cnt,
-                               alist, n_active, n_nodes, acc)
+                        est, r = _estimate(su, sv, users, eps, warmup, multi_source, n, b, k)
+                        estimate[k] = est
+                        radius[k] = radius_c * r
+                if nk >= 2:
+                    _eliminate(arms, n, b, estimate, radius, tau)  # eq. 16, 29
+                if j < max_depth and _narrow(arms, n, b, radius, tau):  # refinement, eq. 17
+                    decision_pos[0] += 1
+                    _split(n, b, decisions[decision_pos[0] - 1], part, sums)  # Alg 1
+    else:
+        s = stop
     noise_pos[0], noise_pos[1] = pu, pv
-    return stop
+    return s
+
+
+@njit(**_JIT)
+def partition_rounds(mode, obs, rewards, forced, src, start, stop, rule, part, sums, draws, msgs,
+                     actions):  # pragma: no cover - compiled
+    """LDPMAB rounds ``start .. stop - 1`` of every run (Ma et al. Alg 2; Alg 3 for the
+    auxiliary sources), step by step over all runs; returns the round reached (``stop`` when
+    done, earlier when the node capacity, the decision uniforms or the noise buffers would
+    not cover the next round (:func:`_fits`): the caller grows or refills them and calls
+    again).
+
+    Steps (``mode``): ``CHOOSE`` the user's arm, uniform among the active arms of the bin of
+    its context (``forced`` >= 0: the logged or given arm); ``REPORT`` the inputs of every
+    slot of its message into ``msgs`` (:func:`_report`), released by the caller's
+    mechanisms; ``UPDATE`` the server adds the released messages of source ``src`` to the
+    sums of the active bins (N(A) += 1; :func:`_add_reported`) and checks each bin
+    (:func:`_check_bin`: elimination eq. 16/29, refinement eq. 17); ``FAST`` the same sums,
+    each slot the server can still read being ``snap(input) + noise`` with the noise the
+    mechanisms drew (:func:`_add_released`), then the checks. ``rewards`` (N, L, K) every
+    arm's or (N, L, 1) the given arm's; contexts ``obs`` (N, L, d) in [0, 1]^d. Constants
+    and state: :class:`Rule`, :class:`Partition`, :class:`BinSums`, :class:`Draws`,
+    :class:`Messages`, each passed as that NamedTuple or as a plain tuple of its fields in
+    order (the agents pass plain tuples: numba dispatches them about twice as fast)."""
+    return _rounds(mode, obs, rewards, forced, src, start, stop, Rule(*rule), Partition(*part),
+                   BinSums(*sums), Draws(*draws), Messages(*msgs), actions, 0)
+
+
+@njit(**_JIT)
+def partition_rounds_departures(mode, obs, rewards, forced, src, start, stop, rule, part, sums,
+                                draws, msgs, actions, departures):  # pragma: no cover - compiled
+    """:func:`partition_rounds` with the public code's departures (bit flags, NOT private:
+    the diagnostic ablation of :class:`LDPMAB`): ``REUSED_SUMS`` checks a bin only every
+    ``batch`` users of a source and then adds the source's weighted cumulative sums again
+    into ``reused`` (:func:`_reuse_sums`), which the estimate and radius read;
+    ``NOISE_IN_BIN`` adds noise only to the slots of the user's own bin (``FAST``)."""
+    return _rounds(mode, obs, rewards, forced, src, start, stop, Rule(*rule), Partition(*part),
+                   BinSums(*sums), Draws(*draws), Messages(*msgs), actions, departures)
 
 
 # =========================================================================== ABSE kernel
@@ -741,8 +889,8 @@ class LDPMAB(LocalDPAgent):
         self._width = self.upper - self.lower
 
     #: the server's node arrays (axis 1: nodes; grown as bins are refined)
-    NODE_ARRAYS = ("lo", "hi", "depth", "split", "left", "active", "arms", "su", "sv", "cnt",
-                   "bins", "acc")
+    NODE_ARRAYS = ("lo", "hi", "depth", "split", "left", "active", "arms", "indicator_sums",
+                   "reward_sums", "bin_users", "bins", "reused_sums")
 
     def _init_state(self, n):
         self._constants()
@@ -758,11 +906,12 @@ class LDPMAB(LocalDPAgent):
         self.active = np.zeros((n, cap), np.bool_)
         self.arms = np.zeros((n, cap, k), np.bool_)
         #: noisy sums of U and V (N, nodes, sources, K) and users counted N_s(A) (N, nodes, sources)
-        self.su, self.sv = np.zeros((n, cap, s, k)), np.zeros((n, cap, s, k))
-        self.cnt = np.zeros((n, cap, s), np.int64)
+        self.indicator_sums, self.reward_sums = np.zeros((n, cap, s, k)), np.zeros((n, cap, s, k))
+        self.bin_users = np.zeros((n, cap, s), np.int64)
         #: the ablation's re-added weighted sums (N, nodes, sources, K, 3); empty otherwise
         reused = bool(self._departure_flags & REUSED_SUMS)
-        self.acc = np.zeros((n if reused else 0, cap, s if reused else 0, k if reused else 0, 3))
+        self.reused_sums = np.zeros((n if reused else 0, cap, s if reused else 0,
+                                     k if reused else 0, 3))
         #: the active bins in slot order (the first n_active of each row)
         self.bins = np.zeros((n, cap), np.int64)
         self.hi[:, 0] = 1.0
@@ -826,18 +975,54 @@ class LDPMAB(LocalDPAgent):
                 if need > self.lo.shape[1]:
                     _grow(self, self.NODE_ARRAYS, need, self._full)
             pos[0], pos[1] = noise_u.pos[0], noise_v.pos[0]
-            step = partition_rounds(
-                mode, obs, rewards, forced, src, step, length, self.lower, self._width,
-                self.source_epsilons, self.warmup, self.radius_factor, self.multi_source,
-                self.max_depth, self.taus, self.lo, self.hi, self.depth, self.split, self.left, self.active,
-                self.arms, self.su, self.sv, self.cnt, self.bins, self.n_active, self.n_nodes,
-                self._decisions.values, self._decisions.pos, noise_u.values, noise_v.values, pos,
-                mech_u.grid, mech_v.grid, msgs["bins"], msgs["U"], msgs["V"], actions,
-                self._departure_flags, self.departure_batch, self.acc)
+            draws = (self._decisions.values, self._decisions.pos, noise_u.values,
+                          noise_v.values, pos, float(mech_u.grid), float(mech_v.grid))
+            step = self._rounds(mode, obs, rewards, forced, src, step, length,
+                                self._partition_tuple(), draws,
+                                (msgs["bins"], msgs["U"], msgs["V"]), actions)
             noise_u.pos[0], noise_v.pos[0] = pos[0], pos[1]
         noise_u.settle()
         noise_v.settle()
         return actions
+
+    def _rounds(self, mode: int, obs: np.ndarray, rewards: np.ndarray, forced: np.ndarray,
+                src: int, start: int, stop: int, part: tuple, draws: tuple, msgs: tuple,
+                actions: np.ndarray) -> int:
+        """:func:`partition_rounds` on this agent's constants and sums (with the departures:
+        :func:`partition_rounds_departures`)."""
+        rule, sums = self._rule_and_sums()
+        if self._departure_flags:
+            return partition_rounds_departures(mode, obs, rewards, forced, src, start, stop, rule,
+                                               part, sums, draws, msgs, actions,
+                                               self._departure_flags)
+        return partition_rounds(mode, obs, rewards, forced, src, start, stop, rule, part, sums,
+                                draws, msgs, actions)
+
+    def _rule_and_sums(self) -> tuple[tuple, tuple]:
+        """The rounds' constants and the server's sums (a :class:`Rule` and :class:`BinSums`
+        as plain tuples, which numba dispatches faster than named ones), built once per set of
+        node arrays (:func:`_grow` replaces them) rather than at every call (the per-round
+        path)."""
+        cached = self.__dict__.get("_structures")
+        if cached is None or cached[0] is not self.indicator_sums:
+            rule = Rule(float(self.lower), float(self._width), self.source_epsilons,
+                        int(self.warmup), float(self.radius_factor), bool(self.multi_source),
+                        int(self.max_depth), self.taus, int(self.departure_batch))
+            sums = BinSums(self.indicator_sums, self.reward_sums, self.bin_users,
+                           self.reused_sums)
+            cached = self._structures = (self.indicator_sums, tuple(rule), tuple(sums),
+                                         tuple(self._partition()))
+        return cached[1], cached[2]
+
+    def _partition(self) -> Partition:
+        """The server's partition (its arrays, written in place by the rounds)."""
+        return Partition(self.lo, self.hi, self.depth, self.split, self.left, self.active,
+                         self.arms, self.bins, self.n_active, self.n_nodes)
+
+    def _partition_tuple(self) -> tuple:
+        """:meth:`_partition` as the plain tuple the rounds are passed (cached)."""
+        self._rule_and_sums()
+        return self._structures[3]
 
     def _splittable(self) -> np.ndarray:
         """Active bins below the depth cap, per run (N,): the node capacity a round may need
@@ -877,14 +1062,14 @@ class LDPMAB(LocalDPAgent):
         pub = {k: np.array(v) for k, v in public_state.items()}  # the kernel writes into them
         width = int(pub["n_active"].max())
         msgs = self._message_buffers(1, width)
-        partition_rounds(REPORT, x[:, None], r.reshape(-1, 1, 1), acts[:, None], src, 0, 1,
-                         self.lower, self._width, self.source_epsilons, self.warmup,
-                         self.radius_factor, self.multi_source, self.max_depth, self.taus, pub["lo"],
-                         pub["hi"], self.depth, pub["split"], pub["left"], pub["active"],
-                         pub["arms"], self.su, self.sv, self.cnt, pub["bins"], pub["n_active"],
-                         self.n_nodes.copy(), _NO_FLOATS, np.zeros(1, np.int64), _NO_FLOATS,
-                         _NO_FLOATS, np.zeros(2, np.int64), 1.0, 1.0, msgs["bins"], msgs["U"],
-                         msgs["V"], np.empty((self._n, 1), np.int64), 0, 1, _NO_ACC)
+        public = (pub["lo"], pub["hi"], self.depth, pub["split"], pub["left"], pub["active"],
+                  pub["arms"], pub["bins"], pub["n_active"],
+                  self.n_nodes.copy())  # a Partition: the user reads the broadcast one only
+        no_draws = (_NO_FLOATS, np.zeros(1, np.int64), _NO_FLOATS, _NO_FLOATS,
+                    np.zeros(2, np.int64), 1.0, 1.0)
+        self._rounds(REPORT, x[:, None], r.reshape(-1, 1, 1), acts[:, None], src, 0, 1, public,
+                     no_draws, (msgs["bins"], msgs["U"], msgs["V"]),
+                     np.empty((self._n, 1), np.int64))
         mech_u, mech_v = self.mechanisms[src]
         out_u, out_v = mech_u(msgs["U"][0]), mech_v(msgs["V"][0])
         if self._departure_flags & NOISE_IN_BIN:  # NOT private: exact zeros outside the bin
@@ -1013,7 +1198,6 @@ def _check_partition(pub: dict[str, np.ndarray], dim: int) -> dict[str, np.ndarr
 _NO_OBS = np.zeros((1, 1, 1))
 _NO_REWARDS = np.zeros((1, 1, 1))
 _NO_FLOATS = np.zeros(0)
-_NO_ACC = np.zeros((0, 0, 0, 0, 3))
 _NO_MSGS = {"bins": np.zeros((0, 0, 0), np.int64), "U": np.zeros((0, 0, 0, 0)),
             "V": np.zeros((0, 0, 0, 0))}
 
@@ -1081,7 +1265,7 @@ class LDPMABAux(LDPMAB):
         auxiliary dataset 1: local DP, epsilon=8 per user (context, action and reward)
         >>> obs, _ = env.reset(seed=0)
         >>> a = agent.act(obs)                   # the jump-start: 3000 auxiliary users first
-        >>> int(agent.cnt[0, 0, 1]) > 0, int(agent.t[0])
+        >>> int(agent.bin_users[0, 0, 1]) > 0, int(agent.t[0])
         (True, 0)
     """
 

@@ -27,9 +27,9 @@ K = 3
 
 def split(agent, node, u, run=0):
     """Refine ``node`` of ``run`` with the tie-breaking uniform ``u`` (Alg 1)."""
-    NP._split(run, node, u, agent.lo, agent.hi, agent.depth, agent.split, agent.left,
-              agent.active, agent.arms, agent.su, agent.sv, agent.cnt, agent.bins,
-              agent.n_active, agent.n_nodes, agent.acc)
+    NP._split(run, node, u, agent._partition(),
+              NP.BinSums(agent.indicator_sums, agent.reward_sums, agent.bin_users,
+                         agent.reused_sums))
 
 
 def active_bins(agent, run=0):
@@ -74,7 +74,7 @@ def test_ties_broken_uniformly_from_the_decision_stream():
     (two-sided z-test, false-alarm rate 1e-6)."""
     n = 4000
     agent = LDPMAB(K, epsilon=1e9, horizon=1000, num_envs=n, seed=3, warmup=1, max_depth=1)
-    agent.su[:, 0, 0] = 1e6
+    agent.indicator_sums[:, 0, 0] = 1e6
     agent.update(zero_report(agent))
     assert (agent.split[:, 0] >= 0).all() and (agent.n_active == 2).all()
     z = (np.sum(agent.split[:, 0] == 0) - n / 2) / math.sqrt(n / 4)
@@ -152,14 +152,14 @@ def test_elimination_then_refinement_propagates_to_descendants():
     agent = crafted()
     # root (tau = 1): r^ = (2.5, 2.0, 0.1), radius ~ 5.3/sqrt(1e4) < 1: arm 2's upper bound 1.1 is
     # below arm 0's lower bound 1.5 (eliminated); arm 1's 3.0 is not
-    agent.su[0, 0, 0] = 1e4
-    agent.sv[0, 0, 0] = [2.5e4, 2.0e4, 1e3]
+    agent.indicator_sums[0, 0, 0] = 1e4
+    agent.reward_sums[0, 0, 0] = [2.5e4, 2.0e4, 1e3]
     agent.update(zero_report(agent))
     assert agent.arms[0, 0].tolist() == [True, True, False]
     assert active_bins(agent) == [1, 2]  # then refined: every active radius below tau_0
     assert agent.arms[0, 1].tolist() == agent.arms[0, 2].tolist() == [True, True, False]
-    assert (agent.su[0, 1:3] == 0).all() and (agent.cnt[0, 1:3] == 0).all()  # data not reused
-    agent.su[0, 1, 0] = 1e4
+    assert (agent.indicator_sums[0, 1:3] == 0).all() and (agent.bin_users[0, 1:3] == 0).all()  # data not reused
+    agent.indicator_sums[0, 1, 0] = 1e4
     agent.update(zero_report(agent))
     assert active_bins(agent) == [2, 3, 4]
     assert agent.arms[0, 3].tolist() == agent.arms[0, 4].tolist() == [True, True, False]
@@ -167,21 +167,21 @@ def test_elimination_then_refinement_propagates_to_descendants():
 
 def test_elimination_is_strict_and_keeps_an_arm():
     agent = crafted(max_depth=0, C=1e-9)
-    agent.su[0, 0, 0] = 1.0
-    agent.sv[0, 0, 0] = [3.0, 1.0, 1.0]  # lower bound 3 - 1 = 2 == upper bound 1 + 1: kept
+    agent.indicator_sums[0, 0, 0] = 1.0
+    agent.reward_sums[0, 0, 0] = [3.0, 1.0, 1.0]  # lower bound 3 - 1 = 2 == upper bound 1 + 1: kept
     agent.update(zero_report(agent))
     assert agent.arms[0, 0].all()
-    agent.sv[0, 0, 0] = [3.0 + 1e-9, 1.0, -5.0]
+    agent.reward_sums[0, 0, 0] = [3.0 + 1e-9, 1.0, -5.0]
     agent.update(zero_report(agent))
     assert agent.arms[0, 0].tolist() == [True, False, False]
 
 
 def test_refinement_cap():
     agent = crafted(max_depth=1)
-    agent.su[0, 0, 0] = 1e6
+    agent.indicator_sums[0, 0, 0] = 1e6
     agent.update(zero_report(agent))
     assert active_bins(agent) == [1, 2]
-    agent.su[0, 1:3, 0] = 1e6  # radius far below tau_1, but depth 1 is the cap
+    agent.indicator_sums[0, 1:3, 0] = 1e6  # radius far below tau_1, but depth 1 is the cap
     for _ in range(3):
         agent.update(zero_report(agent))
     assert active_bins(agent) == [1, 2] and agent.n_nodes[0] == 3
@@ -195,7 +195,7 @@ def test_refinement_cap():
 
 def test_warmup_gates_the_checks():
     agent = crafted(max_depth=3, warmup=3)
-    agent.su[0, 0, 0] = 1e6
+    agent.indicator_sums[0, 0, 0] = 1e6
     agent.update(zero_report(agent))
     agent.update(zero_report(agent))
     assert active_bins(agent) == [0]  # N(A) = 2 < 3
@@ -427,7 +427,7 @@ def test_block_path_does_not_depend_on_the_block_split():
     a1 = one.play_block(obs, rewards)
     a2 = np.concatenate([two.play_block(obs[:, :301], rewards[:, :300]),
                          two.play_block(obs[:, 300:], rewards[:, 300:])], axis=1)
-    assert np.array_equal(a1, a2) and np.array_equal(one.su, two.su)
+    assert np.array_equal(a1, a2) and np.array_equal(one.indicator_sums, two.indicator_sums)
     assert np.array_equal(one.t, two.t) and one.t[0] == 1200
 
 
@@ -454,25 +454,25 @@ def test_auxiliary_data_pulled_lazily_from_the_env_and_fed_once():
     venv = aux_env(3)
     agent = LDPMABAux.from_env(venv, epsilon=1.0, seed=0)
     assert agent.aux_epsilons == (4.0,) and agent.aux_sizes == (600,)
-    assert agent.cnt.sum() == 0  # nothing pulled at construction
+    assert agent.bin_users.sum() == 0  # nothing pulled at construction
     obs = venv.reset(seed=4)[0]
     agent.act(obs)
-    fed = agent.cnt[:, :, 1].copy()
+    fed = agent.bin_users[:, :, 1].copy()
     assert (fed[:, 0] > 0).all() and agent.t.tolist() == [0, 0, 0]
     agent.act(obs)
-    assert np.array_equal(agent.cnt[:, :, 1], fed)  # one pass
+    assert np.array_equal(agent.bin_users[:, :, 1], fed)  # one pass
     # the same datasets given explicitly: bitwise the same jump-start
     data = [venv.unwrapped.core.auxiliary_data(i) for i in range(3)]
     explicit = LDPMABAux.from_env(venv, epsilon=1.0, seed=0, auxiliary=data,
                                   aux_epsilons=[4.0])
     assert explicit.aux_source is None
     explicit.act(obs)
-    assert np.array_equal(explicit.su, agent.su) and np.array_equal(explicit.arms, agent.arms)
+    assert np.array_equal(explicit.indicator_sums, agent.indicator_sums) and np.array_equal(explicit.arms, agent.arms)
     # reset: fed again at the next first call, from the env's current episode
     agent.reset(seed=0)
-    assert agent.cnt.sum() == 0
+    assert agent.bin_users.sum() == 0
     agent.act(obs)
-    assert np.array_equal(agent.cnt[:, :, 1], fed)
+    assert np.array_equal(agent.bin_users[:, :, 1], fed)
 
 
 def test_auxiliary_feeding_has_the_law_of_per_user_feeding():
