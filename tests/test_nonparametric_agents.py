@@ -158,7 +158,8 @@ def test_elimination_then_refinement_propagates_to_descendants():
     assert agent.arms[0, 0].tolist() == [True, True, False]
     assert active_bins(agent) == [1, 2]  # then refined: every active radius below tau_0
     assert agent.arms[0, 1].tolist() == agent.arms[0, 2].tolist() == [True, True, False]
-    assert (agent.indicator_sums[0, 1:3] == 0).all() and (agent.bin_users[0, 1:3] == 0).all()  # data not reused
+    assert (agent.indicator_sums[0, 1:3] == 0).all()  # data not reused
+    assert (agent.bin_users[0, 1:3] == 0).all()
     agent.indicator_sums[0, 1, 0] = 1e4
     agent.update(zero_report(agent))
     assert active_bins(agent) == [2, 3, 4]
@@ -467,7 +468,8 @@ def test_auxiliary_data_pulled_lazily_from_the_env_and_fed_once():
                                   aux_epsilons=[4.0])
     assert explicit.aux_source is None
     explicit.act(obs)
-    assert np.array_equal(explicit.indicator_sums, agent.indicator_sums) and np.array_equal(explicit.arms, agent.arms)
+    assert np.array_equal(explicit.indicator_sums, agent.indicator_sums)
+    assert np.array_equal(explicit.arms, agent.arms)
     # reset: fed again at the next first call, from the env's current episode
     agent.reset(seed=0)
     assert agent.bin_users.sum() == 0
