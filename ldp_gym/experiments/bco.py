@@ -21,7 +21,8 @@ term not yet dominant); one above it over the fitted range would be, and the
 notes say so. What the code measured is reported as it is.
 
 Measured (the full version, T = 1e3 to 1e6, 20 runs, seed 0, ``ldp-gym reproduce
-zheng2020-bco``, 41 min on one core): the non-private slopes match the theory (FKM 0.77
+zheng2020-bco``, 152 s with 2 jobs; 41 min on one core before Saha-Tewari and Hazan-Levy
+played compiled blocks): the non-private slopes match the theory (FKM 0.77
 for 3/4, Saha-Tewari 0.69 for 2/3, Hazan-Levy 0.56 for 1/2 with its log factor, ADX 0.50
 and 0.49 for 1/2, flat for log T). Under LDP the two-point method reaches its rate from
 eps = 4 (slopes 0.54 and 0.50 on the absolute loss at eps 4 and 8, 0.59 and 0.53 on the
