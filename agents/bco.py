@@ -84,6 +84,7 @@ SCHEDULES = ("auto", "convex", "strongly_convex")
 
 
 _JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
+_INLINE: dict[str, Any] = dict(_JIT, inline="always")
 _NO_PARAMS = np.empty(0)
 
 
@@ -256,6 +257,26 @@ def _hazan_levy_update(c, w, rewards, mu, curvature, eta, radius, iterations,
 # ones round-by-round play calls: the block is bitwise the rounds played one by one.
 
 
+@njit(**_INLINE)
+def _world_round(x, xa, radius, play, world_row, args, feedback, losses, rewards, noise_row,
+                 params, seen, mech_row, regret, projected, regrets_row,
+                 flags_row):  # pragma: no cover - compiled
+    """One round of a block kernel after act: the setting's compiled round on a copy ``xa``
+    of the points (its checks, projection and round), observe's check of the agent's own
+    action, then what the learner sees (``feedback``); the round's regret and projected
+    flags kept. False (nothing of the round played or learned) for an action the env or
+    ``observe`` refuses."""
+    xa[:] = x
+    if not play(xa, world_row, *args):
+        return False
+    if _box_status(x.reshape(-1), radius):
+        return False
+    feedback(x, losses, rewards, noise_row, params, seen, mech_row)
+    regrets_row[:] = regret
+    flags_row[:] = projected
+    return True
+
+
 def _gd_block(normals, y, u, rho, t0, mu, eta, gain, cap, loss_cap, radius, two, world, play,
               args, feedback, params, noise, rewards, losses, regret, projected, seen, mech, x,
               regrets, flags):  # pragma: no cover - compiled
@@ -274,14 +295,10 @@ def _gd_block(normals, y, u, rho, t0, mu, eta, gain, cap, loss_cap, radius, two,
     for s in range(n_rounds):
         u[:] = normals[s]
         _sphere_play(u, rho, y, x)            # act: u made unit, x = y + rho u (and y - rho u)
-        xa[:] = x
-        if not play(xa, world[s], *args):     # the env's checks, projection and round
+        if not _world_round(x, xa, radius, play, world[s], args, feedback, losses, rewards,
+                            noise[s], params, seen, mech[s], regret, projected, regrets[s],
+                            flags[s]):
             return s
-        if _box_status(x.reshape(-1), radius):  # observe's check of the agent's own action
-            return s
-        feedback(x, losses, rewards, noise[s], params, seen, mech[s])
-        regrets[s] = regret
-        flags[s] = projected
         t = t0 + s + 1
         step = 1.0 / (mu * t) if mu > 0.0 else eta
         if two:                                # D = f(x_1) - f(x_2), from the observation
@@ -326,14 +343,10 @@ def _barrier_block(normals, center, u, w, totals, newton, kind, t0, delta, eta, 
             _ellipsoid(center, u, True, radius, 0.0, delta, d / delta, x, w)
         else:
             _ellipsoid(center, u, True, radius, eta * mu * (t + 1), 1.0, d / 1.0, x, w)
-        xa[:] = x
-        if not play(xa, world[s], *args):     # the env's checks, projection and round
+        if not _world_round(x, xa, radius, play, world[s], args, feedback, losses, rewards,
+                            noise[s], params, seen, mech[s], regret, projected, regrets[s],
+                            flags[s]):
             return s
-        if _box_status(x.reshape(-1), radius):  # observe's check of the agent's own action
-            return s
-        feedback(x, losses, rewards, noise[s], params, seen, mech[s])
-        regrets[s] = regret
-        flags[s] = projected
         for i in range(n):
             seen_loss[i] = min(max(seen[i, 0], -loss_cap), loss_cap)
         if kind == _SAHA_TEWARI:
