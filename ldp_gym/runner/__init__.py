@@ -155,7 +155,7 @@ def _run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_r
     env_kwargs = dict(env_kwargs or {})
     wrappers = tuple(wrappers)
     plan = _plan(agents, int(n_runs))
-    shown = [(label, runs, int(horizon)) for _, _, _, runs, label in plan]
+    shown = [(task, runs, int(horizon)) for _, _, _, runs, task in plan]
     with (nullcontext(sink) if nested else display(shown, progress, label)) as job, \
             bridge(job, is_parallel(len(plan), n_jobs), backend) as into:
         tasks = [(Chunk(env, name, spec, int(horizon), start, runs, start // RUNS_PER_CHUNK, root,
