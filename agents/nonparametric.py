@@ -572,83 +572,133 @@ def _abse_bound(tau, local_horizon):  # pragma: no cover - compiled
     return 2.0 * math.sqrt(2.0 * max(1.0, math.log(local_horizon / tau)) / tau)
 
 
-@njit(**_JIT)
-def abse_rounds(mode, obs, rewards, forced, start, stop, horizon, split_constant, max_depth, lo,
-                side, depth, child, active, arms, pulls, sums, rounds, n_nodes,
-                actions):  # pragma: no cover - compiled
-    """ABSE rounds ``start .. stop - 1`` (Perchet and Rigollet 2013, section 5); returns the
-    round reached (earlier when a split would exceed the node capacity).
+class Cubes(NamedTuple):
+    """ABSE's partition of [0, 1]^d into hypercubes per run (axis 1: nodes, grown between
+    calls): each cube's lower corner ``lo`` (N, nodes, d) and ``side``, ``depth``, first
+    ``child`` once split (N, nodes), whether it is ``active`` and its active ``arms``
+    (N, nodes, K), its arms' ``pulls`` and reward ``sums`` (N, nodes, K), its completed
+    elimination ``rounds`` tau (N, nodes); the nodes used, ``n_nodes`` (N,)."""
 
-    ``CHOOSE``: in the bin B of the context, the active arm with the fewest pulls in B (round
-    robin). ``UPDATE``: the reward of the (given) arm enters B's statistics; when every
-    active arm has ``tau`` pulls (a round of successive elimination), arms with
-    ``max_j Ybar_j - Ybar_i > U(tau, T |B|^d)`` are eliminated, and once
-    ``tau >= l_B = ceil(c |B|^-2 max(1, log(T |B|^(d+2))))`` with two or more arms left and
-    the depth below the cap, B is split into its 2^d half-side hypercubes, which inherit its
+    lo: np.ndarray
+    side: np.ndarray
+    depth: np.ndarray
+    child: np.ndarray
+    active: np.ndarray
+    arms: np.ndarray
+    pulls: np.ndarray
+    sums: np.ndarray
+    rounds: np.ndarray
+    n_nodes: np.ndarray
+
+
+@njit(**_INLINE)
+def _round_robin(arms, pulls, n, node):  # pragma: no cover - compiled
+    """The active arm with the fewest pulls in the cube (the first on ties)."""
+    best = -1
+    for k in range(arms.shape[2]):
+        if arms[n, node, k] and (best < 0 or pulls[n, node, k] < pulls[n, node, best]):
+            best = k
+    return best
+
+
+@njit(**_INLINE)
+def _round_done(arms, pulls, n, node, tau):  # pragma: no cover - compiled
+    """The active arms left if every one has ``tau`` pulls (a round of successive
+    elimination is complete), else 0."""
+    m = 0
+    for k in range(arms.shape[2]):
+        if arms[n, node, k]:
+            m += 1
+            if pulls[n, node, k] < tau:
+                return 0
+    return m
+
+
+@njit(**_INLINE)
+def _abse_eliminate(arms, pulls, sums, n, node, bound):  # pragma: no cover - compiled
+    """Successive elimination: arm i goes when ``max_j Ybar_j - Ybar_i > bound``; returns
+    the arms eliminated."""
+    top = -np.inf
+    for k in range(arms.shape[2]):
+        if arms[n, node, k]:
+            top = max(top, sums[n, node, k] / pulls[n, node, k])
+    gone = 0
+    for k in range(arms.shape[2]):
+        if arms[n, node, k] and top - sums[n, node, k] / pulls[n, node, k] > bound:
+            arms[n, node, k] = False
+            gone += 1
+    return gone
+
+
+@njit(**_JIT)
+def _abse_split(cubes, n, node):  # pragma: no cover - compiled
+    """Split cube ``node`` of run n into its 2^d half-side cubes, which inherit its active
     arms with fresh statistics."""
-    n_runs = n_nodes.shape[0]
-    cap = lo.shape[1]
-    d = lo.shape[2]
-    k_arms = arms.shape[2]
-    n_child = 1 << d
+    lo, side, d = cubes.lo, cubes.side, cubes.lo.shape[2]
+    width = side[n, node]
+    c = cubes.n_nodes[n]
+    cubes.n_nodes[n] += 1 << d
+    for idx in range(1 << d):
+        for j in range(d):
+            lo[n, c + idx, j] = lo[n, node, j] + (0.5 * width if (idx >> j) & 1 else 0.0)
+        side[n, c + idx] = 0.5 * width
+        cubes.depth[n, c + idx] = cubes.depth[n, node] + 1
+        cubes.child[n, c + idx] = -1
+        cubes.active[n, c + idx] = True
+        cubes.rounds[n, c + idx] = 0
+        for k in range(cubes.arms.shape[2]):
+            cubes.arms[n, c + idx, k] = cubes.arms[n, node, k]
+            cubes.pulls[n, c + idx, k] = 0
+            cubes.sums[n, c + idx, k] = 0.0
+    cubes.child[n, node] = c
+    cubes.active[n, node] = False
+
+
+@njit(**_JIT)
+def abse_rounds(mode, obs, rewards, forced, start, stop, horizon, split_constant, max_depth,
+                cubes, actions):  # pragma: no cover - compiled
+    """ABSE rounds ``start .. stop - 1`` (Perchet and Rigollet 2013, section 5) on the
+    :class:`Cubes` ``cubes`` (or a plain tuple of its fields in order); returns the round
+    reached (earlier when a split would exceed the node capacity).
+
+    ``CHOOSE``: in the cube B of the context, the active arm with the fewest pulls in B
+    (round robin, :func:`_round_robin`). ``UPDATE``: the reward of the (given) arm enters
+    B's statistics; when every active arm has ``tau`` pulls (a round of successive
+    elimination, :func:`_round_done`), arms with ``max_j Ybar_j - Ybar_i > U(tau, T |B|^d)``
+    are eliminated (:func:`_abse_eliminate`), and once
+    ``tau >= l_B = ceil(c |B|^-2 max(1, log(T |B|^(d+2))))`` with two or more arms left and
+    the depth below the cap, B is split into its 2^d half-side hypercubes
+    (:func:`_abse_split`)."""
+    cubes = Cubes(*cubes)
+    lo, side, depth, child, active, arms, pulls, sums, rounds, n_nodes = cubes
+    n_runs, cap, d = n_nodes.shape[0], lo.shape[1], lo.shape[2]
     for s in range(start, stop):
         for n in range(n_runs):
-            if n_nodes[n] + n_child > cap:
+            if n_nodes[n] + (1 << d) > cap:
                 return s
         for n in range(n_runs):
             node = _abse_leaf(obs[n, s], lo[n], side[n], child[n], active[n])
             arm = forced[n, s]
             if arm < 0 and (mode & CHOOSE):
-                best = -1
-                for k in range(k_arms):
-                    if arms[n, node, k] and (best < 0 or pulls[n, node, k] < pulls[n, node, best]):
-                        best = k
-                arm = best
+                arm = _round_robin(arms, pulls, n, node)
             actions[n, s] = arm
             if not (mode & UPDATE) or not arms[n, node, arm]:
                 continue
             pulls[n, node, arm] += 1
             sums[n, node, arm] += rewards[n, s, arm if rewards.shape[2] > 1 else 0]
             tau = rounds[n, node] + 1
-            done, m = True, 0
-            for k in range(k_arms):
-                if arms[n, node, k]:
-                    m += 1
-                    if pulls[n, node, k] < tau:
-                        done = False
-            if not done:
+            m = _round_done(arms, pulls, n, node, tau)
+            if m == 0:
                 continue
             rounds[n, node] = tau
             width = side[n, node]
             if m >= 2:
-                top = -np.inf
-                for k in range(k_arms):
-                    if arms[n, node, k]:
-                        top = max(top, sums[n, node, k] / pulls[n, node, k])
-                bound = _abse_bound(tau, horizon * width ** d)
-                for k in range(k_arms):
-                    if arms[n, node, k] and top - sums[n, node, k] / pulls[n, node, k] > bound:
-                        arms[n, node, k] = False
-                        m -= 1
+                m -= _abse_eliminate(arms, pulls, sums, n, node,
+                                     _abse_bound(tau, horizon * width ** d))
             length = math.ceil(split_constant * max(1.0, math.log(horizon * width ** (d + 2)))
                                / (width * width))
             if m >= 2 and tau >= length and depth[n, node] < max_depth:
-                c = n_nodes[n]
-                n_nodes[n] += n_child
-                for idx in range(n_child):
-                    for j in range(d):
-                        lo[n, c + idx, j] = lo[n, node, j] + (0.5 * width if (idx >> j) & 1 else 0.0)
-                    side[n, c + idx] = 0.5 * width
-                    depth[n, c + idx] = depth[n, node] + 1
-                    child[n, c + idx] = -1
-                    active[n, c + idx] = True
-                    rounds[n, c + idx] = 0
-                    for k in range(k_arms):
-                        arms[n, c + idx, k] = arms[n, node, k]
-                        pulls[n, c + idx, k] = 0
-                        sums[n, c + idx, k] = 0.0
-                child[n, node] = c
-                active[n, node] = False
+                _abse_split(cubes, n, node)
     return stop
 
 
@@ -1517,10 +1567,10 @@ class ABSE(Agent):
             need = int(self.n_nodes.max()) + (1 << self.dim)
             if need > self.lo.shape[1]:
                 _grow(self, self.NODE_ARRAYS, need, need * 2)
+            cubes = (self.lo, self.side, self.depth, self.child, self.active, self.arms,
+                     self.pulls, self.sums, self.rounds, self.n_nodes)  # a Cubes, plain
             step = abse_rounds(mode, obs, rewards, forced, step, length, float(self.horizon),
-                               self.split_constant, self.max_depth, self.lo, self.side,
-                               self.depth, self.child, self.active, self.arms, self.pulls,
-                               self.sums, self.rounds, self.n_nodes, actions)
+                               self.split_constant, self.max_depth, cubes, actions)
         return actions
 
     def _act(self, obs):
