@@ -620,12 +620,7 @@ class CombinatorialAgent(Agent):
         oracle_kind, width, count, probs = self.family._kernel_spec()
         length = x.shape[1]
         actions = np.empty((n, length, m), dtype=np.int8)
-        grid = 1.0 if mech is None else mech.grid
-        noise, pos = np.zeros(0), np.zeros(1, dtype=np.int64)
-        if self._release == _TREES and (self.t + length > self.horizon).any():
-            raise ValueError(f"{self.name} plays at most horizon={self.horizon} rounds (its "
-                             f"trees hold that many outcomes)")
-        trees = self._trees((length if self._release == _TREES else 0) * n * m)
+        trees = self._trees(length)
         step = max(1, PIECE // max(n, 1))
         scratch = np.empty((min(step, length), n, m))
         for start in range(0, length, step):
@@ -633,34 +628,34 @@ class CombinatorialAgent(Agent):
             u = self.rng.random(out=scratch[:stop - start])  # act's draws, round after round
             a = _cucb_a(self.t[:, None] + np.arange(stop - start)) if kind == _CUCB \
                 else np.zeros((n, 0))
-            if self._release == _TREES:  # the trees' own stream, the values unused given back
-                noise, grid = self._tree_noise((stop - start) * n * self.K)
-                pos[0] = 0
-            elif mech is not None:
-                noise, pos = self._block_noise((stop - start) * n
-                                               * (self.K if self._release == _LDP1 else 1))
-                assert self._ahead is not None
-                self._ahead.prefetch(self._draw_noise)  # drawn while the kernel runs
+            noise, pos, grid = self._piece_noise(stop - start)
             _play_rounds(kind, self._release, x, start, stop, counts, sums, self.t, a, b, c, u,
                          oracle_kind, width, count, probs, noise, pos, grid, trees, actions)
-            if self._release == _TREES:
-                self._trees_used(noise.shape[0] - int(pos[0]), trees[2][:int(pos[0])])
+            self._piece_done(noise, pos, trees)
         if self._ahead is not None:
             self._ahead.settle()
         return actions
 
-    def _trees(self, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The block kernel's ``trees``: CUCB-DP's (alpha, noisy) node arrays (N, m, levels)
-        and a buffer of ``size`` closed nodes; empty for the others."""
+    def _trees(self, length: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The block kernel's ``trees`` for ``length`` rounds: CUCB-DP's (alpha, noisy) node
+        arrays (N, m, levels) and a buffer for the nodes they close; empty for the others."""
         return np.zeros((0, 0, 0)), np.zeros((0, 0, 0)), np.zeros(0)
 
-    def _tree_noise(self, count: int) -> tuple[np.ndarray, float]:
-        """CUCB-DP: the next ``count`` values of its trees' noise stream, and their grid."""
-        raise NotImplementedError
+    def _piece_noise(self, rounds: int) -> tuple[np.ndarray, np.ndarray, float]:
+        """The noise of the next ``rounds`` rounds of every run for the block kernel:
+        ``(values, position, grid)``, drawn ahead by the user's mechanism (the next chunk
+        drawn while the kernel runs); none for CUCB."""
+        mech = self._mechanism()
+        if mech is None:
+            return np.zeros(0), np.zeros(1, dtype=np.int64), 1.0
+        noise, pos = self._block_noise(rounds * self._n * (self.K if self._release == _LDP1
+                                                           else 1))
+        assert self._ahead is not None
+        self._ahead.prefetch(self._draw_noise)
+        return noise, pos, mech.grid
 
-    def _trees_used(self, unused: int, closed: np.ndarray) -> None:
-        """CUCB-DP: give back the ``unused`` noise values and trace the ``closed`` nodes."""
-        raise NotImplementedError
+    def _piece_done(self, noise: np.ndarray, pos: np.ndarray, trees: tuple) -> None:
+        """After a piece of the block (the buffer of drawn noise keeps its position)."""
 
     def observe(self, obs: Any, action: Any, reward: Any, next_obs: Any) -> None:
         # the runner's batch (arrays of the expected dtypes and shapes) checked in one compiled
@@ -1025,16 +1020,25 @@ class CUCBDP(_Private, GlobalDPAgent, CombinatorialAgent):
         self.tree.add(np.clip(next_obs[:, :self.n_arms], 0.0, 1.0), played)  # (and the counts)
         self.t += 1
 
-    def _trees(self, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _trees(self, length: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if (self.t + length > self.horizon).any():
+            raise ValueError(f"{self.name} plays at most horizon={self.horizon} rounds (its "
+                             f"trees hold that many outcomes)")
         shape = (self._n, self.n_arms, self.tree.levels)  # views, made per call
-        return self.tree._alpha.reshape(shape), self.tree._noisy.reshape(shape), np.empty(size)
+        closed = np.empty(min(length, max(1, PIECE // self._n)) * self._n * self.K)
+        return self.tree._alpha.reshape(shape), self.tree._noisy.reshape(shape), closed
 
-    def _tree_noise(self, count: int) -> tuple[np.ndarray, float]:
-        return self.tree.noise(count), self.tree.grid
+    def _piece_noise(self, rounds: int) -> tuple[np.ndarray, np.ndarray, float]:
+        """The trees' own noise stream, at most K values per run and round (what the piece
+        does not use is given back: :meth:`_piece_done`), so the block path draws the noise
+        of per-round play."""
+        return self.tree.noise(rounds * self._n * self.K), np.zeros(1, dtype=np.int64), \
+            self.tree.grid
 
-    def _trees_used(self, unused: int, closed: np.ndarray) -> None:
-        self.tree.stream.give_back(unused)
-        self.tree.record(closed)
+    def _piece_done(self, noise: np.ndarray, pos: np.ndarray, trees: tuple) -> None:
+        used = int(pos[0])
+        self.tree.stream.give_back(noise.shape[0] - used)
+        self.tree.record(trees[2][:used])
 
 
 AGENTS: dict[str, type[Agent]] = {cls.name: cls for cls in (CUCB, CUCBLDP1, CUCBLDP2, CUCBDP)}

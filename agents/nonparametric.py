@@ -1027,8 +1027,7 @@ class LDPMAB(LocalDPAgent):
             pos[0], pos[1] = noise_u.pos[0], noise_v.pos[0]
             draws = (self._decisions.values, self._decisions.pos, noise_u.values,
                           noise_v.values, pos, float(mech_u.grid), float(mech_v.grid))
-            step = self._rounds(mode, obs, rewards, forced, src, step, length,
-                                self._partition_tuple(), draws,
+            step = self._rounds(mode, obs, rewards, forced, src, step, length, None, draws,
                                 (msgs["bins"], msgs["U"], msgs["V"]), actions)
             noise_u.pos[0], noise_v.pos[0] = pos[0], pos[1]
         noise_u.settle()
@@ -1036,11 +1035,13 @@ class LDPMAB(LocalDPAgent):
         return actions
 
     def _rounds(self, mode: int, obs: np.ndarray, rewards: np.ndarray, forced: np.ndarray,
-                src: int, start: int, stop: int, part: tuple, draws: tuple, msgs: tuple,
+                src: int, start: int, stop: int, part: tuple | None, draws: tuple, msgs: tuple,
                 actions: np.ndarray) -> int:
         """:func:`partition_rounds` on this agent's constants and sums (with the departures:
-        :func:`partition_rounds_departures`)."""
-        rule, sums = self._rule_and_sums()
+        :func:`partition_rounds_departures`), on ``part`` (a :class:`Partition` as a plain
+        tuple; ``None``: the server's own)."""
+        rule, sums, own = self._structures_now()
+        part = own if part is None else part
         if self._departure_flags:
             return partition_rounds_departures(mode, obs, rewards, forced, src, start, stop, rule,
                                                part, sums, draws, msgs, actions,
@@ -1048,11 +1049,11 @@ class LDPMAB(LocalDPAgent):
         return partition_rounds(mode, obs, rewards, forced, src, start, stop, rule, part, sums,
                                 draws, msgs, actions)
 
-    def _rule_and_sums(self) -> tuple[tuple, tuple]:
-        """The rounds' constants and the server's sums (a :class:`Rule` and :class:`BinSums`
-        as plain tuples, which numba dispatches faster than named ones), built once per set of
-        node arrays (:func:`_grow` replaces them) rather than at every call (the per-round
-        path)."""
+    def _structures_now(self) -> tuple[tuple, tuple, tuple]:
+        """The rounds' constants, the server's sums and its partition (a :class:`Rule`,
+        :class:`BinSums` and :class:`Partition` as plain tuples, which numba dispatches faster
+        than named ones), built once per set of node arrays (:func:`_grow` replaces them)
+        rather than at every call (the per-round path)."""
         cached = self.__dict__.get("_structures")
         if cached is None or cached[0] is not self.indicator_sums:
             rule = Rule(float(self.lower), float(self._width), self.source_epsilons,
@@ -1062,17 +1063,12 @@ class LDPMAB(LocalDPAgent):
                            self.reused_sums)
             cached = self._structures = (self.indicator_sums, tuple(rule), tuple(sums),
                                          tuple(self._partition()))
-        return cached[1], cached[2]
+        return cached[1], cached[2], cached[3]
 
     def _partition(self) -> Partition:
         """The server's partition (its arrays, written in place by the rounds)."""
         return Partition(self.lo, self.hi, self.depth, self.split, self.left, self.active,
                          self.arms, self.bins, self.n_active, self.n_nodes)
-
-    def _partition_tuple(self) -> tuple:
-        """:meth:`_partition` as the plain tuple the rounds are passed (cached)."""
-        self._rule_and_sums()
-        return self._structures[3]
 
     def _splittable(self) -> np.ndarray:
         """Active bins below the depth cap, per run (N,): the node capacity a round may need
