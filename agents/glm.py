@@ -427,6 +427,10 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         """The algorithm's kernel and its arguments for these arrays."""
         raise NotImplementedError
 
+    def _clip(self) -> tuple[float, float]:
+        """The user's declared data bounds, the kernels' ``clip`` argument."""
+        return self.context_bound, self.reward_bound
+
     def _kernel(self, mode: int, obs: np.ndarray, rewards: np.ndarray, forced: np.ndarray,
                 state: dict[str, np.ndarray], noise: dict[str, np.ndarray],
                 msgs: dict[str, np.ndarray], actions: np.ndarray) -> None:
@@ -706,9 +710,21 @@ def _gaussian_noise(mech: GaussianStatistics, rounds: int, n: int,
 
 
 def _part(mech: GaussianStatistics, name: str, noise: dict[str, np.ndarray]) -> tuple:
-    """A part's arguments of the compiled rounds: its declared bound, drawn noise and grid."""
+    """A part's argument of the compiled rounds: its declared bound, drawn noise and grid."""
     part = mech.parts[name]
     return part.bound, noise[name], part.grid
+
+
+def _ball(mech: L2BallMechanism, noise: dict[str, np.ndarray]) -> tuple:
+    """The l2-ball mechanism's argument of the compiled rounds: its radii, its probability of
+    keeping the side and its draws."""
+    return (mech.radius, mech.output_radius, mech.p_keep_side, noise["direction"],
+            noise["sign"], noise["side"], noise["sphere"])
+
+
+def _take(arrays: dict[str, np.ndarray], *names: str) -> tuple[np.ndarray, ...]:
+    """The arrays of ``names``, in that order (a kernel's state or messages argument)."""
+    return tuple(arrays[name] for name in names)
 
 
 def _ball_noise(mech: L2BallMechanism, rounds: int, n: int,
@@ -751,10 +767,10 @@ class _NoisyRegression(_LDPContextual):
     def _kernel_call(self, mode, obs, rewards, forced, state, noise, msgs, actions):
         m = self.mechanism
         return glm_kernels.regression_rounds, (
-            mode, obs, rewards, forced, self.n_arms, self.beta_kind, self.beta_params,
-            self.shift_coef, self.context_bound, self.reward_bound, *_part(m, "M", noise),
-            *_part(m, "u", noise), state["t"], state["V"], state["u"], state["theta"],
-            state["inverse"], msgs["M"], msgs["u"], actions)
+            mode, obs, rewards, forced,
+            (self.n_arms, self.beta_kind, self.beta_params, self.shift_coef), self._clip(),
+            _part(m, "M", noise), _part(m, "u", noise),
+            _take(state, "t", "V", "u", "theta", "inverse"), _take(msgs, "M", "u"), actions)
 
     def _record(self, msgs, noise):
         for name in ("M", "u"):
@@ -936,11 +952,12 @@ class LDPGLOC(LDPLinUCB):
     def _kernel_call(self, mode, obs, rewards, forced, state, noise, msgs, actions):
         m = self.mechanism
         return glm_kernels.gloc_rounds, (
-            mode, obs, rewards, forced, self.n_arms, self.beta_params, self.shift_coef,
-            self.step / math.sqrt(self.horizon), LINK_CODES[self.link], self.context_bound,
-            self.reward_bound, *_part(m, "M", noise), *_part(m, "zx", noise),
-            *_part(m, "grad", noise), state["t"], state["theta_hat"], state["V"], state["u"],
-            state["theta"], state["inverse"], msgs["M"], msgs["zx"], msgs["grad"], actions)
+            mode, obs, rewards, forced,
+            (self.n_arms, self.beta_params, self.shift_coef, self.step / math.sqrt(self.horizon),
+             LINK_CODES[self.link]), self._clip(),
+            _part(m, "M", noise), _part(m, "zx", noise), _part(m, "grad", noise),
+            _take(state, "t", "theta_hat", "V", "u", "theta", "inverse"),
+            _take(msgs, "M", "zx", "grad"), actions)
 
     def _record(self, msgs, noise):
         for name in ("M", "zx", "grad"):
@@ -1002,10 +1019,9 @@ class LDPSGD(_StepSize, _LDPContextual):
     def _kernel_call(self, mode, obs, rewards, forced, state, noise, msgs, actions):
         m = self.mechanism
         return glm_kernels.sgd_rounds, (
-            mode, obs, rewards, forced, self.n_arms, LINK_CODES[self.link], self.step_size,
-            m.radius, m.output_radius, m.p_keep_side, noise["direction"], noise["sign"],
-            noise["side"], noise["sphere"], self.context_bound, self.reward_bound, state["t"],
-            state["theta"], msgs["_input"], msgs["gradient"], actions)
+            mode, obs, rewards, forced, (self.n_arms, LINK_CODES[self.link], self.step_size),
+            self._clip(), _ball(m, noise), _take(state, "t", "theta"),
+            _take(msgs, "_input", "gradient"), actions)
 
     def _record(self, msgs, noise):
         self.mechanism.record(msgs["_input"])
@@ -1109,10 +1125,10 @@ class LDPMultiOLS(_HanMulti):
     def _kernel_call(self, mode, obs, rewards, forced, state, noise, msgs, actions):
         m = self.mechanism
         return glm_kernels.multi_ols_rounds, (
-            mode, obs, rewards, forced, self.warmup * self.n_arms, self.gap, self.c_tilde,
-            self.context_bound, self.reward_bound, *_part(m, "M", noise), *_part(m, "u", noise),
-            state["t"], state["theta_warm"], state["V"], state["u"], state["pulls"],
-            state["theta"], msgs["M"], msgs["u"], msgs["arm"], actions)
+            mode, obs, rewards, forced, (self.warmup * self.n_arms, self.gap, self.c_tilde),
+            self._clip(), _part(m, "M", noise), _part(m, "u", noise),
+            _take(state, "t", "theta_warm", "V", "u", "pulls", "theta"),
+            _take(msgs, "M", "u", "arm"), actions)
 
     def _record(self, msgs, noise):
         for name in ("M", "u"):
@@ -1181,11 +1197,10 @@ class LDPMultiSGD(_StepSize, _HanMulti):
     def _kernel_call(self, mode, obs, rewards, forced, state, noise, msgs, actions):
         m = self.mechanism
         return glm_kernels.multi_sgd_rounds, (
-            mode, obs, rewards, forced, self.warmup * self.n_arms, self.gap, LINK_CODES[self.link],
-            self.step_size, m.radius, m.output_radius, m.p_keep_side, noise["direction"],
-            noise["sign"], noise["side"], noise["sphere"], self.context_bound, self.reward_bound,
-            state["t"], state["theta_warm"], state["updates"], state["theta"], msgs["_input"],
-            msgs["gradient"], msgs["arm"], actions)
+            mode, obs, rewards, forced,
+            (self.warmup * self.n_arms, self.gap, LINK_CODES[self.link], self.step_size),
+            self._clip(), _ball(m, noise), _take(state, "t", "theta_warm", "updates", "theta"),
+            _take(msgs, "_input", "gradient", "arm"), actions)
 
     def _record(self, msgs, noise):
         self.mechanism.record(msgs["_input"])

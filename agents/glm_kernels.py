@@ -250,33 +250,55 @@ def _add_matrix(target, msg):
 
 
 @njit(**_JIT)
-def _user_data(feats, arm, rewards_row, context_bound, reward_bound, x):
-    """The user's chosen context clipped into ``x`` and reward clipped (declared bounds)."""
-    clip_l2_into(feats[arm], context_bound, x)
-    return clip_scalar(rewards_row[arm if rewards_row.shape[0] > 1 else 0], reward_bound)
+def _user_data(feats, arm, rewards_row, clip, x):
+    """The user's chosen context clipped into ``x`` and reward clipped, within the declared
+    bounds ``clip = (context_bound, reward_bound)``."""
+    clip_l2_into(feats[arm], clip[0], x)
+    return clip_scalar(rewards_row[arm if rewards_row.shape[0] > 1 else 0], clip[1])
+
+
+@njit(**_JIT)
+def _release_outer(x, part, index, out):
+    """``x x^T`` released into ``out`` by the mechanism part ``(bound, noise, grid)`` with its
+    noise at ``index`` (round, run[, slot])."""
+    bound, noise, grid = part
+    release_outer(x, bound, noise[index], grid, out)
+
+
+@njit(**_JIT)
+def _release_vector(v, part, index, out):
+    """``v`` released into ``out`` by the mechanism part ``(bound, noise, grid)`` with its
+    noise at ``index``."""
+    bound, noise, grid = part
+    release_vector(v, bound, noise[index], grid, out)
+
+
+@njit(**_JIT)
+def _l2_ball(grad, ball, index, kept, out):
+    """``grad`` released into ``out`` by the l2-ball mechanism ``ball = (radius,
+    output_radius, p_keep_side, direction, sign, side, sphere)`` with its draws at ``index``;
+    the clipped input kept in ``kept`` (for the replay test)."""
+    radius, output_radius, p_keep_side, direction, sign, side, sphere = ball
+    l2_ball(grad, radius, output_radius, p_keep_side, direction[index], sign[index],
+            side[index], sphere[index], kept, out)
 
 
 # --------------------------------------------------------------------------- LDP-OLS, LDP-LinUCB
 
 
 @njit(**_JIT)
-def _regression_report(x, r, bound_m, noise_m, grid_m, bound_u, noise_u, grid_u, msg_m, msg_u, v):
-    """User: ``(x x^T + W, r x + xi)`` (Han et al. eq. 3-4; Zheng et al. Alg 5), each part
-    released within the mechanism's declared bound (``v``: scratch)."""
-    release_outer(x, bound_m, noise_m, grid_m, msg_m)
-    for j in range(x.shape[0]):
-        v[j] = r * x[j]
-    release_vector(v, bound_u, noise_u, grid_u, msg_u)
-
-
-@njit(**_JIT)
-def regression_rounds(mode, obs, rewards, forced, k_arms, beta_kind, beta_params, shift_coef,
-                      context_bound, reward_bound, bound_m, noise_m, grid_m, bound_u, noise_u,
-                      grid_u, t, V, u, theta, inv, msg_m, msg_u, actions):
+def regression_rounds(mode, obs, rewards, forced, rule, clip, release_m, release_u, server, msgs,
+                      actions):
     """LDP-OLS (greedy, ``beta_kind`` 0) and LDP-LinUCB (1, :func:`_beta`); after round t the
-    server solves ``(V + shift_coef sqrt(t) I) theta = u``. ``context_bound`` and
-    ``reward_bound`` are the user's declared data bounds, ``bound_*``, ``noise_*`` and
-    ``grid_*`` the mechanism's parts."""
+    server solves ``(V + shift_coef sqrt(t) I) theta = u``.
+
+    ``rule = (k_arms, beta_kind, beta_params, shift_coef)``; ``clip = (context_bound,
+    reward_bound)``, the user's declared data bounds; ``release_m`` and ``release_u`` the
+    mechanism's parts ``(bound, noise, grid)``; ``server = (t, V, u, theta, inverse)``;
+    ``msgs = (M, u)``."""
+    k_arms, beta_kind, beta_params, shift_coef = rule
+    t, V, u, theta, inv = server
+    msg_m, msg_u = msgs
     n_runs, length = actions.shape
     d = theta.shape[1]
     for n in range(n_runs):
@@ -291,9 +313,11 @@ def regression_rounds(mode, obs, rewards, forced, k_arms, beta_kind, beta_params
                               beta_kind > 0)
             actions[n, s] = arm
             if mode & REPORT:
-                r = _user_data(feats, arm, rewards[n, s], context_bound, reward_bound, x)
-                _regression_report(x, r, bound_m, noise_m[s, n], grid_m, bound_u, noise_u[s, n],
-                                   grid_u, msg_m[s, n], msg_u[s, n], v)
+                r = _user_data(feats, arm, rewards[n, s], clip, x)
+                _release_outer(x, release_m, (s, n), msg_m[s, n])  # Han et al. eq. 3-4
+                for j in range(d):
+                    v[j] = r * x[j]
+                _release_vector(v, release_u, (s, n), msg_u[s, n])
             if mode & UPDATE:
                 _add_matrix(V[n], msg_m[s, n])
                 _add(u[n], msg_u[s, n])
@@ -305,14 +329,18 @@ def regression_rounds(mode, obs, rewards, forced, k_arms, beta_kind, beta_params
 
 
 @njit(**_JIT)
-def gloc_rounds(mode, obs, rewards, forced, k_arms, beta_params, shift_coef, zeta, link,
-                context_bound, reward_bound, bound_m, noise_m, grid_m, bound_zx, noise_zx, grid_zx,
-                bound_g, noise_g, grid_g, t, theta_hat, V, u, theta, inv, msg_m, msg_zx, msg_g,
-                actions):
+def gloc_rounds(mode, obs, rewards, forced, rule, clip, release_m, release_zx, release_g, server,
+                msgs, actions):
     """LDP-GLOC (Zheng et al. Alg 3): UCB decision; the user sends ``x x^T + B``,
     ``z x + xi`` (z = x^T theta^) and the noised gradient at theta^; the server projects
-    ``theta^ - zeta grad`` on the unit ball and solves for theta~. ``theta_hat`` is the
-    public theta^ the user reads."""
+    ``theta^ - zeta grad`` on the unit ball and solves for theta~.
+
+    ``rule = (k_arms, beta_params, shift_coef, zeta, link)``; ``clip`` and the ``release_*``
+    parts as in :func:`regression_rounds`; ``server = (t, theta_hat, V, u, theta, inverse)``
+    with ``theta_hat`` the public theta^ the user reads; ``msgs = (M, zx, grad)``."""
+    k_arms, beta_params, shift_coef, zeta, link = rule
+    t, theta_hat, V, u, theta, inv = server
+    msg_m, msg_zx, msg_g = msgs
     n_runs, length = actions.shape
     d = theta.shape[1]
     for n in range(n_runs):
@@ -326,16 +354,16 @@ def gloc_rounds(mode, obs, rewards, forced, k_arms, beta_params, shift_coef, zet
                 arm = _choose(feats, theta[n], inv[n], _beta(2, beta_params, t[n]), True)
             actions[n, s] = arm
             if mode & REPORT:
-                y = _user_data(feats, arm, rewards[n, s], context_bound, reward_bound, x)
+                y = _user_data(feats, arm, rewards[n, s], clip, x)
                 z = _dot(x, theta_hat[n])
                 resid = _mean(z, link) - y
-                release_outer(x, bound_m, noise_m[s, n], grid_m, msg_m[s, n])
+                _release_outer(x, release_m, (s, n), msg_m[s, n])
                 for j in range(d):
                     v[j] = z * x[j]
-                release_vector(v, bound_zx, noise_zx[s, n], grid_zx, msg_zx[s, n])
+                _release_vector(v, release_zx, (s, n), msg_zx[s, n])
                 for j in range(d):
                     v[j] = resid * x[j]
-                release_vector(v, bound_g, noise_g[s, n], grid_g, msg_g[s, n])
+                _release_vector(v, release_g, (s, n), msg_g[s, n])
             if mode & UPDATE:
                 _add_matrix(V[n], msg_m[s, n])
                 _add(u[n], msg_zx[s, n])
@@ -350,12 +378,16 @@ def gloc_rounds(mode, obs, rewards, forced, k_arms, beta_params, shift_coef, zet
 
 
 @njit(**_JIT)
-def sgd_rounds(mode, obs, rewards, forced, k_arms, link, step, radius, output_radius, p_keep_side,
-               direction, u_sign, u_side, sphere, context_bound, reward_bound, t, theta, msg_in,
-               msg, actions):
+def sgd_rounds(mode, obs, rewards, forced, rule, clip, ball, server, msgs, actions):
     """LDP-SGD (Han et al. Alg 1, eq. 5-6): greedy decision; the user sends the l2-ball report
-    of the clipped gradient (its clipped input kept in ``msg_in`` for the replay test); the
-    server steps ``theta -= step / t Z``."""
+    of the clipped gradient; the server steps ``theta -= step / t Z``.
+
+    ``rule = (k_arms, link, step)``; ``clip`` as in :func:`regression_rounds`; ``ball`` the
+    l2-ball mechanism and its draws (:func:`_l2_ball`); ``server = (t, theta)``;
+    ``msgs = (clipped input, Z)``, the input kept for the replay test."""
+    k_arms, link, step = rule
+    t, theta = server
+    msg_in, msg = msgs
     n_runs, length = actions.shape
     d = theta.shape[1]
     dummy = np.empty((d, d))
@@ -369,12 +401,11 @@ def sgd_rounds(mode, obs, rewards, forced, k_arms, link, step, radius, output_ra
                 arm = _choose(feats, theta[n], dummy, 0.0, False)
             actions[n, s] = arm
             if mode & REPORT:
-                r = _user_data(feats, arm, rewards[n, s], context_bound, reward_bound, x)
+                r = _user_data(feats, arm, rewards[n, s], clip, x)
                 resid = _mean(_dot(x, theta[n]), link) - r
                 for j in range(d):
                     grad[j] = resid * x[j]
-                l2_ball(grad, radius, output_radius, p_keep_side, direction[s, n], u_sign[s, n],
-                        u_side[s, n], sphere[s, n], msg_in[s, n], msg[s, n])
+                _l2_ball(grad, ball, (s, n), msg_in[s, n], msg[s, n])
             if mode & UPDATE:
                 t[n] += 1
                 eta = step / t[n]
@@ -404,15 +435,16 @@ def _han_choose(x, theta, theta_warm, t, warmup_rounds, gap):
 
 
 @njit(**_JIT)
-def _han_user(obs_row, rewards_row, theta, theta_warm, t, forced, warmup_rounds, gap,
-              context_bound, reward_bound, x, xc):
+def _han_user(obs_row, rewards_row, theta, theta_warm, t, forced, warmup_rounds, gap, clip, x,
+              xc):
     """Read the context into x, choose the arm (unless ``forced``), clip the context into xc
-    and the chosen reward; returns (arm, clipped reward)."""
+    and the chosen reward (``clip = (context_bound, reward_bound)``); returns (arm, clipped
+    reward)."""
     for j in range(x.shape[0]):
         x[j] = np.float64(obs_row[j])
     arm = forced if forced >= 0 else _han_choose(x, theta, theta_warm, t, warmup_rounds, gap)
-    clip_l2_into(x, context_bound, xc)
-    return arm, clip_scalar(rewards_row[arm if rewards_row.shape[0] > 1 else 0], reward_bound)
+    clip_l2_into(x, clip[0], xc)
+    return arm, clip_scalar(rewards_row[arm if rewards_row.shape[0] > 1 else 0], clip[1])
 
 
 @njit(**_JIT)
@@ -433,13 +465,19 @@ def _han_server_slots(warm, arm, k_arms, used):
 
 
 @njit(**_JIT)
-def multi_ols_rounds(mode, obs, rewards, forced, warmup_rounds, gap, c_tilde, context_bound,
-                     reward_bound, bound_m, noise_m, grid_m, bound_u, noise_u, grid_u, t,
-                     theta_warm, V, u, pulls, theta, msg_m, msg_u, msg_arm, actions):
+def multi_ols_rounds(mode, obs, rewards, forced, rule, clip, release_m, release_u, server, msgs,
+                     actions):
     """LDP-OLS, multi parameter (Han Alg 2): every user sends K noised OLS slots (the real one
     for the pulled arm, that of (0, 0) for the others) and, in the warm-up, the public arm
-    (``msg_arm``, -1 after); the server folds in that arm's slot in the warm-up, every slot
-    afterwards, and solves each arm's system with ``c~ sqrt(pulls)``."""
+    (-1 after); the server folds in that arm's slot in the warm-up, every slot afterwards,
+    and solves each arm's system with ``c~ sqrt(pulls)``.
+
+    ``rule = (warmup_rounds, gap, c_tilde)``; ``clip`` and the ``release_*`` parts as in
+    :func:`regression_rounds`; ``server = (t, theta_warm, V, u, pulls, theta)``;
+    ``msgs = (M, u, arm)``."""
+    warmup_rounds, gap, c_tilde = rule
+    t, theta_warm, V, u, pulls, theta = server
+    msg_m, msg_u, msg_arm = msgs
     n_runs, length = actions.shape
     k_arms, d = theta.shape[1], theta.shape[2]
     for n in range(n_runs):
@@ -450,17 +488,16 @@ def multi_ols_rounds(mode, obs, rewards, forced, warmup_rounds, gap, c_tilde, co
             arm, r = -1, 0.0
             if mode & (CHOOSE | REPORT):
                 arm, r = _han_user(obs[n, s], rewards[n, s], theta[n], theta_warm[n], t[n],
-                                   forced[n, s], warmup_rounds, gap, context_bound,
-                                   reward_bound, x, xc)
+                                   forced[n, s], warmup_rounds, gap, clip, x, xc)
                 actions[n, s] = arm
             if mode & REPORT:
                 msg_arm[s, n] = arm if t[n] < warmup_rounds else -1
                 for k in range(k_arms):
                     rs = _slot_input(xc, r, k, arm, xs)
-                    release_outer(xs, bound_m, noise_m[s, n, k], grid_m, msg_m[s, n, k])
+                    _release_outer(xs, release_m, (s, n, k), msg_m[s, n, k])
                     for j in range(d):
                         xs[j] = rs * xs[j]
-                    release_vector(xs, bound_u, noise_u[s, n, k], grid_u, msg_u[s, n, k])
+                    _release_vector(xs, release_u, (s, n, k), msg_u[s, n, k])
             if mode & UPDATE:
                 _han_server_slots(msg_arm[s, n] >= 0, msg_arm[s, n], k_arms, used)
                 for k in range(k_arms):
@@ -476,12 +513,17 @@ def multi_ols_rounds(mode, obs, rewards, forced, warmup_rounds, gap, c_tilde, co
 
 
 @njit(**_JIT)
-def multi_sgd_rounds(mode, obs, rewards, forced, warmup_rounds, gap, link, step, radius,
-                     output_radius, p_keep_side, direction, u_sign, u_side, sphere, context_bound,
-                     reward_bound, t, theta_warm, updates, theta, msg_in, msg, msg_arm, actions):
+def multi_sgd_rounds(mode, obs, rewards, forced, rule, clip, ball, server, msgs, actions):
     """LDP-SGD, multi parameter (Han Alg 2): K l2-ball slots, the pulled arm's gradient and the
     zero gradient for the others; each slot the server folds in steps its arm's parameter by
-    ``step / n_a`` (n_a the arm's number of updates)."""
+    ``step / n_a`` (n_a the arm's number of updates).
+
+    ``rule = (warmup_rounds, gap, link, step)``; ``clip`` and ``ball`` as in
+    :func:`sgd_rounds`; ``server = (t, theta_warm, updates, theta)``; ``msgs = (clipped
+    input, Z, arm)``."""
+    warmup_rounds, gap, link, step = rule
+    t, theta_warm, updates, theta = server
+    msg_in, msg, msg_arm = msgs
     n_runs, length = actions.shape
     k_arms, d = theta.shape[1], theta.shape[2]
     for n in range(n_runs):
@@ -491,8 +533,7 @@ def multi_sgd_rounds(mode, obs, rewards, forced, warmup_rounds, gap, link, step,
             arm, r = -1, 0.0
             if mode & (CHOOSE | REPORT):
                 arm, r = _han_user(obs[n, s], rewards[n, s], theta[n], theta_warm[n], t[n],
-                                   forced[n, s], warmup_rounds, gap, context_bound,
-                                   reward_bound, x, xc)
+                                   forced[n, s], warmup_rounds, gap, clip, x, xc)
                 actions[n, s] = arm
             if mode & REPORT:
                 msg_arm[s, n] = arm if t[n] < warmup_rounds else -1
@@ -501,9 +542,7 @@ def multi_sgd_rounds(mode, obs, rewards, forced, warmup_rounds, gap, link, step,
                     resid = _mean(_dot(xs, theta[n, k]), link) - rs
                     for j in range(d):
                         grad[j] = resid * xs[j]
-                    l2_ball(grad, radius, output_radius, p_keep_side, direction[s, n, k],
-                            u_sign[s, n, k], u_side[s, n, k], sphere[s, n, k], msg_in[s, n, k],
-                            msg[s, n, k])
+                    _l2_ball(grad, ball, (s, n, k), msg_in[s, n, k], msg[s, n, k])
             if mode & UPDATE:
                 _han_server_slots(msg_arm[s, n] >= 0, msg_arm[s, n], k_arms, used)
                 for k in range(k_arms):
