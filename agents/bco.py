@@ -257,82 +257,95 @@ def _hazan_levy_update(c, w, rewards, mu, curvature, eta, radius, iterations,
 # ones round-by-round play calls: the block is bitwise the rounds played one by one.
 
 
+#: The fields of a block kernel's ``world`` argument, in order: the setting's draws (L, N, ...)
+#: and arguments, the release's parameters and noise (L, N), the setting's round outputs, what
+#: the learner saw, the release's recorded noise (L, N) and the block's regrets and flags.
+WORLD_FIELDS = ("draws", "args", "params", "noise", "rewards", "losses", "regret", "projected",
+                "seen", "mech", "regrets", "flags")
+
+
 @njit(**_INLINE)
-def _world_round(x, xa, radius, play, world_row, args, feedback, losses, rewards, noise_row,
-                 params, seen, mech_row, regret, projected, regrets_row,
-                 flags_row):  # pragma: no cover - compiled
-    """One round of a block kernel after act: the setting's compiled round on a copy ``xa``
+def _world_round(x, xa, radius, play, feedback, world, s):  # pragma: no cover - compiled
+    """Round ``s`` of a block kernel after act: the setting's compiled round on a copy ``xa``
     of the points (its checks, projection and round), observe's check of the agent's own
     action, then what the learner sees (``feedback``); the round's regret and projected
     flags kept. False (nothing of the round played or learned) for an action the env or
     ``observe`` refuses."""
+    draws, args, params, noise, rewards, losses, regret, projected, seen, mech, regrets, \
+        flags = world
     xa[:] = x
-    if not play(xa, world_row, *args):
+    if not play(xa, draws[s], *args):
         return False
     if _box_status(x.reshape(-1), radius):
         return False
-    feedback(x, losses, rewards, noise_row, params, seen, mech_row)
-    regrets_row[:] = regret
-    flags_row[:] = projected
+    feedback(x, losses, rewards, noise[s], params, seen, mech[s])
+    regrets[s, :] = regret
+    flags[s, :] = projected
     return True
 
 
-def _gd_block(normals, y, u, rho, t0, mu, eta, gain, cap, loss_cap, radius, two, world, play,
-              args, feedback, params, noise, rewards, losses, regret, projected, seen, mech, x,
-              regrets, flags):  # pragma: no cover - compiled
-    """Rounds of FKM (``two`` False) or ADX (``two`` True) on a drawn block: ``normals``
-    (L, N, d) the agent's draws; ``world`` (L, N, ...) the setting's; ``play(x, world[s],
-    *args)`` its round, writing ``rewards``, ``losses``, ``regret``, ``projected``;
-    ``feedback(x, losses, rewards, noise[s], params, seen, mech[s])`` what the learner sees,
-    ``seen`` (N, 1 + k): the reward, then the observation. The step size is ``1/(mu t)`` when
-    mu > 0, else eta; the losses seen are clipped to ``[-loss_cap, loss_cap]`` as ``observe``
-    clips them (:attr:`BCOAgent.loss_cap`). Returns the rounds played: L, or the round whose
-    action the env or the agent refuses (x then holds it; nothing of that round was
-    learned)."""
+@njit(**_INLINE)
+def _clipped_seen(seen, column, loss_cap, out):  # pragma: no cover - compiled
+    """``out``: the losses seen (``seen[:, column]``) clipped to ``[-loss_cap, loss_cap]``, as
+    ``observe`` clips them (:attr:`BCOAgent.loss_cap`)."""
+    for i in range(out.shape[0]):
+        out[i] = min(max(seen[i, column], -loss_cap), loss_cap)
+
+
+def _gd_block(normals, state, rule, play, feedback, world, x):  # pragma: no cover - compiled
+    """Rounds of FKM (``two`` False) or ADX (``two`` True) on a drawn block.
+
+    ``normals`` (L, N, d) are the agent's draws; ``state = (y, u)`` its state (in place);
+    ``rule = (rho, t0, mu, eta, gain, cap, loss_cap, radius, two)`` its constants, the step
+    size ``1/(mu t)`` when mu > 0, else eta; ``world`` (:data:`WORLD_FIELDS`) the setting's
+    side, ``play(x, draws[s], *args)`` its round and ``feedback(x, losses, rewards, noise[s],
+    params, seen, mech[s])`` what the learner sees, ``seen`` (N, 1 + k): the reward, then the
+    observation. Returns the rounds played: L, or the round whose action the env or the
+    agent refuses (x then holds it; nothing of that round was learned)."""
+    y, u = state
+    rho, t0, mu, eta, gain, cap, loss_cap, radius, two = rule
+    seen = world[8]
     n_rounds, n = normals.shape[0], normals.shape[1]
     xa = np.empty_like(x)
-    diff = np.empty(n)
+    diff, other = np.empty(n), np.empty(n)
     for s in range(n_rounds):
         u[:] = normals[s]
         _sphere_play(u, rho, y, x)            # act: u made unit, x = y + rho u (and y - rho u)
-        if not _world_round(x, xa, radius, play, world[s], args, feedback, losses, rewards,
-                            noise[s], params, seen, mech[s], regret, projected, regrets[s],
-                            flags[s]):
+        if not _world_round(x, xa, radius, play, feedback, world, s):
             return s
         t = t0 + s + 1
         step = 1.0 / (mu * t) if mu > 0.0 else eta
         if two:                                # D = f(x_1) - f(x_2), from the observation
-            for i in range(n):
-                diff[i] = min(max(seen[i, 1], -loss_cap), loss_cap) \
-                    - min(max(seen[i, 2], -loss_cap), loss_cap)
+            _clipped_seen(seen, 1, loss_cap, diff)
+            _clipped_seen(seen, 2, loss_cap, other)
+            diff -= other
             _step_project(y, u, diff, -step * gain, cap)
         else:                                  # f = -reward
-            for i in range(n):
-                diff[i] = min(max(seen[i, 0], -loss_cap), loss_cap)
+            _clipped_seen(seen, 0, loss_cap, diff)
             _step_project(y, u, diff, step * gain, cap)
     return n_rounds
 
-
-#: The arguments of :func:`_gd_block`, in order.
-_GD_ARGS = ("normals", "y", "u", "rho", "t0", "mu", "eta", "gain", "cap", "loss_cap", "radius",
-            "two", "world", "play", "args", "feedback", "params", "noise", "rewards", "losses",
-            "regret", "projected", "seen", "mech", "x", "regrets", "flags")
 
 #: which barrier algorithm :func:`_barrier_block` plays
 _SAHA_TEWARI, _HAZAN_LEVY = 0, 1
 
 
-def _barrier_block(normals, center, u, w, totals, newton, kind, t0, delta, eta, mu, iterations,
-                   loss_cap, radius, world, play, args, feedback, params, noise, rewards, losses,
-                   regret, projected, seen, mech, x, regrets,
-                   flags):  # pragma: no cover - compiled
+def _barrier_block(normals, state, rule, play, feedback, world,
+                   x):  # pragma: no cover - compiled
     """Rounds of Saha-Tewari (``kind`` 0) or Hazan-Levy (1) on a drawn block, as
-    :func:`_gd_block` plays FKM: act (:func:`_ellipsoid` around the FTRL point ``center``, with
-    Saha-Tewari's fixed radius ``delta`` or Hazan-Levy's ``lam = eta mu t``), the setting's
-    round and the release (``play``, ``feedback``), observe (the loss seen clipped to
-    ``loss_cap``, then :func:`_saha_tewari_update` on the gradient sum ``totals`` or
-    :func:`_hazan_levy_update` on ``c``, whose Newton steps of the last round go to
-    ``newton[0]``). Returns the rounds played, as :func:`_gd_block`."""
+    :func:`_gd_block` plays FKM.
+
+    ``state = (center, u, w, totals, newton)``: act is :func:`_ellipsoid` around the FTRL
+    point ``center``, with Saha-Tewari's fixed radius ``delta`` or Hazan-Levy's
+    ``lam = eta mu t``; observe clips the loss seen to ``loss_cap``, then runs
+    :func:`_saha_tewari_update` on the gradient sum ``totals`` or :func:`_hazan_levy_update`
+    on ``c``, whose Newton steps of the last round go to ``newton[0]``.
+    ``rule = (kind, t0, delta, eta, mu, iterations, loss_cap, radius)``; ``play``,
+    ``feedback`` and ``world`` as for :func:`_gd_block`. Returns the rounds played, as
+    :func:`_gd_block`."""
+    center, u, w, totals, newton = state
+    kind, t0, delta, eta, mu, iterations, loss_cap, radius = rule
+    seen = world[8]
     n_rounds, n, d = normals.shape
     xa = np.empty_like(x)
     seen_loss = np.empty(n)
@@ -343,12 +356,9 @@ def _barrier_block(normals, center, u, w, totals, newton, kind, t0, delta, eta, 
             _ellipsoid(center, u, True, radius, 0.0, delta, d / delta, x, w)
         else:
             _ellipsoid(center, u, True, radius, eta * mu * (t + 1), 1.0, d / 1.0, x, w)
-        if not _world_round(x, xa, radius, play, world[s], args, feedback, losses, rewards,
-                            noise[s], params, seen, mech[s], regret, projected, regrets[s],
-                            flags[s]):
+        if not _world_round(x, xa, radius, play, feedback, world, s):
             return s
-        for i in range(n):
-            seen_loss[i] = min(max(seen[i, 0], -loss_cap), loss_cap)
+        _clipped_seen(seen, 0, loss_cap, seen_loss)
         if kind == _SAHA_TEWARI:
             _saha_tewari_update(totals, w, seen_loss, eta, radius, center)
         else:
@@ -357,32 +367,28 @@ def _barrier_block(normals, center, u, w, totals, newton, kind, t0, delta, eta, 
     return n_rounds
 
 
-#: The arguments of :func:`_barrier_block`, in order.
-_BARRIER_ARGS = ("normals", "center", "u", "w", "totals", "newton", "kind", "t0", "delta", "eta",
-                 "mu", "iterations", "loss_cap", "radius", "world", "play", "args", "feedback",
-                 "params", "noise", "rewards", "losses", "regret", "projected", "seen", "mech",
-                 "x", "regrets", "flags")
 #: A block kernel compiled for each type of its data: its function arguments are typed by
 #: their signatures (numba's first-class function types), so that the kernel is cached on disk
 #: and calls any compiled round and feedback of those signatures.
 _BLOCK_KERNELS: dict[tuple, Any] = {}
 
 
-def _block_kernel(block: Any, names: tuple[str, ...], values: dict[str, Any]) -> Any:
-    """``block`` (:func:`_gd_block` or :func:`_barrier_block`, whose arguments are ``names``)
-    compiled for the types of ``values`` (by name; the round and feedback functions are typed
-    by the arguments they are called with)."""
-    t = {name: numba.typeof(v) for name, v in values.items() if name not in ("play", "feedback")}
-    key = (block.__name__,) + tuple(t[name] for name in names if name in t)
+def _block_kernel(block: Any, args: tuple) -> Any:
+    """``block`` (:func:`_gd_block` or :func:`_barrier_block`) compiled for the types of its
+    arguments ``args`` (``normals, state, rule, play, feedback, world, x``; the round and
+    feedback functions are typed by the arguments they are called with)."""
+    normals, state, rule, world, x = (numba.typeof(args[i]) for i in (0, 1, 2, 5, 6))
+    key = (block.__name__, normals, state, rule, world, x)
     kernel = _BLOCK_KERNELS.get(key)
     if kernel is None:
         ty = numba.types
-        row = ty.Array(t["world"].dtype, t["world"].ndim - 1, "C")
+        fields = dict(zip(WORLD_FIELDS, world.types))
+        row = ty.Array(fields["draws"].dtype, fields["draws"].ndim - 1, "C")
         noise_row, mech_row = ty.Array(ty.float64, 1, "C"), ty.Array(ty.float64, 1, "C")
-        t["play"] = ty.FunctionType(ty.boolean(t["x"], row, *t["args"].types))
-        t["feedback"] = ty.FunctionType(ty.none(t["x"], t["losses"], t["rewards"], noise_row,
-                                                t["params"], t["seen"], mech_row))
-        sig = ty.int64(*(t[name] for name in names))
+        play = ty.FunctionType(ty.boolean(x, row, *fields["args"].types))
+        feedback = ty.FunctionType(ty.none(x, fields["losses"], fields["rewards"], noise_row,
+                                           fields["params"], fields["seen"], mech_row))
+        sig = ty.int64(normals, state, rule, play, feedback, world, x)
         kernel = _BLOCK_KERNELS[key] = njit(sig, **_JIT)(block)
     return kernel
 
@@ -593,15 +599,18 @@ class _SchedulePicker(BCOAgent):
 class _PlaysWorld(BCOAgent):
     """Agents that also play blocks of an :class:`~ldp_gym.protocols.EvaluatesBlocks` setting in
     one compiled kernel (``block_play = PLAYS_EVALUATED``, :meth:`play_world`): the runner's
-    block path. A subclass names its kernel (``_block``, its argument names ``_block_names``)
-    and its own arguments (:meth:`_block_values`)."""
+    block path. A subclass names its kernel (``_block``) and gives its state and rule
+    (:meth:`_block_state`, :meth:`_block_rule`)."""
 
     block_play = BlockPlay.PLAYS_EVALUATED
     _block: ClassVar[Any]
-    _block_names: ClassVar[tuple[str, ...]]
 
-    def _block_values(self) -> dict[str, Any]:
-        """The kernel's arguments that are the agent's (its state, in place, and constants)."""
+    def _block_state(self) -> tuple:
+        """The kernel's ``state`` argument: the agent's arrays, updated in place."""
+        raise NotImplementedError
+
+    def _block_rule(self) -> tuple:
+        """The kernel's ``rule`` argument: the agent's constants and its round count."""
         raise NotImplementedError
 
     def play_world(self, world: np.ndarray, round_kernel: Any,
@@ -630,15 +639,12 @@ class _PlaysWorld(BCOAgent):
             feedback, params, noise = round_kernel.feedback, _NO_PARAMS, np.empty((length, 0))
         else:
             feedback, params, noise = release.feedback, release.params, release.noise
-        values = {"normals": self.rng.standard_normal((length, n, self.dim)), "t0": int(self.t),
-                  "loss_cap": self.loss_cap, "radius": self.radius, "world": world,
-                  "play": round_kernel.play, "args": round_kernel.args, "feedback": feedback,
-                  "params": params, "noise": noise, "rewards": round_kernel.rewards,
-                  "losses": round_kernel.losses, "regret": round_kernel.regret,
-                  "projected": round_kernel.projected, "seen": seen, "mech": mech, "x": x,
-                  "regrets": regrets, "flags": flags, "u": self.u, **self._block_values()}
-        done = _block_kernel(type(self)._block, self._block_names, values)(
-            *(values[name] for name in self._block_names))
+        rk = round_kernel
+        sides = (world, rk.args, params, noise, rk.rewards, rk.losses, rk.regret, rk.projected,
+                 seen, mech, regrets, flags)
+        args = (self.rng.standard_normal((length, n, self.dim)), self._block_state(),
+                self._block_rule(), rk.play, feedback, sides, x)
+        done = _block_kernel(type(self)._block, args)(*args)
         self.t += done
         if release is not None:
             release.record(mech[:done])
@@ -653,16 +659,18 @@ class _GradientDescent(_SchedulePicker, _PlaysWorld):
     on the block path)."""
 
     _block = staticmethod(_gd_block)
-    _block_names = _GD_ARGS
     rho: float
     y: np.ndarray
     _cap: float
     _gain: float
 
-    def _block_values(self) -> dict[str, Any]:
+    def _block_state(self) -> tuple:
+        return self.y, self.u
+
+    def _block_rule(self) -> tuple:
         mu = self.strong_convexity if self.schedule == "strongly_convex" else 0.0
-        return {"y": self.y, "rho": self.rho, "mu": float(mu), "eta": self.eta,
-                "gain": self._gain, "cap": self._cap, "two": self.points == 2}
+        return (float(self.rho), int(self.t), float(mu), float(self.eta), float(self._gain),
+                float(self._cap), float(self.loss_cap), float(self.radius), self.points == 2)
 
 
 # =========================================================================== one point
@@ -761,7 +769,6 @@ class _BarrierAgent(_PlaysWorld):
     :func:`_barrier_block` plays its rounds."""
 
     _block = staticmethod(_barrier_block)
-    _block_names = _BARRIER_ARGS
 
     #: self-concordance parameter of the ball's barrier
     nu: ClassVar[float] = 1.0
@@ -855,10 +862,12 @@ class SahaTewari(_BarrierAgent):
         self.t += 1
         _saha_tewari_update(self.grad_sum, self.w, rewards, self.eta, self.radius, self.x)
 
-    def _block_values(self) -> dict[str, Any]:
-        return {"center": self.x, "w": self.w, "totals": self.grad_sum,
-                "newton": np.zeros(1, dtype=np.int64), "kind": _SAHA_TEWARI,
-                "delta": self.delta, "eta": self.eta, "mu": 0.0, "iterations": 0}
+    def _block_state(self) -> tuple:
+        return self.x, self.u, self.w, self.grad_sum, np.zeros(1, dtype=np.int64)
+
+    def _block_rule(self) -> tuple:
+        return (_SAHA_TEWARI, int(self.t), float(self.delta), float(self.eta), 0.0, 0,
+                float(self.loss_cap), float(self.radius))
 
 
 class HazanLevy(_BarrierAgent):
@@ -939,10 +948,12 @@ class HazanLevy(_BarrierAgent):
             self.c, self.w, rewards, self.strong_convexity, self.strong_convexity * self.t,
             self.eta, self.radius, self.newton_iterations, self.x)
 
-    def _block_values(self) -> dict[str, Any]:
-        return {"center": self.x, "w": self.w, "totals": self.c, "newton": self._newton,
-                "kind": _HAZAN_LEVY, "delta": 1.0, "eta": self.eta,
-                "mu": self.strong_convexity, "iterations": self.newton_iterations}
+    def _block_state(self) -> tuple:
+        return self.x, self.u, self.w, self.c, self._newton
+
+    def _block_rule(self) -> tuple:
+        return (_HAZAN_LEVY, int(self.t), 1.0, float(self.eta), float(self.strong_convexity),
+                int(self.newton_iterations), float(self.loss_cap), float(self.radius))
 
     def play_world(self, world: np.ndarray, round_kernel: Any,
                    release: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -427,7 +427,7 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         """The algorithm's kernel and its arguments for these arrays."""
         raise NotImplementedError
 
-    def _clip(self) -> tuple[float, float]:
+    def _bounds(self) -> tuple[float, float]:
         """The user's declared data bounds, the kernels' ``clip`` argument."""
         return self.context_bound, self.reward_bound
 
@@ -768,7 +768,7 @@ class _NoisyRegression(_LDPContextual):
         m = self.mechanism
         return glm_kernels.regression_rounds, (
             mode, obs, rewards, forced,
-            (self.n_arms, self.beta_kind, self.beta_params, self.shift_coef), self._clip(),
+            (self.n_arms, self.beta_kind, self.beta_params, self.shift_coef), self._bounds(),
             _part(m, "M", noise), _part(m, "u", noise),
             _take(state, "t", "V", "u", "theta", "inverse"), _take(msgs, "M", "u"), actions)
 
@@ -954,7 +954,7 @@ class LDPGLOC(LDPLinUCB):
         return glm_kernels.gloc_rounds, (
             mode, obs, rewards, forced,
             (self.n_arms, self.beta_params, self.shift_coef, self.step / math.sqrt(self.horizon),
-             LINK_CODES[self.link]), self._clip(),
+             LINK_CODES[self.link]), self._bounds(),
             _part(m, "M", noise), _part(m, "zx", noise), _part(m, "grad", noise),
             _take(state, "t", "theta_hat", "V", "u", "theta", "inverse"),
             _take(msgs, "M", "zx", "grad"), actions)
@@ -1020,7 +1020,7 @@ class LDPSGD(_StepSize, _LDPContextual):
         m = self.mechanism
         return glm_kernels.sgd_rounds, (
             mode, obs, rewards, forced, (self.n_arms, LINK_CODES[self.link], self.step_size),
-            self._clip(), _ball(m, noise), _take(state, "t", "theta"),
+            self._bounds(), _ball(m, noise), _take(state, "t", "theta"),
             _take(msgs, "_input", "gradient"), actions)
 
     def _record(self, msgs, noise):
@@ -1126,7 +1126,7 @@ class LDPMultiOLS(_HanMulti):
         m = self.mechanism
         return glm_kernels.multi_ols_rounds, (
             mode, obs, rewards, forced, (self.warmup * self.n_arms, self.gap, self.c_tilde),
-            self._clip(), _part(m, "M", noise), _part(m, "u", noise),
+            self._bounds(), _part(m, "M", noise), _part(m, "u", noise),
             _take(state, "t", "theta_warm", "V", "u", "pulls", "theta"),
             _take(msgs, "M", "u", "arm"), actions)
 
@@ -1199,7 +1199,7 @@ class LDPMultiSGD(_StepSize, _HanMulti):
         return glm_kernels.multi_sgd_rounds, (
             mode, obs, rewards, forced,
             (self.warmup * self.n_arms, self.gap, LINK_CODES[self.link], self.step_size),
-            self._clip(), _ball(m, noise), _take(state, "t", "theta_warm", "updates", "theta"),
+            self._bounds(), _ball(m, noise), _take(state, "t", "theta_warm", "updates", "theta"),
             _take(msgs, "_input", "gradient", "arm"), actions)
 
     def _record(self, msgs, noise):
