@@ -283,25 +283,56 @@ def _ldp2_report_rows(x, S, counts, noise, pos, grid, arms, values):  # pragma: 
     pos[0] = p
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _user_weights(index_kind, counts, cache, at, u, w):  # pragma: no cover - compiled
+    """Step 1 of a round, one run: the oracle's weights ``w`` from the public state (the
+    arms' ``counts`` and the ``cache`` of :func:`_cached_value`), CUCB's ``at = 1.5 ln t``
+    and the decision uniforms ``u`` that ``act`` would draw (:func:`_tie_break_row`)."""
+    if index_kind == 0:
+        for i in range(w.shape[0]):
+            if counts[i] > 0:
+                w[i] = min(cache[i] + np.sqrt(at / float(counts[i])), 1.0)
+        _tie_break_row(counts, w, u, w)
+    else:
+        _tie_break_row(counts, cache, u, w)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pulled(index_kind, counts, sums, cache, i, b, c):  # pragma: no cover - compiled
+    """Step 3 for arm i, its sum already updated: ``T_i += 1`` and its cached value."""
+    counts[i] += 1
+    cache[i] = _cached_value(index_kind, counts[i], sums[i], b, c)
+
+
 @njit(cache=True, nogil=True)
-def _play_rounds(index_kind, release, outcomes, start, stop, counts, sums, t, a, b, c, u,
-                 oracle_kind, width, count, probs, noise, pos, grid, trees,
+def _play_rounds(rule, oracle, outcomes, start, stop, server, draws, release_noise,
                  actions):  # pragma: no cover - compiled
     """Rounds ``start`` to ``stop`` of a block of every base arm's outcomes (N, L, m), round
     by round over all runs (so the noise is used in the order of the per-round path: round,
     run, arm), each round the per-round protocol:
 
-    1. user: the weights of the public state (:func:`_weights_row`, ``u`` (stop - start, N,
-       m) the decision uniforms ``act`` would draw, ``a`` (N, stop - start) CUCB's
-       ``1.5 ln t``) and the family's oracle (:func:`~ldp_gym.oracles.oracle_row`): S;
+    1. user: the weights of the public state (:func:`_user_weights`) and the family's oracle
+       (:func:`~ldp_gym.oracles.oracle_row`): S;
     2. user: the message of the round's feedback (the outcomes of S): the raw outcomes
        (``_RAW``, CUCB), :func:`ldp1_report_row` or :func:`ldp2_report_row`;
     3. server: the update from the message only (counts and sums), ``t += 1``; CUCB-DP
        (``_TREES``): each outcome of S enters its arm's tree
-       (:func:`~ldp_gym.wrappers.continual.tree_add`, ``trees = (alpha, noisy, closed)``,
-       the tree mechanism's arrays and the closed nodes' exact sums, one per element, for its
-       trace) with the tree's next noise value, and the sum is the tree's noisy prefix sum.
+       (:func:`~ldp_gym.wrappers.continual.tree_add`) with the tree's next noise value, and
+       the sum is the tree's noisy prefix sum.
+
+    ``rule = (index_kind, release, b, c)`` (:func:`_index_value`'s constants);
+    ``oracle = (oracle_kind, width, count, probs)`` (the family's ``_kernel_spec``);
+    ``server = (counts, sums, t)``, updated in place; ``draws = (a, u)``, CUCB's
+    ``1.5 ln t`` (N, stop - start) and the decision uniforms (stop - start, N, m);
+    ``release_noise = (noise, pos, grid, trees)``, the drawn noise read from ``pos[0]`` on
+    and, for CUCB-DP, ``trees = (alpha, noisy, closed)``: the tree mechanism's arrays and
+    the closed nodes' exact sums, one per element, for its trace.
     """
+    index_kind, release, b, c = rule
+    oracle_kind, width, count, probs = oracle
+    counts, sums, t = server
+    a, u = draws
+    noise, pos, grid, trees = release_noise
     runs, length, m = outcomes.shape
     w = np.empty(m)
     S = np.zeros(m, np.bool_)
@@ -320,36 +351,26 @@ def _play_rounds(index_kind, release, outcomes, start, stop, counts, sums, t, a,
     p = pos[0]
     for s in range(start, stop):
         for r in range(runs):
-            # ---- user: index of the public state, oracle
-            cr = counts[r]
-            if index_kind == 0:
-                at = a[r, s - start]
-                for i in range(m):
-                    if cr[i] > 0:
-                        w[i] = min(cache[r, i] + np.sqrt(at / float(cr[i])), 1.0)
-                _tie_break_row(cr, w, u[s - start, r], w)
-            else:
-                _tie_break_row(cr, cache[r], u[s - start, r], w)
+            cr, sr, kr = counts[r], sums[r], cache[r]
+            _user_weights(index_kind, cr, kr, a[r, s - start] if index_kind == 0 else 0.0,
+                          u[s - start, r], w)
             S[:] = False
             oracle_row(oracle_kind, w, width, count, probs, vals, picks, uncovered, S)
             x = outcomes[r, s]
-            # ---- user: the report; then server: the update, from the message only
             if release == 2:
                 arm, value, p = ldp2_report_row(x, S, cr, noise, p, grid)
                 if arm >= 0:
-                    cr[arm] += 1
-                    sums[r, arm] += value
-                    cache[r, arm] = _cached_value(index_kind, cr[arm], sums[r, arm], b, c)
+                    sr[arm] += value
+                    _pulled(index_kind, cr, sr, kr, arm, b, c)
             elif release == 3:
                 alpha, noisy, closed = trees
                 for i in range(m):
                     if S[i]:
-                        closed[p - pos[0]], sums[r, i] = tree_add(
+                        closed[p - pos[0]], sr[i] = tree_add(
                             alpha[r, i], noisy[r, i], cr[i], min(max(np.float64(x[i]), 0.0), 1.0),
                             noise[p], grid)
                         p += 1
-                        cr[i] += 1
-                        cache[r, i] = _cached_value(index_kind, cr[i], sums[r, i], b, c)
+                        _pulled(index_kind, cr, sr, kr, i, b, c)
             else:
                 if release == 1:
                     p = ldp1_report_row(x, S, noise, p, grid, message)
@@ -358,9 +379,8 @@ def _play_rounds(index_kind, release, outcomes, start, stop, counts, sums, t, a,
                         message[i] = np.float64(x[i]) if S[i] else 0.0
                 for i in range(m):
                     if S[i]:
-                        cr[i] += 1
-                        sums[r, i] += message[i]
-                        cache[r, i] = _cached_value(index_kind, cr[i], sums[r, i], b, c)
+                        sr[i] += message[i]
+                        _pulled(index_kind, cr, sr, kr, i, b, c)
             t[r] += 1
             for i in range(m):
                 actions[r, s, i] = 1 if S[i] else 0
@@ -629,8 +649,9 @@ class CombinatorialAgent(Agent):
             a = _cucb_a(self.t[:, None] + np.arange(stop - start)) if kind == _CUCB \
                 else np.zeros((n, 0))
             noise, pos, grid = self._piece_noise(stop - start)
-            _play_rounds(kind, self._release, x, start, stop, counts, sums, self.t, a, b, c, u,
-                         oracle_kind, width, count, probs, noise, pos, grid, trees, actions)
+            _play_rounds((kind, self._release, b, c), (oracle_kind, width, count, probs), x,
+                         start, stop, (counts, sums, self.t), (a, u), (noise, pos, grid, trees),
+                         actions)
             self._piece_done(noise, pos, trees)
         if self._ahead is not None:
             self._ahead.settle()
