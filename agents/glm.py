@@ -51,7 +51,7 @@ from ldp_gym.validation import (
     check_share,
     plain_floats,
 )
-from ldp_gym.wrappers.mechanisms import GaussianStatistics, L2BallMechanism, clip_l2
+from ldp_gym.wrappers.mechanisms import GaussianStatistics, L2BallMechanism
 from ldp_gym.wrappers.noise import NoiseStream, tracing
 
 from . import glm_kernels
@@ -127,69 +127,111 @@ class ContextualAgent(Agent):
         blocks[:, idx, idx, :] = obs.reshape(n, 1, self.dim)
         return blocks.reshape(n, self.n_arms, self.D)
 
-    def mean(self, margin: np.ndarray) -> np.ndarray:
-        """The link's mean ``g(x^T theta)``, with the margin clipped to +-50 so that an
-        unprojected estimate (SGD) gives a finite, if huge, gradient (clipped downstream)
-        instead of inf/NaN."""
-        return self.g(np.clip(margin, -50.0, 50.0))
+    def _check_obs(self, obs: np.ndarray, rounds: int | None, one: bool = False) -> np.ndarray:
+        """``obs`` (N, width), or (N, rounds + 1, width); ``one``: a single-run agent's
+        observation, given as (width,) to act or observe (named so in the error)."""
+        width = self.dim if self.multi_parameter else self.n_arms * self.dim
+        want = (self._n, width) if rounds is None else (self._n, rounds + 1, width)
+        if obs.shape != want:
+            if one and self.num_envs is None:
+                raise ValueError(f"obs must have shape ({width},) (K={self.n_arms}, "
+                                 f"d={self.dim}), got {obs.shape[1:]}")
+            raise ValueError(f"obs must have shape {want} (N={self._n}, K={self.n_arms}, "
+                             f"d={self.dim}), got {obs.shape}")
+        return obs
 
-    def _clip(self, x: np.ndarray) -> np.ndarray:
-        return clip_l2(x, self.context_bound)
+    def _block_inputs(self, obs: np.ndarray,
+                      rewards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A block's checked inputs as the kernels take them: the observations of its L rounds
+        (N, L, width) and every arm's rewards (N, L, K) float64, both C-contiguous."""
+        rewards = check_finite(rewards, "rewards")
+        length = rewards.shape[1] if rewards.ndim == 3 else -1
+        if rewards.shape != (self._n, length, self.n_arms):
+            raise ValueError(f"rewards must have shape (N, L, K) with N={self._n}, "
+                             f"K={self.n_arms}, got {rewards.shape}")
+        obs = self._check_obs(check_finite(obs, "obs"), length)
+        return (np.ascontiguousarray(obs[:, :length]),
+                np.ascontiguousarray(rewards, dtype=np.float64))
 
     def _chosen(self, obs: np.ndarray, actions: np.ndarray) -> np.ndarray:
         return self.features(obs)[self._rows, actions]
 
 
-def _upper(d: int) -> int:
-    """Released coordinates of a d x d symmetric matrix (its upper triangle)."""
-    return d * (d + 1) // 2
-
-
-def small_inverse(a: np.ndarray) -> np.ndarray:
-    """Inverses of a stack of D x D matrices; closed form for D <= 2 (the papers' d = 2), where
-    ``np.linalg.inv``'s per-call overhead dominates, LAPACK otherwise."""
-    d = a.shape[-1]
-    if d == 1:
-        return 1.0 / a
-    if d == 2:
-        p, q, r, s = a[..., 0, 0], a[..., 0, 1], a[..., 1, 0], a[..., 1, 1]
-        out = np.stack([s, -q, -r, p], axis=-1).reshape(a.shape)
-        return out / (p * s - q * r)[..., None, None]
-    return np.linalg.inv(a)
-
-
-def _ucb_scores(x: np.ndarray, theta: np.ndarray, inv: np.ndarray, beta: np.ndarray) -> np.ndarray:
-    """``x^T theta + beta ||x||_{inv}`` for x (N, K, D)."""
-    quad = np.einsum("nkd,nde,nke->nk", x, inv, x)
-    return np.einsum("nkd,nd->nk", x, theta) + beta[:, None] * np.sqrt(np.maximum(quad, 0.0))
-
-
 # =========================================================================== non-private
 
 
-class _Ridge(ContextualAgent):
-    """Ridge statistics with a rank-one (Sherman-Morrison) inverse, for non-private agents."""
+#: no rewards: the choose step reads none
+_NO_REWARDS = np.zeros((1, 1, 1))
+
+
+class _Baseline(ContextualAgent):
+    """The non-private agents: one compiled kernel
+    (:func:`~ldp_gym.agents.glm_kernels.ridge_rounds`) runs ``act`` (its choose step),
+    ``observe`` (its update step, from the chosen context and reward) and ``play_block``
+    (both, over a block of rounds drawn ahead), so the paths give bitwise the same actions
+    and state from the same seed. Ridge regression keeps a rank-one (Sherman-Morrison)
+    inverse, ``inv`` (N, D, D), starting at ``I / reg``."""
+
+    block_play = BlockPlay.PLAYS_BLOCKS
+    #: the agent's code in the kernel
+    _kind: int
 
     def __init__(self, n_arms, *, reg: float = 1.0, **kwargs):
         self.reg = check_real("reg", reg, low=0.0)
         super().__init__(n_arms, **kwargs)
 
     def _init_state(self, n):
-        self.inv = np.repeat(np.eye(self.D)[None] / self.reg, n, axis=0)
-        self.u = np.zeros((n, self.D))
-        self.theta = np.zeros((n, self.D))
+        ridge = self._kind != glm_kernels.GREEDY_SGD
         self.t = np.zeros(n, dtype=np.int64)
+        self.theta = np.zeros((n, self.D))
+        self.inv = np.repeat(np.eye(self.D)[None] / self.reg, n, axis=0) if ridge \
+            else np.zeros((n, 0, 0))
+        self.u = np.zeros((n, self.D)) if ridge else np.zeros((n, 0))
+        self.theta_hat = np.zeros((n, self.D)) if self._kind == glm_kernels.GLOC \
+            else np.zeros((n, 0))
+
+    def _rule(self) -> tuple:
+        """The kernel's ``rule``: ``(k_arms, kind, beta_params, link, zeta, step)``."""
+        return (self.n_arms, self._kind, np.zeros(4), LINK_CODES[self.link], 0.0, 0.0)
+
+    def _rounds(self, mode: int, obs: np.ndarray, rewards: np.ndarray,
+                forced: np.ndarray) -> np.ndarray:
+        actions = np.empty(forced.shape, dtype=np.int64)
+        glm_kernels.ridge_rounds(mode, obs, rewards, forced, self._rule(),
+                                 (self.t, self.inv, self.u, self.theta, self.theta_hat), actions)
+        return actions
+
+    def _round_obs(self, obs: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(self._check_obs(obs, None, one=True),
+                                    dtype=np.float64)[:, None]
+
+    def _act(self, obs):
+        return self._rounds(glm_kernels.CHOOSE, self._round_obs(obs), _NO_REWARDS,
+                            np.full((self._n, 1), -1))[:, 0]
 
     def _observe(self, obs, actions, rewards, next_obs):
-        x = self._chosen(obs, actions)
-        vx = np.einsum("nde,ne->nd", self.inv, x)
-        self.inv -= vx[:, :, None] * vx[:, None, :] / (1.0 + np.einsum("nd,nd->n", x, vx))[:, None, None]
-        self.u += rewards[:, None] * x
-        self.theta = np.einsum("nde,ne->nd", self.inv, self.u)
-        self.t += 1
+        self._rounds(glm_kernels.UPDATE, self._round_obs(obs),
+                     np.ascontiguousarray(rewards, dtype=np.float64).reshape(self._n, 1, 1),
+                     np.asarray(actions, dtype=np.int64).reshape(self._n, 1))
+
+    def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+        """Play ``L`` consecutive rounds whose contexts and rewards are drawn ahead, by the
+        kernel of ``act`` and ``observe`` (bitwise the rounds played one by one).
+
+        Args:
+            obs: observations (N, L + 1, K d), or (N, L + 1, d) in the multi-parameter
+                setting (the last one opens the next round; unused).
+            rewards: every arm's reward (N, L, K); the chosen arm's is observed.
+
+        Returns:
+            actions (N, L).
+        """
+        obs, rewards = self._block_inputs(obs, rewards)
+        return self._rounds(glm_kernels.CHOOSE | glm_kernels.UPDATE, obs, rewards,
+                            np.full(rewards.shape[:2], -1))
 
 
-class GreedyOLS(_Ridge):
+class GreedyOLS(_Baseline):
     """Greedy ridge regression: play ``argmax_a x_a^T theta``, theta the ridge estimate.
 
     The non-private counterpart of LDP-OLS (Han et al. 2021, Alg 1 with eq. 3-4
@@ -212,12 +254,10 @@ class GreedyOLS(_Ridge):
     """
 
     name = "Greedy-OLS"
-
-    def _act(self, obs):
-        return np.einsum("nkd,nd->nk", self.features(obs), self.theta).argmax(axis=1)
+    _kind = glm_kernels.GREEDY_OLS
 
 
-class LinUCB(_Ridge):
+class LinUCB(_Baseline):
     """LinUCB / OFUL (Abbasi-Yadkori et al. 2011, Thm 2): ``x^T theta + beta_t ||x||_{V^-1}``.
 
     ``beta_t = R sqrt(D log((1 + t/lambda)/alpha)) + sqrt(lambda) S`` with S = 1
@@ -241,16 +281,16 @@ class LinUCB(_Ridge):
     """
 
     name = "LinUCB"
+    _kind = glm_kernels.LINUCB
 
     def __init__(self, n_arms, *, noise_scale: float = 0.5, alpha: float = 0.05, **kwargs):
         self.noise_scale = check_real("noise_scale", noise_scale, low=0.0)
         self.alpha = check_real("alpha", alpha, low=0.0, high=1.0)
         super().__init__(n_arms, **kwargs)
 
-    def _act(self, obs):
-        beta = self.noise_scale * np.sqrt(self.D * np.log((1 + self.t / self.reg) / self.alpha)) \
-            + math.sqrt(self.reg)
-        return _ucb_scores(self.features(obs), self.theta, self.inv, beta).argmax(axis=1)
+    def _rule(self):
+        beta = np.array([self.noise_scale, self.D, self.reg, self.alpha], dtype=np.float64)
+        return (self.n_arms, self._kind, beta, LINK_CODES[self.link], 0.0, 0.0)
 
 
 class _StepSize(ContextualAgent):
@@ -266,7 +306,7 @@ class _StepSize(ContextualAgent):
         return float(self.D) if self.step is None else self.step
 
 
-class GreedySGD(_StepSize, ContextualAgent):
+class GreedySGD(_StepSize, _Baseline):
     """Greedy SGD on the GLM loss: ``theta -= eta_t (g(x^T theta) - r) x``, ``eta_t = step / t``.
 
     The non-private counterpart of LDP-SGD (Han et al. 2021, eq. 5-6 without
@@ -290,22 +330,14 @@ class GreedySGD(_StepSize, ContextualAgent):
     """
 
     name = "Greedy-SGD"
+    _kind = glm_kernels.GREEDY_SGD
 
-    def _init_state(self, n):
-        self.theta = np.zeros((n, self.D))
-        self.t = np.zeros(n, dtype=np.int64)
-
-    def _act(self, obs):
-        return np.einsum("nkd,nd->nk", self.features(obs), self.theta).argmax(axis=1)
-
-    def _observe(self, obs, actions, rewards, next_obs):
-        x = self._chosen(obs, actions)
-        self.t += 1
-        grad = (self.mean(np.einsum("nd,nd->n", x, self.theta)) - rewards)[:, None] * x
-        self.theta -= (self.step_size / self.t)[:, None] * grad
+    def _rule(self):
+        return (self.n_arms, self._kind, np.zeros(4), LINK_CODES[self.link], 0.0,
+                float(self.step_size))
 
 
-class GLOC(_Ridge):
+class GLOC(_Baseline):
     """GLOC (Jun et al. 2017) with projected online gradient descent as the online learner.
 
     The non-private counterpart of Zheng et al.'s Alg 3: ``theta^`` by OGD on
@@ -333,26 +365,17 @@ class GLOC(_Ridge):
 
     name = "GLOC"
     needs_horizon = True
+    _kind = glm_kernels.GLOC
 
     def __init__(self, n_arms, *, step: float = 1.0, beta_scale: float = 1.0, **kwargs):
         self.step = check_real("step", step, low=0.0)
         self.beta_scale = check_real("beta_scale", beta_scale, low=0.0)
         super().__init__(n_arms, **kwargs)
 
-    def _init_state(self, n):
-        super()._init_state(n)
-        self.theta_hat = np.zeros((n, self.D))
-
-    def _act(self, obs):
-        beta = self.beta_scale * np.sqrt(self.D * np.log1p(self.t + 1.0))
-        return _ucb_scores(self.features(obs), self.theta, self.inv, beta).argmax(axis=1)
-
-    def _observe(self, obs, actions, rewards, next_obs):
-        x = self._chosen(obs, actions)
-        z = np.einsum("nd,nd->n", x, self.theta_hat)
-        grad = (self.mean(z) - rewards)[:, None] * x
-        self.theta_hat = clip_l2(self.theta_hat - self.step / math.sqrt(self.horizon) * grad, 1.0)
-        super()._observe(obs, actions, z, next_obs)  # ridge regression of z on x
+    def _rule(self):
+        beta = np.array([self.beta_scale, self.D, 0.0, 0.0], dtype=np.float64)
+        return (self.n_arms, self._kind, beta, LINK_CODES[self.link],
+                self.step / math.sqrt(self.horizon), 0.0)
 
 
 # =========================================================================== local DP
@@ -482,19 +505,6 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
             return None
         return {k: v[-1].copy() for k, v in msgs.items() if not k.startswith("_")}
 
-    def _check_obs(self, obs: np.ndarray, rounds: int | None, one: bool = False) -> np.ndarray:
-        """``obs`` (N, width), or (N, rounds + 1, width); ``one``: a single-run agent's
-        observation, given as (width,) to act or observe (named so in the error)."""
-        width = self.dim if self.multi_parameter else self.n_arms * self.dim
-        want = (self._n, width) if rounds is None else (self._n, rounds + 1, width)
-        if obs.shape != want:
-            if one and self.num_envs is None:
-                raise ValueError(f"obs must have shape ({width},) (K={self.n_arms}, "
-                                 f"d={self.dim}), got {obs.shape[1:]}")
-            raise ValueError(f"obs must have shape {want} (N={self._n}, K={self.n_arms}, "
-                             f"d={self.dim}), got {obs.shape}")
-        return obs
-
     def act(self, obs):
         r = self._round_args
         # float observations of the right shape are checked and loaded by the compiled round
@@ -621,17 +631,12 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         Returns:
             actions (N, L).
         """
-        rewards = check_finite(rewards, "rewards")
-        length = rewards.shape[1] if rewards.ndim == 3 else -1
-        if rewards.shape != (self._n, length, self.n_arms):
-            raise ValueError(f"rewards must have shape (N, L, K) with N={self._n}, "
-                             f"K={self.n_arms}, got {rewards.shape}")
-        obs = self._check_obs(check_finite(obs, "obs"), length)
+        obs, rewards = self._block_inputs(obs, rewards)
+        length = rewards.shape[1]
         msgs, noise = self._buffers(length), self._noise(length)
         actions = np.empty((self._n, length), dtype=np.int64)
-        self._kernel(glm_kernels.PLAY, np.ascontiguousarray(obs[:, :length]),
-                     np.ascontiguousarray(rewards, dtype=np.float64),
-                     np.full((self._n, length), -1), self._state(), noise, msgs, actions)
+        self._kernel(glm_kernels.PLAY, obs, rewards, np.full((self._n, length), -1),
+                     self._state(), noise, msgs, actions)
         self._record(msgs, noise)
         self._last_msgs = msgs
         return actions

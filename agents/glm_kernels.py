@@ -1,4 +1,4 @@
-"""The LDP contextual agents' rounds, written once and compiled (numba).
+"""The contextual agents' rounds, written once and compiled (numba).
 
 Each algorithm is three functions of one user and the server's state:
 ``choose`` (user: the action from the context and the public state),
@@ -53,7 +53,8 @@ from ldp_gym.wrappers.compiled import (
 )
 
 __all__ = ["CHOOSE", "KERNELS", "PLAY", "REPORT", "UPDATE", "gloc_rounds", "multi_ols_rounds",
-           "multi_sgd_rounds", "regression_rounds", "round_call", "round_step", "sgd_rounds"]
+           "multi_sgd_rounds", "regression_rounds", "ridge_rounds", "round_call", "round_step",
+           "sgd_rounds"]
 
 #: steps of a kernel call (bit flags)
 CHOOSE, REPORT, UPDATE = 1, 2, 4
@@ -556,12 +557,90 @@ def multi_sgd_rounds(mode, obs, rewards, forced, rule, clip, ball, server, msgs,
                     theta_warm[n] = theta[n]
 
 
+# --------------------------------------------------------------------------- non-private
+
+#: the non-private agents of :func:`ridge_rounds`
+GREEDY_OLS, LINUCB, GLOC, GREEDY_SGD = 0, 1, 2, 3
+
+
+@njit(**_JIT)
+def _ridge_beta(kind, p, t):
+    """The exploration coefficient of a round with ``t`` earlier rounds: LinUCB's
+    ``R sqrt(D ln((1 + t/lambda)/alpha)) + sqrt(lambda)`` (p = (R, D, lambda, alpha),
+    Abbasi-Yadkori et al. Thm 2 with S = 1), GLOC's ``c sqrt(D ln(2 + t))`` (p = (c, D)),
+    0 for the greedy agents."""
+    if kind == LINUCB:
+        return p[0] * math.sqrt(p[1] * math.log((1.0 + t / p[2]) / p[3])) + math.sqrt(p[2])
+    if kind == GLOC:
+        return p[0] * math.sqrt(p[1] * math.log1p(t + 1.0))
+    return 0.0
+
+
+@njit(**_JIT)
+def _sherman_morrison(inv, u, theta, x, target, vx):
+    """Ridge regression's rank-one step: ``inv -= (inv x)(inv x)^T / (1 + x^T inv x)``,
+    ``u += target x``, ``theta = inv u`` (``vx``: scratch)."""
+    d = x.shape[0]
+    for i in range(d):
+        vx[i] = _dot(inv[i], x)
+    denominator = 1.0 + _dot(x, vx)
+    for i in range(d):
+        for j in range(d):
+            inv[i, j] -= vx[i] * vx[j] / denominator
+    for j in range(d):
+        u[j] += target * x[j]
+    for i in range(d):
+        theta[i] = _dot(inv[i], u)
+
+
+@njit(**_JIT)
+def ridge_rounds(mode, obs, rewards, forced, rule, server, actions):
+    """The non-private contextual agents: Greedy-OLS and LinUCB (ridge regression on the
+    reward, greedy or with the UCB width), GLOC (projected online gradient descent for
+    theta^, ridge regression of ``z = x^T theta^`` for theta~) and Greedy-SGD
+    (``theta -= step / t (g(x^T theta) - r) x``). ``CHOOSE`` picks the arm, ``UPDATE`` learns
+    from the chosen context and its reward (the raw data: there is no user/server border).
+
+    ``rule = (k_arms, kind, beta_params, link, zeta, step)``; ``server = (t, inverse, u,
+    theta, theta_hat)`` (the arrays a kind does not use are empty)."""
+    k_arms, kind, beta_params, link, zeta, step = rule
+    t, inv, u, theta, theta_hat = server
+    n_runs, length = actions.shape
+    d = theta.shape[1]
+    ucb = kind == LINUCB or kind == GLOC
+    for n in range(n_runs):
+        feats, v = np.empty((k_arms, d)), np.empty(d)
+        for s in range(length):
+            _features(obs[n, s], feats)
+            arm = forced[n, s]
+            if arm < 0:
+                arm = _choose(feats, theta[n], inv[n], _ridge_beta(kind, beta_params, t[n]), ucb)
+            actions[n, s] = arm
+            if mode & UPDATE:
+                x = feats[arm]
+                r = rewards[n, s, arm if rewards.shape[2] > 1 else 0]
+                t[n] += 1
+                if kind == GREEDY_SGD:
+                    resid = _mean(_dot(x, theta[n]), link) - r
+                    for j in range(d):
+                        theta[n, j] -= step / t[n] * (resid * x[j])
+                    continue
+                if kind == GLOC:
+                    z = _dot(x, theta_hat[n])
+                    resid = _mean(z, link) - r
+                    for j in range(d):
+                        v[j] = theta_hat[n, j] - zeta * (resid * x[j])
+                    clip_l2_into(v, 1.0, theta_hat[n])  # the projection on the unit ball
+                    r = z
+                _sherman_morrison(inv[n], u[n], theta[n], x, r, v)
+
+
 # --------------------------------------------------------------------------- round calls
 
 
 #: the kernels a round call runs, by name (the name is part of the handle's numba type)
 KERNELS = {f.__name__: f for f in (regression_rounds, gloc_rounds, sgd_rounds, multi_ols_rounds,
-                                   multi_sgd_rounds)}
+                                   multi_sgd_rounds, ridge_rounds)}
 _KERNEL_FIELD = "kernel_"
 
 

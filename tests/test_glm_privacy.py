@@ -226,14 +226,6 @@ def test_replay_neighbours(cls):
         assert np.all(dist <= a["sensitivity"] * (1 + 1e-9))
 
 
-@pytest.mark.parametrize("d", [1, 2, 3])
-def test_small_inverse_matches_lapack(d):
-    from ldp_gym.agents.glm import small_inverse
-
-    a = np.random.default_rng(d).normal(size=(4, 3, d, d)) + 3 * np.eye(d)
-    assert np.allclose(small_inverse(a), np.linalg.inv(a), atol=1e-12)
-
-
 def test_diverged_estimates_still_give_finite_reports():
     """An unprojected SGD estimate can grow without bound; the Poisson link must not turn it
     into inf (the mechanism refuses non-finite inputs)."""

@@ -167,10 +167,10 @@ DECLARED = {
     "DP-SE": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
     "AdaP-UCB": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
     "AdaP-KLUCB": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
-    "LinUCB": (BlockPlay.ROUNDS, '_Drawn', None),  # LDPLinearBandit-v0
-    "GLOC": (BlockPlay.ROUNDS, '_Drawn', None),  # LDPLinearBandit-v0
-    "Greedy-OLS": (BlockPlay.ROUNDS, '_Drawn', None),  # LDPLinearBandit-v0
-    "Greedy-SGD": (BlockPlay.ROUNDS, '_Drawn', None),  # LDPLinearBandit-v0
+    "LinUCB": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0
+    "GLOC": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0
+    "Greedy-OLS": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0
+    "Greedy-SGD": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0
     "LDP-LinUCB": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0
     "LDP-GLOC": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPGLMBandit-v0
     "LDP-OLS": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0
