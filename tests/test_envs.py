@@ -273,3 +273,30 @@ def test_lower_bounds():
     assert lb[1] / lb[0] == pytest.approx(2.0)
     # stronger privacy, larger bound
     assert problem_dependent_lower_bound([0.8, 0.1], 100, 0.01) > lb[1]
+
+
+@pytest.mark.parametrize("env_id", ["LDPLinearBandit-v0", "LDPMultiParamGLMBandit-v0"])
+@pytest.mark.parametrize("contexts,link", [("sphere", "identity"), ("ball", "logistic"),
+                                           ("gaussian", "poisson")])
+def test_glm_block_is_its_pieces(env_id, contexts, link):
+    """The GLM setting's block, drawn and scored in one compiled pass, is bitwise what its
+    pieces give: ``sample_contexts``'s contexts, then ``_outcomes`` on the uniforms drawn after
+    them (the Poisson rewards drawn from the means last)."""
+    from ldp_gym.envs.glm import sample_contexts
+
+    def fresh():
+        venv = ldp_gym.make_vector_env(env_id, 3, 100, contexts=contexts, link=link)
+        venv.reset(seed=5)
+        return venv
+
+    obs, rewards, regret = fresh().draw_block(7)
+    venv = fresh()
+    core, rng = venv.core, venv.np_random
+    x = sample_contexts(rng, contexts, (3, 7) + core._context_shape)
+    xs = np.concatenate([core.x[:, None], x], axis=1)
+    u = None if link == "poisson" else rng.random((3, 7, core.n_arms))
+    means, ref_rewards, ref_regret = core._outcomes(xs[:, :7], u)
+    if link == "poisson":
+        ref_rewards = core._rewards(rng, means)
+    assert np.array_equal(obs, xs.reshape(3, 8, -1).astype(np.float32))
+    assert np.array_equal(rewards, ref_rewards) and np.array_equal(regret, ref_regret)

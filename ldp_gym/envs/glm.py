@@ -72,25 +72,82 @@ def sample_contexts(rng: np.random.Generator, kind: str, shape: tuple[int, ...])
     return g
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _scale_row(g, kind, radius):
+    """In place, one row of standard normals g (d,): onto the unit sphere (kind 0), into the
+    unit ball with radius ``radius ** (1/d)`` (1), or ``N(0, I/d)`` clipped to norm 1 (2)."""
+    d = g.shape[0]
+    scale = 1.0 / math.sqrt(d) if kind == 2 else 1.0
+    sq = 0.0
+    for j in range(d):
+        sq += (g[j] * scale) ** 2
+    norm = math.sqrt(sq)
+    if kind == 2:
+        f = scale / max(norm, 1.0)
+    elif kind == 1:
+        f = radius ** (1.0 / d) / norm
+    else:
+        f = 1.0 / norm
+    for j in range(d):
+        g[j] *= f
+
+
 @njit(cache=True, nogil=True)
 def _scale_rows(g, kind, radii):
-    """In place, each row of standard normals g (M, d): onto the unit sphere (kind 0), into the
-    unit ball with radius ``radii ** (1/d)`` (1), or ``N(0, I/d)`` clipped to norm 1 (2)."""
-    d = g.shape[1]
+    """:func:`_scale_row` of every row of g (M, d) (``radii`` (M,) for the ball)."""
     for i in range(g.shape[0]):
-        scale = 1.0 / math.sqrt(d) if kind == 2 else 1.0
-        sq = 0.0
+        _scale_row(g[i], kind, radii[i] if kind == 1 else 0.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _round_outcomes(x, theta, link, noise, u, means, rewards, regret):
+    """One round of one run: every arm's mean (K,), reward from the uniforms u (K,) (identity
+    and logistic links; none where u is empty) and instantaneous regret. ``x`` (K, d) with theta (1, d) (single
+    parameter) or (1, d) with theta (K, d) (multi parameter)."""
+    k_arms, d = means.shape[0], x.shape[1]
+    per_arm_x = x.shape[0] > 1
+    best = -np.inf
+    for k in range(k_arms):
+        kx, kt = (k, 0) if per_arm_x else (0, k)
+        z = 0.0
         for j in range(d):
-            sq += (g[i, j] * scale) ** 2
-        norm = math.sqrt(sq)
-        if kind == 2:
-            f = scale / max(norm, 1.0)
-        elif kind == 1:
-            f = radii[i] ** (1.0 / d) / norm
-        else:
-            f = 1.0 / norm
-        for j in range(d):
-            g[i, j] *= f
+            z += x[kx, j] * theta[kt, j]
+        m = inverse_link(z, link)
+        means[k] = m
+        best = max(best, m)
+        if u.shape[0] == 0:
+            continue
+        if link == 0:
+            rewards[k] = m + noise * (2.0 * u[k] - 1.0)
+        elif link == 1:
+            rewards[k] = 1.0 if u[k] < m else 0.0
+    for k in range(k_arms):
+        regret[k] = best - means[k]
+
+
+@njit(cache=True, nogil=True)
+def _block_outcomes(g, radii, kind, x0, theta, link, noise, u, obs, means, regret):
+    """A drawn block in one pass: the fresh contexts' normals ``g`` (N, L, C, d) scaled in
+    place (:func:`_scale_row`, ``radii`` (N, L, C) for the ball), the observations ``obs``
+    (N, L + 1, C d) float32 (the current contexts ``x0`` (N, C, d), then the fresh ones)
+    and every round's outcomes (:func:`_round_outcomes`), round 0 on ``x0``, round s on
+    the fresh contexts s - 1. The uniforms ``u`` (N, L, K) become the rewards, in place
+    (empty for the Poisson link); ``means`` (N, L, K) are kept where given (else empty)."""
+    n_runs, length, width, d = g.shape
+    no_u, row = np.empty(0), np.empty(regret.shape[2])
+    for n in range(n_runs):
+        for c in range(width):
+            for j in range(d):
+                obs[n, 0, c * d + j] = np.float32(x0[n, c, j])
+        for s in range(length):
+            for c in range(width):
+                _scale_row(g[n, s, c], kind, radii[n, s, c] if kind == 1 else 0.0)
+                for j in range(d):
+                    obs[n, s + 1, c * d + j] = np.float32(g[n, s, c, j])
+            x = x0[n] if s == 0 else g[n, s - 1]
+            rewards = u[n, s] if u.shape[0] else no_u
+            _round_outcomes(x, theta[n], link, noise, rewards, means[n, s] if means.shape[0]
+                            else row, rewards, regret[n, s])
 
 
 @njit(cache=True, nogil=True)
@@ -98,26 +155,12 @@ def _outcomes(x, theta, link, noise, u, means, rewards, regret):
     """Every arm's mean (N, L, K), instantaneous regret and, for the identity and logistic
     links, reward from the uniforms u (N, L, K). ``x`` is (N, L, K, d) with theta (N, 1, d)
     (single parameter) or (N, L, 1, d) with theta (N, K, d) (multi parameter)."""
-    n_runs, length, k_arms = means.shape
-    d = x.shape[3]
-    per_arm_x = x.shape[2] > 1
+    n_runs, length = means.shape[0], means.shape[1]
+    no_u = np.empty(0)
     for n in range(n_runs):
         for s in range(length):
-            best = -np.inf
-            for k in range(k_arms):
-                kx, kt = (k, 0) if per_arm_x else (0, k)
-                z = 0.0
-                for j in range(d):
-                    z += x[n, s, kx, j] * theta[n, kt, j]
-                m = inverse_link(z, link)
-                means[n, s, k] = m
-                best = max(best, m)
-                if link == 0:
-                    rewards[n, s, k] = m + noise * (2.0 * u[n, s, k] - 1.0)
-                elif link == 1:
-                    rewards[n, s, k] = 1.0 if u[n, s, k] < m else 0.0
-            for k in range(k_arms):
-                regret[n, s, k] = best - means[n, s, k]
+            _round_outcomes(x[n, s], theta[n], link, noise, u[n, s] if u.shape[0] else no_u,
+                            means[n, s], rewards[n, s], regret[n, s])
 
 
 @njit(cache=True, nogil=True)
@@ -218,15 +261,20 @@ class _GLMBase(RoundsAhead, BanditCore, DrawsBlocks):
         return means, rewards, regret
 
     def draw_block(self, rng, length):
-        n = self.x.shape[0]
-        fresh = sample_contexts(rng, self.contexts, (n, length) + self._context_shape)
-        xs = np.concatenate([self.x[:, None], fresh], axis=1)   # rounds 1..length, then next
-        u = rng.random((n, length, self.n_arms)) if self.link != "poisson" else None
-        means, rewards, regret = self._outcomes(xs[:, :length], u)
-        if u is None:
-            rewards = self._rewards(rng, means)
-        self.x = xs[:, length].copy()
-        return xs.reshape(n, length + 1, -1).astype(np.float32), rewards, regret
+        n, shape = self.x.shape[0], self._context_shape
+        poisson, no_draws = self.link == "poisson", np.empty((0, 0, 0))
+        g = rng.standard_normal((n, length) + shape)   # sample_contexts' draws, in its order
+        radii = rng.random((n, length) + shape[:-1]) if self.contexts == "ball" else no_draws
+        u = no_draws if poisson else rng.random((n, length, self.n_arms))
+        means = np.empty((n, length, self.n_arms) if poisson else (0, 0, 0))
+        regret = np.empty((n, length, self.n_arms))
+        obs = np.empty((n, length + 1, math.prod(shape)), dtype=np.float32)
+        _block_outcomes(g.reshape(n, length, -1, self.dim), radii.reshape(n, length, -1),
+                        CONTEXTS.index(self.contexts), self.x.reshape(n, -1, self.dim),
+                        self._theta3, self._link_code, self.noise, u, obs, means, regret)
+        rewards = self._rewards(rng, means) if poisson else u   # the uniforms became rewards
+        self.x = g[:, length - 1].copy() if length else self.x
+        return obs, rewards, regret
 
     def _rewards(self, rng, mean: np.ndarray) -> np.ndarray:
         if self.link == "identity":
