@@ -100,10 +100,19 @@ def _scale_rows(g, kind, radii):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _reward(mean, u, link, noise):
+    """A reward from its mean and a uniform u: ``mean + noise (2u - 1)`` (identity link) or
+    ``1{u < mean}`` (logistic)."""
+    if link == 0:
+        return mean + noise * (2.0 * u - 1.0)
+    return 1.0 if u < mean else 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _round_outcomes(x, theta, link, noise, u, means, rewards, regret):
     """One round of one run: every arm's mean (K,), reward from the uniforms u (K,) (identity
-    and logistic links; none where u is empty) and instantaneous regret. ``x`` (K, d) with theta (1, d) (single
-    parameter) or (1, d) with theta (K, d) (multi parameter)."""
+    and logistic links; none where u is empty) and instantaneous regret. ``x`` (K, d) with
+    theta (1, d) (single parameter) or (1, d) with theta (K, d) (multi parameter)."""
     k_arms, d = means.shape[0], x.shape[1]
     per_arm_x = x.shape[0] > 1
     best = -np.inf
@@ -115,14 +124,50 @@ def _round_outcomes(x, theta, link, noise, u, means, rewards, regret):
         m = inverse_link(z, link)
         means[k] = m
         best = max(best, m)
-        if u.shape[0] == 0:
-            continue
-        if link == 0:
-            rewards[k] = m + noise * (2.0 * u[k] - 1.0)
-        elif link == 1:
-            rewards[k] = 1.0 if u[k] < m else 0.0
+        if u.shape[0]:
+            rewards[k] = _reward(m, u[k], link, noise)
     for k in range(k_arms):
         regret[k] = best - means[k]
+
+
+@njit(cache=True, nogil=True)
+def _draw_block(rng, kind, x0, theta, link, noise, obs, rewards, regret,
+                x_last):  # pragma: no cover - compiled
+    """A block drawn and scored in one compiled pass from the env's generator ``rng``, with
+    the numbers that :func:`sample_contexts` (sphere or Gaussian contexts) and the uniforms
+    drawn after them give (numba's generator methods draw numpy's numbers): each fresh
+    context's normals (in (N, L, C, d) order) drawn and scaled (:func:`_scale_row`), written
+    to ``obs`` (N, L + 1, C d) float32 after the current contexts ``x0`` (N, C, d), and
+    scored (:func:`_round_outcomes`: round 0 on ``x0``, round s on the fresh contexts s - 1),
+    the means kept in ``rewards``; then, for the identity and logistic links, every arm's
+    uniform (in (N, L, K) order) drawn and its reward put in place of its mean (the Poisson
+    rewards are drawn from the means by the caller). ``x_last`` (N, C, d) receives the last
+    fresh contexts, the next round's."""
+    n_runs, length, k_arms = rewards.shape
+    width, d = x0.shape[1], x0.shape[2]
+    prev, cur = np.empty((width, d)), np.empty((width, d))
+    no_u = np.empty(0)
+    for n in range(n_runs):
+        prev[:, :] = x0[n]
+        for c in range(width):
+            for j in range(d):
+                obs[n, 0, c * d + j] = np.float32(x0[n, c, j])
+        for s in range(length):
+            for c in range(width):
+                for j in range(d):
+                    cur[c, j] = rng.standard_normal()
+                _scale_row(cur[c], kind, 0.0)
+                for j in range(d):
+                    obs[n, s + 1, c * d + j] = np.float32(cur[c, j])
+            _round_outcomes(prev, theta[n], link, noise, no_u, rewards[n, s], no_u, regret[n, s])
+            prev, cur = cur, prev
+        x_last[n] = prev
+    if link == 2:
+        return
+    for n in range(n_runs):
+        for s in range(length):
+            for k in range(k_arms):
+                rewards[n, s, k] = _reward(rewards[n, s, k], rng.random(), link, noise)
 
 
 @njit(cache=True, nogil=True)
@@ -262,13 +307,21 @@ class _GLMBase(RoundsAhead, BanditCore, DrawsBlocks):
 
     def draw_block(self, rng, length):
         n, shape = self.x.shape[0], self._context_shape
-        poisson, no_draws = self.link == "poisson", np.empty((0, 0, 0))
+        poisson = self.link == "poisson"
+        obs = np.empty((n, length + 1, math.prod(shape)), dtype=np.float32)
+        regret = np.empty((n, length, self.n_arms))
+        if self.contexts != "ball":   # every draw in the compiled pass
+            rewards, x_last = np.empty((n, length, self.n_arms)), np.empty_like(self.x)
+            _draw_block(rng, CONTEXTS.index(self.contexts), self.x.reshape(n, -1, self.dim),
+                        self._theta3, self._link_code, self.noise, obs, rewards, regret,
+                        x_last.reshape(n, -1, self.dim))
+            self.x = x_last
+            return obs, self._rewards(rng, rewards) if poisson else rewards, regret
+        no_draws = np.empty((0, 0, 0))
         g = rng.standard_normal((n, length) + shape)   # sample_contexts' draws, in its order
-        radii = rng.random((n, length) + shape[:-1]) if self.contexts == "ball" else no_draws
+        radii = rng.random((n, length) + shape[:-1])
         u = no_draws if poisson else rng.random((n, length, self.n_arms))
         means = np.empty((n, length, self.n_arms) if poisson else (0, 0, 0))
-        regret = np.empty((n, length, self.n_arms))
-        obs = np.empty((n, length + 1, math.prod(shape)), dtype=np.float32)
         _block_outcomes(g.reshape(n, length, -1, self.dim), radii.reshape(n, length, -1),
                         CONTEXTS.index(self.contexts), self.x.reshape(n, -1, self.dim),
                         self._theta3, self._link_code, self.noise, u, obs, means, regret)
