@@ -267,3 +267,14 @@ def test_agent_message_value_audit(cls, path):
     assert res.epsilon_lower <= claim
 
 
+
+
+@pytest.mark.parametrize("sd,grid", [(12.43, 2.0 ** -36), (0.3, 2.0 ** -40), (1e-3, 2.0 ** -20)])
+def test_compiled_grid_normals_are_the_numpy_ones(sd, grid):
+    """The Gaussian streams' compiled draw (normals drawn and put on the grid in one pass) is
+    bitwise ``gaussian_grid_noise`` of numpy's normals, with no -0.0."""
+    from ldp_gym.wrappers.noise import _grid_normals, gaussian_grid_noise
+
+    fast = _grid_normals(np.random.default_rng(3), 20001, sd=sd, grid=grid)
+    ref = gaussian_grid_noise(np.random.default_rng(3).standard_normal(20001), sd, grid)
+    assert np.array_equal(fast, ref) and not np.signbit(fast[fast == 0]).any()

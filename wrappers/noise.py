@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from ldp_gym.validation import check_bool
 
@@ -279,7 +280,20 @@ class NoiseStream:
 
 
 def _grid_normals(rng: Any, count: int, *, sd: float, grid: float) -> np.ndarray:
+    if type(rng) is np.random.Generator:  # drawn and put on the grid in one compiled pass
+        out = np.empty(count)
+        _grid_normals_into(rng, sd / grid, grid, out)
+        return out
     return gaussian_grid_noise(rng.standard_normal(count), sd, grid)
+
+
+@njit(cache=True, nogil=True)
+def _grid_normals_into(rng, ratio, grid, out):  # pragma: no cover - compiled
+    """:func:`gaussian_grid_noise` of ``len(out)`` standard normals of ``rng``, drawn here
+    (numba's generator draws numpy's numbers; ``ratio = sigma / grid``, the same operations):
+    bitwise ``gaussian_grid_noise(rng.standard_normal(len(out)), sigma, grid)``."""
+    for i in range(out.shape[0]):
+        out[i] = np.rint(rng.standard_normal() * ratio) * grid + 0.0
 
 
 def _normals(rng: Any, count: int) -> np.ndarray:
