@@ -37,6 +37,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str], bool]] = [
     ("runner_speed", [], ["--runs", "20", "--horizon", "200", "--loop-steps", "500",
                           "--repeat", "1"], False),
     ("glm_speed", [], ["--horizon", "2000", "--repeat", "1"], False),
+    ("glm_limits", [], ["--runs", "4", "--horizon", "400", "--repeat", "1"], True),
     ("bco_speed", [], ["--runs", "4", "--horizon", "600", "--repeat", "1"], False),
     ("combinatorial_speed", [], ["--runs", "4", "--horizon", "200", "--repeat", "1"], False),
     ("loop_speed", ["--baseline", "1a7a92b"],  # the revision before this engine's changes
