@@ -278,6 +278,8 @@ class Agent:
 class _PrivateMixin:
     """Validation shared by private agents: epsilon, delta and the declared reward bounds."""
 
+    _privacy: Privacy | None = None
+
     def _set_privacy(self, model: str, epsilon: Any, delta: Any = 0.0, unit: str = "reward",
                      lower: Any = 0.0, upper: Any = 1.0) -> None:
         eps = check_epsilon(epsilon)

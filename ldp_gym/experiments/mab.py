@@ -145,8 +145,8 @@ def azize2022_ablation(quick: bool, seed: int, n_jobs: int, progress: bool | Non
     from ldp_gym.agents import AdaPKLUCB, AdaPUCB
 
     horizon, n_runs = (10**5, 20) if quick else (10**7, 20)
-    agents = {"AdaP-UCB": (AdaPUCB, {"epsilon": 1.0}),
-              "AdaP-KLUCB": (AdaPKLUCB, {"epsilon": 1.0})}
+    agents: dict[str, tuple[type, dict[str, float]]] = {
+        "AdaP-UCB": (AdaPUCB, {"epsilon": 1.0}), "AdaP-KLUCB": (AdaPKLUCB, {"epsilon": 1.0})}
     agents.update({name: (cls, {"epsilon": 1.0}) for name, cls in _formula_variants().items()})
     marks = [10**5, 10**6, 10**7]
     res = run_by_agent("LDPMAB-v0", agents, n_jobs, cache_dir, horizon=horizon, n_runs=n_runs,

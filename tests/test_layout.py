@@ -1,0 +1,64 @@
+"""The package as static tools read it: mypy sees the real classes of ``ldp_gym.agents`` and
+``ldp_gym.wrappers`` (the folders ``agents/`` and ``wrappers/``, linked into ``ldp_gym/``),
+and the import graph (grimp) shows the design's dependency direction."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PROBE = """\
+from ldp_gym.agents import UCB1, LDPOLS
+from ldp_gym.wrappers.mechanisms import LaplaceMechanism
+from ldp_gym.wrappers.reward import LaplaceReward
+reveal_type(UCB1)
+reveal_type(LDPOLS)
+reveal_type(LaplaceMechanism)
+reveal_type(LaplaceReward)
+"""
+
+
+def test_mypy_reveals_the_real_classes_from_outside_the_repository(tmp_path):
+    """From a folder outside the repository (the installed package, as a user's project and
+    its IDE see it), with the project's mypy configuration: no ``Any``."""
+    (tmp_path / "probe.py").write_text(PROBE)
+    out = subprocess.run([sys.executable, "-m", "mypy", "--config-file",
+                          str(ROOT / "pyproject.toml"), "--cache-dir",
+                          str(ROOT / ".mypy_cache"), "probe.py"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300).stdout
+    revealed = [line for line in out.splitlines() if "Revealed type" in line]
+    assert len(revealed) == 4, out
+    for line, name in zip(revealed, ("agents.mab.UCB1", "agents.glm.LDPOLS",
+                                     "wrappers.mechanisms.LaplaceMechanism",
+                                     "wrappers.reward.LaplaceReward")):
+        assert line.rstrip('"').endswith(f"-> ldp_gym.{name}"), line
+        assert "Any" not in line.split("->")[-1]
+
+
+@pytest.fixture(scope="module")
+def graph():
+    grimp = pytest.importorskip("grimp")
+    return grimp.build_graph("ldp_gym")
+
+
+def _imports(graph, importers: str, imported: str) -> list[tuple[str, str]]:
+    return [(a, b) for a in graph.modules if a.startswith(importers)
+            for b in graph.find_modules_directly_imported_by(a) if b.startswith(imported)]
+
+
+def test_the_import_graph_sees_agents_importing_wrappers(graph):
+    assert len(_imports(graph, "ldp_gym.agents", "ldp_gym.wrappers")) >= 10
+
+
+def test_the_dependency_direction_holds(graph):
+    """ldp_gym (envs, runner) <- ldp_gym.wrappers <- ldp_gym.agents; only the CLI and the
+    experiment catalogue (the composition roots) import agents or wrappers."""
+    assert not _imports(graph, "ldp_gym.wrappers", "ldp_gym.agents")
+    roots = ("ldp_gym.cli", "ldp_gym.experiments")
+    for prefix in ("ldp_gym.agents", "ldp_gym.wrappers"):
+        outside = [(a, b) for a, b in _imports(graph, "ldp_gym", prefix)
+                   if not a.startswith(("ldp_gym.agents", "ldp_gym.wrappers") + roots)]
+        assert not outside, outside
