@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 import numpy as np
@@ -65,7 +66,7 @@ def readonly(**arrays: Any) -> dict[str, np.ndarray]:
             for key, value in arrays.items()}
 
 
-class Agent:
+class Agent(ABC):
     """Base class of every agent.
 
     Subclasses implement ``_init_state(n)``, ``_act(obs)`` and
@@ -264,15 +265,19 @@ class Agent:
         return f"{type(self).__name__}(n_arms={self.n_arms}, num_envs={self.num_envs}{priv})"
 
     # ------------------------------------------------------------------ to implement
+    @abstractmethod
     def _init_state(self, n: int) -> None:
-        raise NotImplementedError
+        """Create the learning state for ``n`` runs (called by ``__init__`` and ``reset``)."""
 
+    @abstractmethod
     def _act(self, obs: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        """The actions (n, ...) for a checked batch of observations (n, ...)."""
 
+    @abstractmethod
     def _observe(self, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
                  next_obs: np.ndarray) -> None:
-        raise NotImplementedError
+        """Learn from a checked batch of rounds: observations (n, ...), the actions played
+        (n, ...), finite rewards (n,) and the next observations (n, ...)."""
 
 
 class _PrivateMixin:
@@ -280,8 +285,24 @@ class _PrivateMixin:
 
     _privacy: Privacy | None = None
 
-    def _set_privacy(self, model: str, epsilon: Any, delta: Any = 0.0, unit: str = "reward",
-                     lower: Any = 0.0, upper: Any = 1.0) -> None:
+    def declare_privacy(self, model: str, epsilon: Any, delta: Any = 0.0, unit: str = "reward",
+                        lower: Any = 0.0, upper: Any = 1.0) -> None:
+        """Declare the guarantee the agent gives: call it in ``__init__`` before
+        ``super().__init__`` (which builds the state, and with it the mechanisms that read
+        ``epsilon``, ``delta``, ``lower`` and ``upper``).
+
+        Args:
+            model: ``"local"`` or ``"global"``.
+            epsilon: the privacy budget, > 0 and finite.
+            delta: the delta of an (epsilon, delta) guarantee, in [0, 1).
+            unit: what one user's data is (``"reward"``, ``"user"``, ...), as
+                :class:`~ldp_gym.wrappers.privacy.Privacy` states it.
+            lower, upper: the declared bounds of the protected values; the agent clips to
+                them before any release.
+
+        Raises:
+            TypeError, ValueError: a parameter that is not a valid value, named.
+        """
         eps = check_epsilon(epsilon)
         d = check_delta(delta, allow_zero=True)
         lo, hi = check_bounds(lower, upper)
@@ -323,6 +344,7 @@ class LocalDPAgent(_PrivateMixin, Agent):
         self.last_report = report
         self._fold(report)  # built just now by the user side: no second check
 
+    @abstractmethod
     def public_state(self) -> dict[str, np.ndarray]:
         """What the server broadcasts to users (batched, read-only arrays: :func:`readonly`)."""
         raise NotImplementedError
@@ -363,6 +385,7 @@ class LocalDPAgent(_PrivateMixin, Agent):
                             self._broadcast(public_state) if self.report_reads_public_state
                             else public_state)
 
+    @abstractmethod
     def _report(self, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
                 next_obs: np.ndarray, public_state: Any) -> dict[str, np.ndarray]:
         """:meth:`local_report` on checked inputs and broadcast (``observe`` calls it directly,
@@ -383,6 +406,7 @@ class LocalDPAgent(_PrivateMixin, Agent):
         self._consistent(clean)
         self._fold(clean)
 
+    @abstractmethod
     def report_schema(self) -> dict[str, Part]:
         """The message schema of a batch of reports (:class:`~ldp_gym.validation.Part` by
         name), as the server checks it."""
@@ -391,6 +415,7 @@ class LocalDPAgent(_PrivateMixin, Agent):
     def _consistent(self, report: dict[str, np.ndarray]) -> None:
         """Checks of a schema-valid report against the server's state (default: none)."""
 
+    @abstractmethod
     def _fold(self, report: dict[str, np.ndarray]) -> None:
         """Fold a checked batch of reports into the server's state."""
         raise NotImplementedError

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from abc import abstractmethod
 from typing import Any, ClassVar
 
 import numba
@@ -544,6 +545,7 @@ class BCOAgent(Agent):
         cap = self.loss_cap
         self._learn(obs, actions, np.clip(rewards, -cap, cap), np.clip(next_obs, -cap, cap))
 
+    @abstractmethod
     def _learn(self, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
                next_obs: np.ndarray) -> None:
         """Learn from a round whose losses (``rewards``, ``next_obs``) lie in
@@ -561,6 +563,7 @@ class BCOAgent(Agent):
     def _check_algorithm(self) -> None:
         """Refuse losses the algorithm is not made for (one clear error naming the parameter)."""
 
+    @abstractmethod
     def _schedule(self) -> None:
         """Compute the schedule's constants from the horizon and the declared constants."""
         raise NotImplementedError
@@ -605,10 +608,12 @@ class _PlaysWorld(BCOAgent):
     block_play = BlockPlay.PLAYS_EVALUATED
     _block: ClassVar[Any]
 
+    @abstractmethod
     def _block_state(self) -> tuple:
         """The kernel's ``state`` argument: the agent's arrays, updated in place."""
         raise NotImplementedError
 
+    @abstractmethod
     def _block_rule(self) -> tuple:
         """The kernel's ``rule`` argument: the agent's constants and its round count."""
         raise NotImplementedError

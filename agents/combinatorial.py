@@ -89,6 +89,7 @@ Example:
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from typing import Any, ClassVar
 
 import numpy as np
@@ -432,7 +433,7 @@ class _Private:
     name: ClassVar[str]
     lower: float
     upper: float
-    _set_privacy: Any
+    declare_privacy: Any
 
     @classmethod
     def _unit_test_params(cls):
@@ -440,7 +441,7 @@ class _Private:
 
     def __init__(self, n_arms, *, epsilon: float, lower: float = 0.0, upper: float = 1.0,
                  **kwargs):
-        self._set_privacy(self.model, epsilon, 0.0, _UNIT, lower, upper)
+        self.declare_privacy(self.model, epsilon, 0.0, _UNIT, lower, upper)
         if (self.lower, self.upper) != (0.0, 1.0):
             raise ValueError(f"lower, upper: {self.name} takes outcomes in [0, 1] (the "
                              f"setting's bounds), got [{self.lower:g}, {self.upper:g}]")
@@ -562,6 +563,7 @@ class CombinatorialAgent(Agent):
         kind, counts, sums, a, b, c = self._index_terms()
         return _index_into(kind, counts, sums, a, b, c, np.empty(counts.shape))
 
+    @abstractmethod
     def _index_terms(self) -> tuple:
         """The arguments ``kind, counts, sums, a, b, c`` of :func:`_index_value`: the sums of
         the server's (public) state and the width's terms."""
@@ -699,6 +701,7 @@ class CombinatorialAgent(Agent):
         self._feedback(actions, next_obs)
         self._learn(obs, actions, rewards, next_obs)
 
+    @abstractmethod
     def _learn(self, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
                next_obs: np.ndarray) -> None:
         """Learn from a checked round (``actions`` 0/1 int8, ``next_obs`` its feedback)."""
@@ -760,6 +763,7 @@ class _LocalCombinatorial(_Private, LocalDPAgent, CombinatorialAgent):
     #: the Laplace mechanism of the user side (float-safe, clips to [0, 1])
     mechanism: LaplaceMechanism
 
+    @abstractmethod
     def _width_constant(self) -> float:
         raise NotImplementedError
 

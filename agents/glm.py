@@ -32,6 +32,7 @@ Example:
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from typing import Any
 
 import numba
@@ -431,19 +432,22 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         eps, delta = self._budget
         delta = check_delta(delta)  # validated even where unused (a pure mechanism)
         delta = 0.0 if pure else delta
-        self._set_privacy("local", eps, delta, "user", -self.reward_bound, self.reward_bound)
+        self.declare_privacy("local", eps, delta, "user", -self.reward_bound, self.reward_bound)
 
     # ------------------------------------------------------------------ declared per algorithm
+    @abstractmethod
     def _message_spec(self) -> dict[str, tuple[tuple[int, ...], Any]]:
         """Message part -> (shape of one user's part, dtype); names starting with ``_`` are
         kept for the replay trace, not sent."""
         raise NotImplementedError
 
+    @abstractmethod
     def _noise(self, rounds: int) -> dict[str, np.ndarray]:
         """The mechanisms' noise for ``rounds`` rounds of every run, (rounds, N, ...), by the
         names of the mechanism's streams (``self.mechanism.streams``) they come from."""
         raise NotImplementedError
 
+    @abstractmethod
     def _kernel_call(self, mode: int, obs: np.ndarray, rewards: np.ndarray, forced: np.ndarray,
                      state: dict[str, np.ndarray], noise: dict[str, np.ndarray],
                      msgs: dict[str, np.ndarray], actions: np.ndarray) -> tuple[Any, tuple]:
@@ -461,10 +465,12 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         kernel, args = self._kernel_call(mode, obs, rewards, forced, state, noise, msgs, actions)
         kernel(*args)
 
+    @abstractmethod
     def _record(self, msgs: dict[str, np.ndarray], noise: dict[str, np.ndarray]) -> None:
         """Trace the releases of ``msgs`` for the replay test."""
         raise NotImplementedError
 
+    @abstractmethod
     def _state(self) -> dict[str, np.ndarray]:
         """The server's state arrays, by the kernel's names (live, for the kernels)."""
         raise NotImplementedError

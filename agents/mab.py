@@ -399,7 +399,7 @@ class LDPUCB(LocalDPAgent, _Compiled):
 
     def __init__(self, n_arms, *, epsilon: float, lower: float = 0.0, upper: float = 1.0,
                  **kwargs):
-        self._set_privacy("local", epsilon, 0.0, "reward", lower, upper)
+        self.declare_privacy("local", epsilon, 0.0, "reward", lower, upper)
         super().__init__(n_arms, **kwargs)
 
     def _init_state(self, n):
@@ -455,7 +455,7 @@ class LDPUCB(LocalDPAgent, _Compiled):
 class _GlobalMAB(GlobalDPAgent, MABAgent):
     def __init__(self, n_arms, *, epsilon: float, lower: float = 0.0, upper: float = 1.0,
                  **kwargs):
-        self._set_privacy("global", epsilon, 0.0, "reward", lower, upper)
+        self.declare_privacy("global", epsilon, 0.0, "reward", lower, upper)
         super().__init__(n_arms, **kwargs)
 
     #: the mechanism whose releases the agent acts on (its bounds clip every reward)

@@ -886,7 +886,7 @@ class LDPMAB(LocalDPAgent):
                  lower: float = 0.0, upper: float = 1.0, max_depth: int | None = None,
                  warmup: int | None = None, departures: Sequence[str] = (),
                  departure_batch: int = 100, **kwargs: Any):
-        self._set_privacy("local", epsilon, 0.0, "user", lower, upper)
+        self.declare_privacy("local", epsilon, 0.0, "user", lower, upper)
         if isinstance(departures, (str, bytes)) or not isinstance(departures, Sequence) \
                 or any(d not in DEPARTURES for d in departures) \
                 or len(set(departures)) != len(departures):

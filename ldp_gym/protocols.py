@@ -47,10 +47,31 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["BlockPlay", "BlockPlayer", "Commits", "DrawsBlocks", "DrawsStretches", "PlaysBlocks",
-           "PlaysOutcomeBlocks", "ScoresBlocks"]
+__all__ = ["AgentLike", "AgentSpec", "BlockPlay", "BlockPlayer", "Commits", "DrawsBlocks",
+           "DrawsStretches", "PlaysBlocks", "PlaysOutcomeBlocks", "ScoresBlocks"]
 __all__ += ["EvaluatesBlocks", "PlaysEvaluatedBlocks", "ReleaseKernel", "ReleasesBlocks",
             "RoundKernel"]
+
+
+@runtime_checkable
+class AgentLike(Protocol):
+    """What the runner needs of an agent: the Gymnasium loop's two calls on batches of the
+    vector env's runs. Every :class:`~ldp_gym.agents.Agent` is one, and so is any
+    third-party learner with these two methods (``block_play``, when present, says which
+    block path it also plays: :class:`BlockPlay`)."""
+
+    def act(self, obs: Any) -> Any:
+        """The actions for a batch of observations (N, ...)."""
+        ...
+
+    def observe(self, obs: Any, action: Any, reward: Any, next_obs: Any) -> None:
+        """Learn from a batch of rounds."""
+        ...
+
+
+#: What ``ldp_gym.run`` accepts for an agent: an agent class (built by its ``from_env``), a
+#: ``(class, kwargs)`` pair, a callable ``env -> agent``, or a ready agent (:class:`AgentLike`).
+AgentSpec = Any
 
 
 class BlockPlay(Enum):

@@ -43,13 +43,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium.vector import VectorWrapper
 
 from ..envs.base import BanditVectorEnv
-from ..protocols import BlockPlay, BlockPlayer, DrawsBlocks, DrawsStretches, EvaluatesBlocks, ScoresBlocks
+from ..protocols import (
+    AgentLike,
+    BlockPlay,
+    BlockPlayer,
+    DrawsBlocks,
+    DrawsStretches,
+    EvaluatesBlocks,
+    PlaysBlocks,
+    PlaysOutcomeBlocks,
+    ScoresBlocks,
+)
 from ..validation import check_actions
 
 __all__ = ["BLOCK", "BLOCK_MAX_RUNS", "PLAYERS", "block_player"]
@@ -61,7 +71,7 @@ BLOCK = 512
 BLOCK_MAX_RUNS = 50
 
 
-def block_player(agent: Any, venv: Any, horizon: int) -> BlockPlayer | None:
+def block_player(agent: AgentLike, venv: Any, horizon: int) -> BlockPlayer | None:
     """The block path's player of ``agent`` on ``venv``, by :data:`PLAYERS`; ``None``: the
     rounds are played one by one."""
     declared = getattr(agent, "block_play", BlockPlay.ROUNDS)
@@ -100,7 +110,7 @@ class _Evaluated:
     observation returned is that of the last round as the learner saw it (the env's, or the
     release's)."""
 
-    def __init__(self, agent: Any, env: BanditVectorEnv, release: Any, horizon: int):
+    def __init__(self, agent: AgentLike, env: BanditVectorEnv, release: Any, horizon: int):
         self.agent, self.env, self.release, self.horizon = agent, env, release, horizon
         self.passes = release is None or getattr(release, "passes_observation", False)
 
@@ -119,11 +129,11 @@ class _Evaluated:
 class _Committed:
     """Agents that commit: the exact reward sum of their action over their commitment."""
 
-    def __init__(self, agent: Any, env: BanditVectorEnv):
+    def __init__(self, agent: AgentLike, env: BanditVectorEnv):
         self.agent, self.env = agent, env
 
     @classmethod
-    def where_bounded(cls, agent: Any, env: BanditVectorEnv, release: Any,
+    def where_bounded(cls, agent: AgentLike, env: BanditVectorEnv, release: Any,
                       horizon: int) -> _Committed | None:
         """Only where the setting declares every reward inside the agent's bounds: a sum
         cannot be clipped reward by reward."""
@@ -154,12 +164,12 @@ class _Drawn:
         self.blocks = _prefetched(env.draw_block, horizon)
 
     @classmethod
-    def compiled(cls, agent: Any, env: BanditVectorEnv, release: Any, horizon: int) -> _Drawn:
+    def compiled(cls, agent: AgentLike, env: BanditVectorEnv, release: Any, horizon: int) -> _Drawn:
         """The agent plays the block itself (``play_block``)."""
-        return cls(env, agent.play_block, horizon)
+        return cls(env, cast(PlaysBlocks, agent).play_block, horizon)  # its declaration
 
     @classmethod
-    def by_act_observe(cls, agent: Any, env: BanditVectorEnv, release: Any,
+    def by_act_observe(cls, agent: AgentLike, env: BanditVectorEnv, release: Any,
                        horizon: int) -> _Drawn | None:
         """``act`` and ``observe`` over the drawn rounds, with at most :data:`BLOCK_MAX_RUNS`
         runs."""
@@ -184,9 +194,9 @@ class _Scored:
     (the outcomes do not depend on the super arms), the agent's super arms (N, L, m) scored
     round by round by the env, which also gives the observation after the block."""
 
-    def __init__(self, agent: Any, env: Any, release: Any, horizon: int):
+    def __init__(self, agent: AgentLike, env: Any, release: Any, horizon: int):
         # env: the combinatorial vector env (draw_outcomes, score_block)
-        self.env, self.play_outcomes = env, agent.play_outcomes
+        self.env, self.play_outcomes = env, cast(PlaysOutcomeBlocks, agent).play_outcomes
         self.blocks = _prefetched(env.draw_outcomes, horizon)
 
     def play(self, obs, limit):
@@ -209,7 +219,7 @@ def _prefetched(draw: Callable, horizon: int):
         yield pending.result()
 
 
-def _act_observe(agent: Any, space: Any) -> Callable:
+def _act_observe(agent: AgentLike, space: Any) -> Callable:
     """``play_block`` of an agent that plays round by round: ``act`` and ``observe`` over the
     drawn rounds, looking up the chosen arm's reward (actions checked against ``space`` as the
     env's ``step`` would)."""

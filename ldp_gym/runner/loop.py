@@ -12,11 +12,9 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 import numpy as np
 
-from ..protocols import BlockPlayer
+from ..protocols import AgentLike, AgentSpec, BlockPlayer
 from .blocks import block_player
 from .progress import Reporter
-
-AgentSpec = Any  # an Agent class, (class, kwargs), a callable env -> agent, or an agent
 
 
 def default_checkpoints(horizon: int, n: int = 31) -> np.ndarray:
@@ -50,7 +48,7 @@ def make_vector_env(env: str | Callable, n_runs: int, horizon: int, wrappers: An
     return venv
 
 
-def _build_agent(spec: AgentSpec, venv, secure: bool = False) -> Any:
+def _build_agent(spec: AgentSpec, venv, secure: bool = False) -> AgentLike:
     # duck-typed: the runner does not import the agents package (envs and runner never depend on agents)
     extra = {"secure": True} if secure else {}
     from_env = getattr(spec, "from_env", None) if isinstance(spec, type) else None
@@ -59,7 +57,7 @@ def _build_agent(spec: AgentSpec, venv, secure: bool = False) -> Any:
     elif isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], type):
         cls, kwargs = spec
         agent = cls.from_env(venv, **{**kwargs, **extra})
-    elif hasattr(spec, "act") and hasattr(spec, "observe"):
+    elif isinstance(spec, AgentLike):
         agent = spec
     elif callable(spec):
         agent = spec(venv)
@@ -149,7 +147,7 @@ def play_chunk(chunk: Chunk, sink: Any = None, task: int = 0) -> tuple[str, np.n
     return chunk.name, out, meta
 
 
-def _privacy_label(agent: Any, venv: Any) -> str:
+def _privacy_label(agent: AgentLike, venv: Any) -> str:
     """The guarantee of ``agent`` on ``venv``: the agent's own, else those of the privacy
     wrappers (each states one :class:`~ldp_gym.wrappers.privacy.Privacy`)."""
     privacy = getattr(agent, "privacy", None)
@@ -163,7 +161,7 @@ def _privacy_label(agent: Any, venv: Any) -> str:
     return "; ".join(labels) or "none"
 
 
-def _round_by_round(venv: Any, agent: Any, obs: Any, horizon: int, checkpoints: np.ndarray,
+def _round_by_round(venv: Any, agent: AgentLike, obs: Any, horizon: int, checkpoints: np.ndarray,
                     out: np.ndarray, cum: np.ndarray, report: Reporter | None) -> int:
     """``act``, ``venv.step`` (every wrapper's included), ``observe``, one round at a time;
     progress reported every hundredth of the horizon."""
