@@ -73,7 +73,7 @@ from ldp_gym.wrappers.privacy import Privacy
 
 from .base import Agent, LocalDPAgent, readonly
 
-__all__ = ["ABSE", "AGENTS", "AuxiliarySource", "CHOOSE", "FAST", "LDPMAB", "REPORT", "UPDATE", "LDPMABAux",
+__all__ = ["ABSE", "AGENTS", "CHOOSE", "FAST", "LDPMAB", "REPORT", "UPDATE", "LDPMABAux",
            "UniformRandom", "abse_rounds", "partition_rounds", "partition_rounds_departures"]
 
 #: steps of a kernel call (bit flags), as in :mod:`ldp_gym.agents.glm_kernels`
@@ -750,40 +750,6 @@ def _partition_env_params(cls: Any, env: Any) -> dict[str, Any]:
     return {"dim": int(core.dim)}
 
 
-class AuxiliarySource:
-    """Where :class:`LDPMABAux` pulls its auxiliary datasets from: a handle to an env's core
-    (its ``auxiliary`` specifications and ``auxiliary_data(run)``), kept by ``from_env``.
-
-    The datasets belong to the env, not to the agent: two handles are equal when they
-    designate cores of the same setting with the same specifications (so that an agent's
-    state compares equal to its copy's, or to a twin's built on an identical env).
-    """
-
-    __slots__ = ("core",)
-
-    def __init__(self, core: Any):
-        specs = getattr(core, "auxiliary", None)
-        if specs is None or not callable(getattr(core, "auxiliary_data", None)):
-            raise ValueError("aux_source must have auxiliary specifications and "
-                             "auxiliary_data(run)")
-        self.core = core
-
-    @property
-    def specs(self) -> tuple[dict[str, Any], ...]:
-        """The datasets' specifications (dicts with ``"n"`` and ``"epsilon"`` at least)."""
-        return tuple(dict(s) for s in self.core.auxiliary)
-
-    def data(self, run: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Run ``run``'s raw datasets ``[(X, A, Y), ...]`` of the env's current episode."""
-        return self.core.auxiliary_data(run)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is AuxiliarySource and type(self.core) is type(other.core) \
-            and self.specs == other.specs
-
-    __hash__ = None  # type: ignore[assignment]
-
-
 # =========================================================================== LDPMAB
 
 
@@ -1271,12 +1237,13 @@ class LDPMABAux(LDPMAB):
     ``floor(max_s min{log2(2 n_s (M+1)) d/(2+d), log2(2 n_s eps_s^2 (M+1)) d/(2+2d)})``
     over the target (n_0 = horizon) and the auxiliary datasets.
 
-    **Where the datasets come from.** ``from_env`` keeps a handle to the env's core
-    (``aux_source``) and reads the datasets' sizes and budgets from its ``auxiliary``
-    specifications; the raw datasets of every run (``core.auxiliary_data(run)``) are
-    pulled lazily at the agent's first ``act``, ``observe`` or ``play_block`` after
-    construction or ``reset`` (by then the env has been reset: the runner resets the agent,
-    then the env, then plays), fed once, and not kept. Alternatively pass them explicitly:
+    **Where the datasets come from.** ``from_env`` reads the datasets' sizes and budgets
+    from the env's public ``auxiliary`` specifications and keeps no reference to the env.
+    The datasets of each episode come as data, by :meth:`receive_auxiliary`, after the
+    env's reset (``ldp_gym.run`` does it; in a Gymnasium loop,
+    ``agent.receive_auxiliary(env.unwrapped.auxiliary_datasets())``); they are fed at the
+    agent's first ``act``, ``observe`` or ``play_block``, once, and not kept. Alternatively
+    pass them explicitly:
     ``auxiliary`` a per-run list (one entry per run, a single one without ``num_envs``)
     of the M datasets ``(X (n_m, d), A (n_m,), Y (n_m,))`` with ``aux_epsilons`` their
     budgets; these are kept and fed again after every ``reset``. Without either, there is
@@ -1292,8 +1259,8 @@ class LDPMABAux(LDPMAB):
     Args:
         auxiliary: explicit datasets, per run (see above).
         aux_epsilons: their budgets eps_m (> 0), one per dataset.
-        aux_source: an object with ``auxiliary`` (specifications with ``"n"`` and
-            ``"epsilon"``) and ``auxiliary_data(run)`` (set by ``from_env``).
+        aux_sizes: the sizes n_m of datasets to be received (:meth:`receive_auxiliary`),
+            one per ``aux_epsilons`` entry (set by ``from_env``).
         **kwargs: the others as :class:`LDPMAB`.
 
     Example:
@@ -1310,6 +1277,7 @@ class LDPMABAux(LDPMAB):
         local DP, epsilon=1 per user (context, action and reward)
         auxiliary dataset 1: local DP, epsilon=8 per user (context, action and reward)
         >>> obs, _ = env.reset(seed=0)
+        >>> agent.receive_auxiliary(env.unwrapped.auxiliary_datasets())   # this episode's
         >>> a = agent.act(obs)                   # the jump-start: 3000 auxiliary users first
         >>> int(agent.bin_users[0, 0, 1]) > 0, int(agent.t[0])
         (True, 0)
@@ -1325,25 +1293,12 @@ class LDPMABAux(LDPMAB):
     def _configure_sources(self, kwargs: dict[str, Any]) -> None:
         auxiliary = kwargs.pop("auxiliary", None)
         aux_epsilons = kwargs.pop("aux_epsilons", None)
-        source = kwargs.pop("aux_source", None)
+        aux_sizes = kwargs.pop("aux_sizes", None)
         n_runs = kwargs.get("num_envs") or 1
-        self.aux_source: AuxiliarySource | None = None
         self._aux_data: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None
-        if auxiliary is not None and source is not None:
-            raise ValueError("auxiliary: give the datasets or an aux_source, not both")
-        if source is not None:
-            handle = source if isinstance(source, AuxiliarySource) else AuxiliarySource(source)
-            if aux_epsilons is not None:
-                raise ValueError("aux_epsilons: they come from the aux_source's specifications")
-            specs = handle.specs
-            self.aux_epsilons = tuple(
-                check_real(f"aux_source.auxiliary[{m}]['epsilon']", s["epsilon"], low=MIN_EPSILON,
-                           low_open=False) for m, s in enumerate(specs))
-            self.aux_sizes = tuple(check_int(f"aux_source.auxiliary[{m}]['n']", s["n"])
-                                   for m, s in enumerate(specs))
-            self.aux_source = handle
-            return
-        if auxiliary is None:
+        if auxiliary is not None and aux_sizes is not None:
+            raise ValueError("auxiliary: give the datasets or their sizes (aux_sizes), not both")
+        if auxiliary is None and aux_sizes is None:
             if aux_epsilons:
                 raise ValueError("aux_epsilons: given without auxiliary datasets")
             self.aux_epsilons, self.aux_sizes = (), ()
@@ -1351,22 +1306,38 @@ class LDPMABAux(LDPMAB):
         if aux_epsilons is None or isinstance(aux_epsilons, (str, bytes)) \
                 or not isinstance(aux_epsilons, Sequence):
             raise ValueError("aux_epsilons: a sequence of budgets, one per auxiliary dataset, is "
-                             "required with auxiliary")
+                             "required with auxiliary datasets")
         self.aux_epsilons = tuple(check_real(f"aux_epsilons[{m}]", e, low=MIN_EPSILON,
                                              low_open=False)
                                   for m, e in enumerate(aux_epsilons))
+        if aux_sizes is not None:
+            if isinstance(aux_sizes, (str, bytes)) or not isinstance(aux_sizes, Sequence) \
+                    or len(aux_sizes) != len(self.aux_epsilons):
+                raise ValueError(f"aux_sizes: one size per aux_epsilons entry "
+                                 f"({len(self.aux_epsilons)}), got {aux_sizes!r}")
+            self.aux_sizes = tuple(check_int(f"aux_sizes[{m}]", n) for m, n in enumerate(aux_sizes))
+            return
         self._aux_data = self._check_datasets(auxiliary, n_runs)
         self.aux_sizes = tuple(int(x.shape[0]) for x, _, _ in self._aux_data[0])
 
     def __init__(self, n_arms: int, *, epsilon: float, auxiliary: Any = None,
-                 aux_epsilons: Any = None, aux_source: Any = None, **kwargs: Any):
+                 aux_epsilons: Any = None, aux_sizes: Any = None, **kwargs: Any):
         super().__init__(n_arms, epsilon=epsilon, auxiliary=auxiliary, aux_epsilons=aux_epsilons,
-                         aux_source=aux_source, **kwargs)
+                         aux_sizes=aux_sizes, **kwargs)
+
+    def _init_state(self, n: int) -> None:
+        super()._init_state(n)
+        #: this episode's auxiliary datasets, received and not yet fed
+        self._received: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None
 
     @classmethod
     def env_params(cls, env: Any, is_vec: bool) -> dict[str, Any]:
+        """:class:`LDPMAB`'s, and the auxiliary datasets' public specifications (their sizes
+        and budgets): the datasets themselves come by :meth:`receive_auxiliary`."""
         params = super().env_params(env, is_vec)
-        params["aux_source"] = AuxiliarySource(env.unwrapped.core)
+        specs = tuple(getattr(env.unwrapped.core, "auxiliary", ()))
+        params["aux_epsilons"] = [s["epsilon"] for s in specs]
+        params["aux_sizes"] = [s["n"] for s in specs] if specs else None
         return params
 
     @property
@@ -1383,11 +1354,31 @@ class LDPMABAux(LDPMAB):
 
     @classmethod
     def from_env(cls, env: Any, **kwargs: Any) -> Agent:
-        """As :meth:`Agent.from_env`, keeping a handle to the env's core (its auxiliary
-        datasets), unless the datasets are given (``auxiliary``)."""
+        """As :meth:`Agent.from_env`, with the auxiliary datasets' sizes and budgets from the
+        env's specifications, unless the datasets are given (``auxiliary``)."""
         if kwargs.get("auxiliary") is not None:
-            kwargs.setdefault("aux_source", None)
+            kwargs.setdefault("aux_sizes", None)
         return super().from_env(env, **kwargs)
+
+    def receive_auxiliary(self, datasets: Any) -> None:
+        """Receive this episode's auxiliary datasets, as data, before the first target user:
+        a per-run list (one entry per run, a single one without ``num_envs``) of the M
+        datasets ``(X (n_m, d), A (n_m,), Y (n_m,))`` of the declared sizes (``aux_sizes``).
+        They are fed at the next ``act``, ``observe`` or ``play_block`` and not kept.
+        ``ldp_gym.run`` calls it after every reset of the env; in a Gymnasium loop, call it
+        with ``env.unwrapped.auxiliary_datasets()`` after ``env.reset``.
+
+        Raises:
+            ValueError: datasets of other shapes or sizes, or the target users have begun.
+        """
+        if self._fed and self.aux_sizes:
+            raise ValueError("auxiliary: the datasets of this episode were fed already; "
+                             "receive them after reset, before the first round")
+        data = self._check_datasets(datasets, self._n)
+        sizes = tuple(int(x.shape[0]) for x, _, _ in data[0])
+        if sizes != self.aux_sizes:
+            raise ValueError(f"auxiliary: datasets of sizes {self.aux_sizes} declared, got {sizes}")
+        self._received = data
 
     def _check_datasets(self, auxiliary: Any,
                         n_runs: int) -> list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
@@ -1434,13 +1425,12 @@ class LDPMABAux(LDPMAB):
     def _ensure_fed(self) -> None:
         if self._fed:
             return
-        if self._aux_data is not None:
-            data = self._aux_data
-        else:
-            source = self.aux_source
-            assert source is not None
-            data = [source.data(i) for i in range(self._n)]
-            data = self._check_datasets(data, self._n)
+        data = self._aux_data if self._aux_data is not None else self._received
+        if data is None:
+            raise RuntimeError(f"{self.name} needs this episode's auxiliary datasets before its "
+                               f"first round: call receive_auxiliary("
+                               f"env.unwrapped.auxiliary_datasets()) after env.reset")
+        self._received = None
         self._fed = True
         for m in range(len(self.aux_epsilons)):
             self.feed(m + 1, np.stack([run[m][0] for run in data]),

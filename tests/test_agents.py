@@ -14,19 +14,19 @@ untouched.
 """
 
 import copy
-import pickle
 import re
-import types
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium import spaces
-from gymnasium.vector.utils import batch_space
 
 import ldp_gym
+from ldp_gym import checks
 from ldp_gym.agents import AGENTS, LDPUCB, Agent, GlobalDPAgent, LocalDPAgent, Privacy
 from ldp_gym.agents.base import readonly
+from ldp_gym.checks import ROUNDS as T
+from ldp_gym.checks import matching, play, same, single, state
 from ldp_gym.protocols import BlockPlay
 from ldp_gym.wrappers.mechanisms import recording
 
@@ -34,18 +34,6 @@ gym.register_envs(ldp_gym)
 CLASSES = list(AGENTS.values())
 IDS = list(AGENTS)
 ENV_IDS = [i for i in gym.registry if i.startswith("LDP")]
-T = 20  # rounds per check: the suite stays fast
-
-
-def single(cls, params, env_id, seed=0):
-    env = gym.make(env_id, max_episode_steps=T)
-    return env, cls.from_env(env, seed=seed, **params)
-
-
-def vector(cls, params, env_id, n, seed=0):
-    venv = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point",
-                        max_episode_steps=T)
-    return venv, cls.from_env(venv, seed=seed, **params)
 
 
 def _refusal(cls, env_id):
@@ -63,93 +51,6 @@ CASES = [pytest.param(cls, params, env_id, id=f"{cls.name}-{k}-{env_id}")
          for env_id in ENV_IDS if REFUSALS[cls, env_id] is None]
 REFUSED = [pytest.param(cls, env_id, id=f"{cls.name}-{env_id}")
            for (cls, env_id), exc in REFUSALS.items() if exc is not None]
-
-
-def play(env, agent, steps=T, seed=0):
-    """Play ``steps`` rounds on a single or vector env; the actions (steps, ...)."""
-    obs, _ = env.reset(seed=seed)
-    actions = []
-    for _ in range(steps):
-        a = agent.act(obs)
-        nxt, r, *_ = env.step(a)
-        agent.observe(obs, a, r, nxt)
-        actions.append(np.array(a))
-        obs = nxt
-    return np.array(actions)
-
-
-def rounds(obs_space, n, steps, seed=0):
-    """Synthetic feedback (obs, rewards, next_obs) of ``steps`` rounds for n runs (None: one)."""
-    space = obs_space if n is None else batch_space(obs_space, n)
-    space.seed(seed)
-    obs = [space.sample() for _ in range(steps + 1)]
-    rewards = np.random.default_rng(seed).random((steps, n or 1))
-    return [(obs[t], float(rewards[t, 0]) if n is None else rewards[t], obs[t + 1])
-            for t in range(steps)]
-
-
-def matching(agent, action, nxt):
-    """Semi-bandit feedback must match the action (outcomes of the played base arms, then the
-    mask of the super arm): rebuilt from the synthetic ``nxt`` for MultiBinary agents."""
-    if not isinstance(agent.action_space, spaces.MultiBinary):
-        return nxt
-    a = np.asarray(action, dtype=np.float32)
-    x = np.clip(np.asarray(nxt)[..., :a.shape[-1]], 0.0, 1.0)
-    return np.concatenate([x * a, a], axis=-1).astype(np.float32)
-
-
-def drive(agent, feedback):
-    """The agent's actions on the given rounds, learning from each."""
-    actions = []
-    for obs, r, nxt in feedback:
-        a = agent.act(obs)
-        agent.observe(obs, a, r, matching(agent, a, nxt))
-        actions.append(np.array(a))
-    return np.array(actions)
-
-
-def state(agent):
-    """The agent's whole state (generators and mechanisms included), last report aside."""
-    return {k: v for k, v in vars(agent).items() if k != "last_report"}
-
-
-def same(x, y, seen=None):
-    """Bitwise equality of two object graphs: arrays by bytes, generators by their state."""
-    seen = {} if seen is None else seen
-    if (id(x), id(y)) in seen:  # cycles; the pair is kept alive so that ids are not reused
-        return True
-    seen[id(x), id(y)] = (x, y)
-    if type(x) is not type(y):
-        return False
-    if isinstance(x, (np.ndarray, np.generic)):
-        return x.shape == y.shape and x.dtype == y.dtype and x.tobytes() == y.tobytes()
-    if isinstance(x, np.random.Generator):
-        return same(x.bit_generator.state, y.bit_generator.state, seen)
-    if isinstance(x, np.random.SeedSequence):
-        return (x.entropy, x.spawn_key, x.n_children_spawned) == \
-            (y.entropy, y.spawn_key, y.n_children_spawned)
-    if isinstance(x, dict):
-        return x.keys() == y.keys() and all(same(x[k], y[k], seen) for k in x)
-    if isinstance(x, (list, tuple)):
-        return len(x) == len(y) and all(same(u, v, seen) for u, v in zip(x, y))
-    if isinstance(x, float):
-        return np.float64(x).tobytes() == np.float64(y).tobytes()
-    if hasattr(x, "__dict__") and not isinstance(x, (type, types.FunctionType, types.MethodType)):
-        return same(vars(x), vars(y), seen)
-    return x is y or x == y
-
-
-def arrays(agent):
-    """The agent's array attributes (its statistics)."""
-    return {k: v for k, v in vars(agent).items() if isinstance(v, np.ndarray)}
-
-
-def global_numpy_state():
-    return np.random.get_state()  # noqa: NPY002 - reads the global state to prove it untouched
-
-
-def same_global_state(a, b):
-    return all(np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y for x, y in zip(a, b))
 
 
 # ----------------------------------------------------------------------------- which envs
@@ -174,112 +75,47 @@ def test_refusals_are_one_clear_value_error(cls, env_id):
 
 @pytest.mark.parametrize("cls,params,env_id", CASES)
 def test_valid_actions_single_and_batched(cls, params, env_id):
-    """Actions lie in the action space (a Python int on the single path, batches of 7), and
-    nothing touches the global numpy state."""
-    before = global_numpy_state()
-    env, agent = single(cls, params, env_id)
-    actions = play(env, agent)
-    space = env.action_space
-    if isinstance(space, spaces.Discrete):
-        assert all(type(agent.act(obs)) is int for obs, *_ in rounds(env.observation_space, None, 2))
-        assert all(space.contains(int(a)) for a in actions)
-    else:  # an array of the space's dtype and shape
-        singles = [agent.act(obs) for obs, *_ in rounds(env.observation_space, None, 2)]
-        assert all(type(a) is np.ndarray and a.dtype == space.dtype for a in singles)
-        assert all(space.contains(a) for a in list(actions) + singles)
-    venv, batched = vector(cls, params, env_id, 7)
-    actions = play(venv, batched)
-    assert actions.shape == (T, 7) + space.shape and all(venv.action_space.contains(a) for a in actions)
-    assert isinstance(agent, Agent) and agent.name in AGENTS
-    assert same_global_state(before, global_numpy_state())
+    checks.check_valid_actions(cls, params, env_id)
 
 
 @pytest.mark.parametrize("cls,params,env_id", CASES)
 def test_seeded_reproducibility(cls, params, env_id):
-    env, a1 = single(cls, params, env_id, seed=5)
-    env2, a2 = single(cls, params, env_id, seed=5)
-    first = play(env, a1)
-    assert np.array_equal(first, play(env2, a2))
-    a1.reset(seed=5)  # a seeded reset replays from scratch
-    if isinstance(a1, LocalDPAgent):
-        assert a1.last_report is None  # as on a fresh agent
-    assert np.array_equal(play(env, a1), first)
+    checks.check_seeded_reproducibility(cls, params, env_id)
 
 
 @pytest.mark.parametrize("cls,params,env_id", CASES)
 def test_batch_of_one_is_the_single_agent(cls, params, env_id):
-    """Same code, same numbers: a batch of one is the single agent with a batch dimension."""
-    env, one = single(cls, params, env_id, seed=9)
-    venv, batched = vector(cls, params, env_id, 1, seed=9)
-    assert batched.num_envs == 1 and one.num_envs is None
-    for obs, r, nxt in rounds(env.observation_space, None, T):
-        a = one.act(obs)
-        b = batched.act(obs[None])
-        assert b.shape == (1,) + one.action_space.shape and np.array_equal(a, b[0])
-        nxt = matching(one, a, nxt)
-        one.observe(obs, a, r, nxt)
-        batched.observe(obs[None], b, np.array([r]), nxt[None])
-    mine, theirs = arrays(one), arrays(batched)
-    assert mine.keys() == theirs.keys() and all(np.array_equal(mine[k], theirs[k]) for k in mine)
+    checks.check_batch_of_one(cls, params, env_id)
 
 
 @pytest.mark.parametrize("cls,params,env_id", CASES)
 def test_pickle_and_deepcopy_continue_bitwise(cls, params, env_id):
-    venv, agent = vector(cls, params, env_id, 3, seed=4)
-    feedback = rounds(venv.single_observation_space, 3, 2 * T, seed=1)
-    drive(agent, feedback[:T])
-    clones = [pickle.loads(pickle.dumps(agent)), copy.deepcopy(agent)]
-    ref = drive(agent, feedback[T:])
-    for clone in clones:
-        assert np.array_equal(drive(clone, feedback[T:]), ref)
-        assert same(state(clone), state(agent))
+    checks.check_pickle_and_copy(cls, params, env_id)
 
 
 @pytest.mark.parametrize("cls,params,env_id", CASES)
 def test_no_aliasing(cls, params, env_id):
-    """Public state is read-only; scribbling over returned actions, reports, the public state's
-    dict and the inputs after the call changes nothing: the agent continues as its twin."""
-    venv, a = vector(cls, params, env_id, 3, seed=2)
-    _, b = vector(cls, params, env_id, 3, seed=2)
-    space = venv.single_action_space
-    for obs, r, nxt in rounds(venv.single_observation_space, 3, T, seed=3):
-        act_a, act_b = a.act(obs.copy()), b.act(obs)
-        assert np.array_equal(act_a, act_b)
-        nxt = matching(a, act_b, nxt)
-        obs_a, r_a, nxt_a = obs.copy(), r.copy(), nxt.copy()
-        sent = act_a.copy()
-        act_a[...] = (act_a + 1) % space.n if isinstance(space, spaces.Discrete) else 0
-        a.observe(obs_a, sent, r_a, nxt_a)
-        b.observe(obs, act_b, r, nxt)
-        for x in (sent, obs_a, r_a, nxt_a):
-            x[...] = 0
-        if isinstance(a, LocalDPAgent):
-            for v in a.last_report.values():
-                v[...] = 0
-            public = a.public_state()
-            assert all(not v.flags.writeable for v in public.values())
-            for v in public.values():  # nor can it be made writable again
-                with pytest.raises(ValueError):
-                    v.flags.writeable = True
-            public.clear()
-    assert same(state(a), state(b))
+    checks.check_no_aliasing(cls, params, env_id)
+
+
+@pytest.mark.parametrize("cls,params,env_id", CASES)
+def test_least_authority(cls, params, env_id):
+    checks.check_least_authority(cls, params, env_id)
 
 
 # ----------------------------------------------------------------------------- per class
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=IDS)
-@pytest.mark.parametrize("param,bad,error", [
-    ("n_arms", 0, ValueError), ("n_arms", 2.5, TypeError), ("n_arms", True, TypeError),
-    ("horizon", 0, ValueError), ("horizon", 1.5, TypeError), ("num_envs", 0, ValueError),
-    ("num_envs", True, TypeError), ("secure", "yes", TypeError)])
-def test_parameter_validation(cls, param, bad, error):
-    """Same bad value, same error everywhere: TypeError for wrong types (bools and floats
-    where integers are needed), ValueError for wrong values."""
-    kwargs = dict(n_arms=3, horizon=100, **cls.test_params)
-    kwargs[param] = bad
-    with pytest.raises(error, match=param):
-        cls(**kwargs)
+def test_parameter_validation(cls):
+    checks.check_parameter_validation(cls)
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=IDS)
+def test_unsupported_action_spaces_are_refused(cls):
+    """UCB1 used to run on MultiBinary(4) as if it had 4 arms and fail on a Box with an
+    AttributeError: now one line naming the agent and the space."""
+    checks.check_unsupported_spaces(cls)
 
 
 class SpaceEnv(gym.Env):
@@ -289,22 +125,6 @@ class SpaceEnv(gym.Env):
 
     def __init__(self, action_space):
         self.action_space = action_space
-
-
-UNSUPPORTED = [spaces.MultiBinary(4), spaces.Box(0.0, 1.0, (2,)), spaces.MultiDiscrete([2, 3]),
-               spaces.Discrete(5, start=1)]
-
-
-@pytest.mark.parametrize("cls", CLASSES, ids=IDS)
-@pytest.mark.parametrize("space", UNSUPPORTED, ids=str)
-def test_unsupported_action_spaces_are_refused(cls, space):
-    """UCB1 used to run on MultiBinary(4) as if it had 4 arms and fail on a Box with an
-    AttributeError: now one line naming the agent and the space."""
-    for env in (SpaceEnv(space), gym.vector.SyncVectorEnv([lambda: SpaceEnv(space)])):
-        with pytest.raises(ValueError) as info:
-            cls.from_env(env, **cls.test_params)
-        msg = str(info.value)
-        assert "\n" not in msg and cls.name in msg and str(space) in msg
 
 
 def _bad_feedback(agent, obs):

@@ -55,9 +55,10 @@ def test_the_import_graph_sees_agents_importing_wrappers(graph):
 
 def test_the_dependency_direction_holds(graph):
     """ldp_gym (envs, runner) <- ldp_gym.wrappers <- ldp_gym.agents; only the CLI and the
-    experiment catalogue (the composition roots) import agents or wrappers."""
+    experiment catalogue (the composition roots) and the contract checks import agents or
+    wrappers."""
     assert not _imports(graph, "ldp_gym.wrappers", "ldp_gym.agents")
-    roots = ("ldp_gym.cli", "ldp_gym.experiments")
+    roots = ("ldp_gym.cli", "ldp_gym.experiments", "ldp_gym.checks")
     for prefix in ("ldp_gym.agents", "ldp_gym.wrappers"):
         outside = [(a, b) for a, b in _imports(graph, "ldp_gym", prefix)
                    if not a.startswith(("ldp_gym.agents", "ldp_gym.wrappers") + roots)]

@@ -355,20 +355,11 @@ def test_user_report_mutants_flagged():
     assert own.epsilon_lower > 2.0
 
 
-class OneDataset:
-    """A source of one auxiliary dataset of budget 0.5 (its data are not needed here)."""
-
-    auxiliary = ({"n": 1, "epsilon": 0.5},)
-
-    def auxiliary_data(self, run):  # pragma: no cover - never pulled
-        raise AssertionError
-
-
 @pytest.mark.audit
 def test_auxiliary_user_report_audit():
     """An auxiliary user of dataset 1 is released with its own budget eps_1 = 0.5."""
     u0, u1 = PAIRS["bin-arm"]
-    kw = dict(eps=4.0, source=1, aux_source=OneDataset())
+    kw = dict(eps=4.0, source=1, aux_epsilons=[0.5], aux_sizes=[1])  # one dataset, eps_1 = 0.5
     res = audit(report_sampler(LDPMABAux, *u0, 7, **kw), report_sampler(LDPMABAux, *u1, 8, **kw),
                 n=200_000, statistic="laplace")
     assert res.epsilon_lower <= 0.5
@@ -451,30 +442,49 @@ def aux_env(n_runs, horizon=500, specs=({"n": 600, "epsilon": 4.0, "gamma": 1.0}
     return venv
 
 
-def test_auxiliary_data_pulled_lazily_from_the_env_and_fed_once():
+def test_auxiliary_data_received_as_data_and_fed_once():
     venv = aux_env(3)
     agent = LDPMABAux.from_env(venv, epsilon=1.0, seed=0)
     assert agent.aux_epsilons == (4.0,) and agent.aux_sizes == (600,)
-    assert agent.bin_users.sum() == 0  # nothing pulled at construction
     obs = venv.reset(seed=4)[0]
+    with pytest.raises(RuntimeError, match="receive_auxiliary"):  # nothing to feed yet
+        agent.act(obs)
+    agent.reset(seed=0)
+    data = venv.auxiliary_datasets()
+    agent.receive_auxiliary(data)
+    assert agent.bin_users.sum() == 0  # fed at the first round, not before
     agent.act(obs)
     fed = agent.bin_users[:, :, 1].copy()
     assert (fed[:, 0] > 0).all() and agent.t.tolist() == [0, 0, 0]
+    assert agent._received is None  # not kept
     agent.act(obs)
     assert np.array_equal(agent.bin_users[:, :, 1], fed)  # one pass
+    with pytest.raises(ValueError, match="fed already"):
+        agent.receive_auxiliary(data)
     # the same datasets given explicitly: bitwise the same jump-start
-    data = [venv.unwrapped.core.auxiliary_data(i) for i in range(3)]
     explicit = LDPMABAux.from_env(venv, epsilon=1.0, seed=0, auxiliary=data,
                                   aux_epsilons=[4.0])
-    assert explicit.aux_source is None
     explicit.act(obs)
     assert np.array_equal(explicit.indicator_sums, agent.indicator_sums)
     assert np.array_equal(explicit.arms, agent.arms)
-    # reset: fed again at the next first call, from the env's current episode
+    # reset: received again for the new episode
     agent.reset(seed=0)
     assert agent.bin_users.sum() == 0
+    agent.receive_auxiliary(data)
     agent.act(obs)
     assert np.array_equal(agent.bin_users[:, :, 1], fed)
+    with pytest.raises(ValueError, match="sizes"):
+        LDPMABAux.from_env(venv, epsilon=1.0).receive_auxiliary(
+            [[(x[:5], a[:5], y[:5]) for x, a, y in run] for run in data])
+
+
+def test_the_runner_gives_the_datasets_of_each_episode():
+    """ldp_gym.run hands every chunk's datasets to the agent after the env's reset: the same
+    regret as feeding them explicitly."""
+    kw = dict(horizon=300, n_runs=2, seed=3, progress=False,
+              env_kwargs={"auxiliary": [{"n": 400, "epsilon": 4.0, "gamma": 1.0}]})
+    res = ldp_gym.run(ENV, {"A": (LDPMABAux, {"epsilon": 1.0})}, **kw)
+    assert res.regret["A"][:, -1].min() > 0
 
 
 def test_auxiliary_feeding_has_the_law_of_per_user_feeding():
@@ -522,11 +532,11 @@ def test_auxiliary_parameters_are_validated():
         LDPMABAux(K, epsilon=1.0, horizon=100, auxiliary=data)
     with pytest.raises(ValueError, match="aux_epsilons"):
         LDPMABAux(K, epsilon=1.0, horizon=100, auxiliary=data, aux_epsilons=[0.0])
-    with pytest.raises(ValueError, match="aux_source"):
-        LDPMABAux(K, epsilon=1.0, horizon=100, aux_source=object())
+    with pytest.raises(ValueError, match="aux_sizes"):
+        LDPMABAux(K, epsilon=1.0, horizon=100, aux_epsilons=[1.0], aux_sizes=[3, 4])
     with pytest.raises(ValueError, match="not both"):
         LDPMABAux(K, epsilon=1.0, horizon=100, auxiliary=data, aux_epsilons=[1.0],
-                  aux_source=aux_env(1).unwrapped.core)
+                  aux_sizes=[3])
     with pytest.raises(ValueError, match="source"):
         LDPMABAux(K, epsilon=1.0, horizon=100, auxiliary=data, aux_epsilons=[1.0]).feed(
             2, np.zeros((1, 3, 2)), np.zeros((1, 3), int), np.zeros((1, 3)))

@@ -157,6 +157,15 @@ class BanditEnv(gym.Env):
         self._ready = True
         return self.core.observe()[0], {}
 
+    def auxiliary_datasets(self) -> list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+        """This episode's auxiliary datasets as data, per run (one run here): for each run the
+        list ``[(X, A, Y), ...]`` of the setting's auxiliary datasets, empty in settings
+        without any. What an agent that uses them receives (``receive_auxiliary``)."""
+        if not self._ready:
+            raise gym.error.ResetNeeded("Cannot read auxiliary datasets before env.reset()")
+        data = getattr(self.core, "auxiliary_data", None)
+        return [data(0) if data is not None else []]
+
     def step(self, action):
         if not self._ready:
             raise gym.error.ResetNeeded("Cannot call env.step() before calling env.reset()")
@@ -198,6 +207,14 @@ class BanditVectorEnv(VectorEnv):
         self._all = np.arange(self.num_envs)
         self.last_regret = np.zeros(self.num_envs)
         self._ready = False  # reset() has drawn every run's instance
+
+    def auxiliary_datasets(self) -> list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+        """This episode's auxiliary datasets as data, per run: for each run the list
+        ``[(X, A, Y), ...]`` of the setting's auxiliary datasets, empty in settings without
+        any. What an agent that uses them receives (``receive_auxiliary``)."""
+        self.check_reset()
+        data = getattr(self.core, "auxiliary_data", None)
+        return [data(int(run)) if data is not None else [] for run in self._all]
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start every run afresh, or with ``options={"reset_mask": mask}`` (Gymnasium's

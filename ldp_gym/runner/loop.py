@@ -122,6 +122,9 @@ def play_chunk(chunk: Chunk, sink: Any = None, task: int = 0) -> tuple[str, np.n
     if hasattr(agent, "reset"):
         agent.reset(seed=agent_seed)
     obs, _ = venv.reset(seed=env_seed)
+    receive = getattr(agent, "receive_auxiliary", None)
+    if receive is not None:  # this episode's auxiliary datasets, as data (least authority)
+        receive(venv.unwrapped.auxiliary_datasets())
     out = np.zeros((n, len(checkpoints)))
     cum = np.zeros(n)
     report = None if sink is None else Reporter(sink, task)
