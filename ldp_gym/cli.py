@@ -36,6 +36,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import os
@@ -176,6 +177,18 @@ def _epsilons(text: str) -> list[float]:
     return out
 
 
+def _env_kwargs(text: str) -> dict[str, Any]:
+    """``--env-kwargs``: a JSON object of the env's keyword arguments."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"env-kwargs must be a JSON object, got {text!r} "
+                                         f"({exc.msg})") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"env-kwargs must be a JSON object, got {text!r}")
+    return value
+
+
 def _delta(text: str) -> float:
     try:
         d = float(text)
@@ -205,7 +218,11 @@ def _parser() -> _Parser:
     r = sub.add_parser("run", help="run agents on an environment")
     r.add_argument("env", help="environment id, e.g. LDPMAB-v0 (required; see list)")
     r.add_argument("--agents", required=True,
-                   help="comma-separated agent names (required, no default; see list)")
+                   help="comma-separated agent names, or your own agent classes as "
+                        "module:Class (required, no default; see list)")
+    r.add_argument("--env-kwargs", type=_env_kwargs, default=None, metavar="JSON",
+                   help="the env's keyword arguments as a JSON object, e.g. "
+                        "'{\"means\": [0.9, 0.8]}' (default none)")
     r.add_argument("--epsilon", type=_epsilons, default=None,
                    help="comma-separated privacy budgets of the private agents and the wrapper "
                         "(default 1; an error when no agent or wrapper is private)")
@@ -580,6 +597,23 @@ def _cmd_list() -> None:
         print(f"  {name:<22} {exp.description}")
 
 
+def _import_agent(spec: str) -> type:
+    """``module:Class`` of ``--agents``: the agent class, imported from the installed
+    packages or the current folder (as ``python -m`` would); a one-line error otherwise."""
+    module_name, _, attr = spec.partition(":")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UserError(f"--agents: cannot import {module_name!r} ({exc})") from None
+    cls = getattr(module, attr, None)
+    if not (isinstance(cls, type) and callable(getattr(cls, "from_env", None))):
+        raise UserError(f"--agents: {spec!r} is not an agent class (a subclass of "
+                        f"ldp_gym.agents.Agent, with from_env)")
+    return cls
+
+
 def _is_private(cls: type) -> bool:
     from ldp_gym.agents.base import GlobalDPAgent, LocalDPAgent
 
@@ -599,9 +633,11 @@ def _cmd_run(args: argparse.Namespace) -> None:
     names = [a.strip() for a in args.agents.split(",") if a.strip()]
     if not names:
         raise UserError("--agents names no agent")
+    by_lower.update({a.lower(): _import_agent(a) for a in names if ":" in a})
     unknown = [a for a in names if a.lower() not in by_lower]
     if unknown:
-        raise UserError(f"--agents: unknown agent {unknown[0]!r}; `ldp-gym list` shows them")
+        raise UserError(f"--agents: unknown agent {unknown[0]!r}; `ldp-gym list` shows them, "
+                        f"and your own classes are given as module:Class")
     private = {a: by_lower[a.lower()] for a in names if _is_private(by_lower[a.lower()])}
     plain = {a: by_lower[a.lower()] for a in names if a not in private}
     wrapped = bool(plain) and args.wrapper != "none"
@@ -616,10 +652,13 @@ def _cmd_run(args: argparse.Namespace) -> None:
         raise UserError("--secure: no agent or wrapper draws privacy noise (name a private "
                         "agent or pass --wrapper)")
     epsilons = args.epsilon or [1.0]
+    env_kwargs = args.env_kwargs or {}
     try:
-        probe = ldp_gym.make_vector_env(args.env, 1, args.horizon)
+        probe = ldp_gym.make_vector_env(args.env, 1, args.horizon, **env_kwargs)
     except ImportError as exc:  # an optional extra the env needs (scikit-learn's datasets)
         raise UserError(str(exc)) from None
+    except (ValueError, TypeError) as exc:
+        raise UserError(f"--env-kwargs: {exc}") from None
     # validate every agent's parameters before any work (errors name the parameter), and find
     # the (epsilon, delta)-DP agents, the ones --delta applies to
     def build(cls: Any, **kw: Any) -> Any:
@@ -638,7 +677,8 @@ def _cmd_run(args: argparse.Namespace) -> None:
                         "--wrapper gaussian)")
     lower, upper = probe.unwrapped.core.bounded_rewards or (0.0, 1.0)
     tasks: list[dict[str, Any]] = []
-    common = dict(env=args.env, horizon=args.horizon, n_runs=args.runs, seed=args.seed,
+    common = dict(env=args.env, env_kwargs=env_kwargs, horizon=args.horizon, n_runs=args.runs,
+                  seed=args.seed,
                   progress=False if args.quiet else None, n_jobs=args.jobs, secure=args.secure)
     for eps in epsilons:
         agents = {}

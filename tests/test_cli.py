@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import ldp_gym
@@ -332,3 +333,55 @@ def test_ldpsgd_refuses_a_bad_delta(delta):
 
     with pytest.raises(ValueError, match="delta"):
         LDPSGD(3, epsilon=1.0, delta=delta, horizon=100)
+
+
+# ------------------------------------------------------------------------------- third-party
+AGENT_MODULE = '''
+import numpy as np
+from ldp_gym.agents import Agent
+
+
+class FirstArm(Agent):
+    name = "first-arm"
+
+    def _init_state(self, n):
+        pass
+
+    def _act(self, obs):
+        return np.zeros(obs.shape[0], np.int64)
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        pass
+'''
+
+
+def test_third_party_agents_and_env_kwargs(tmp_path, monkeypatch, capsys):
+    """``--agents module:Class`` imports the user's class from the current folder;
+    ``--env-kwargs`` reaches the env (two arms: the first one, the worse, every round)."""
+    (tmp_path / "my_agents.py").write_text(AGENT_MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    assert main(["run", "LDPMAB-v0", "--agents", "my_agents:FirstArm,UCB1", *TINY,
+                 "--env-kwargs", '{"means": [0.2, 0.9]}', "--out", "out"]) == 0
+    res = ldp_gym.Results.load(tmp_path / "out" / "results.npz")
+    assert res.agents == ["first-arm", "UCB1"]
+    assert np.allclose(res.regret["first-arm"][:, -1], 0.7 * 50)
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--agents", "no_such_module:X"], "--agents: cannot import 'no_such_module'"),
+    (["--agents", "json:loads"], "is not an agent class"),
+    (["--env-kwargs", "{not json"], "env-kwargs must be a JSON object"),
+    (["--env-kwargs", "[1, 2]"], "env-kwargs must be a JSON object"),
+    (["--env-kwargs", '{"means": [0.5, 2.0]}'], "--env-kwargs: means"),
+    (["--env-kwargs", '{"colour": 1}'], "--env-kwargs:"),
+])
+def test_third_party_and_env_kwargs_errors_are_one_line(tmp_path, capsys, extra, needle):
+    args = ["run", "LDPMAB-v0", "--agents", "UCB1", *TINY, "--out", str(tmp_path / "o")]
+    if extra[0] == "--agents":
+        args[args.index("--agents") + 1] = extra[1]
+    else:
+        args += extra
+    assert main(args) == 2
+    one_line_error(capsys, needle)
+    assert not (tmp_path / "o").exists()
