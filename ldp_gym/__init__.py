@@ -12,11 +12,17 @@ Example:
     Discrete(5)
 """
 
+import importlib.metadata
+
 from .registration import ENV_SPECS, register_envs
 from .results import Results
 from .runner import default_checkpoints, make_vector_env, run, sweep
 
-__version__ = "0.1.0"
+try:  # the version has one source: the package's metadata (pyproject.toml)
+    __version__ = importlib.metadata.version("ldp-gym")
+except importlib.metadata.PackageNotFoundError:  # pragma: no cover - not installed
+    __version__ = "0+unknown"
+
 __all__ = ["ENV_SPECS", "Results", "default_checkpoints", "make_vector_env", "register_envs",
            "run", "sweep"]
 

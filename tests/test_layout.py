@@ -63,3 +63,21 @@ def test_the_dependency_direction_holds(graph):
         outside = [(a, b) for a, b in _imports(graph, "ldp_gym", prefix)
                    if not a.startswith(("ldp_gym.agents", "ldp_gym.wrappers") + roots)]
         assert not outside, outside
+
+
+def test_one_source_for_the_version_and_the_test_command():
+    """The version is the package metadata's (CITATION.cff states the same); the CI script,
+    the README and the getting-started page run one test command (the page includes the
+    README's)."""
+    import importlib.metadata
+    import re
+
+    import ldp_gym
+
+    version = importlib.metadata.version("ldp-gym")
+    assert ldp_gym.__version__ == version
+    assert f"version: {version}" in (ROOT / "CITATION.cff").read_text()
+    readme = (ROOT / "README.md").read_text()
+    command = re.search(r"\[start:test-command\] -->\n```bash\n(.*?)\n```", readme, re.S).group(1)
+    assert command in (ROOT / ".ci" / "run").read_text()
+    assert '--8<-- "README.md:test-command"' in (ROOT / "docs" / "getting-started.md").read_text()
