@@ -4,7 +4,7 @@
 test suite read it, so a new agent gets both by being listed here.
 """
 
-from ldp_gym.wrappers.privacy import Privacy
+from ldp_gym.wrappers.mechanisms.privacy import Privacy
 
 from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random
 from .bco import AGENTS as _BCO_AGENTS

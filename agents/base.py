@@ -46,7 +46,7 @@ from ldp_gym.validation import (
     check_optional_int,
     seed_sequence,
 )
-from ldp_gym.wrappers.privacy import Privacy
+from ldp_gym.wrappers.mechanisms.privacy import Privacy
 
 __all__ = ["Agent", "GlobalDPAgent", "LocalDPAgent", "Privacy", "argmax_random", "readonly"]
 
@@ -296,7 +296,7 @@ class _PrivateMixin:
             epsilon: the privacy budget, > 0 and finite.
             delta: the delta of an (epsilon, delta) guarantee, in [0, 1).
             unit: what one user's data is (``"reward"``, ``"user"``, ...), as
-                :class:`~ldp_gym.wrappers.privacy.Privacy` states it.
+                :class:`~ldp_gym.wrappers.mechanisms.privacy.Privacy` states it.
             lower, upper: the declared bounds of the protected values; the agent clips to
                 them before any release.
 

@@ -71,7 +71,7 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from ldp_gym.envs.bco import _box_status
+from ldp_gym.envs.bco import box_status
 from ldp_gym.protocols import BlockPlay
 from ldp_gym.validation import check_actions, check_int, check_real
 
@@ -277,7 +277,7 @@ def _world_round(x, xa, radius, play, feedback, world, s):  # pragma: no cover -
     xa[:] = x
     if not play(xa, draws[s], *args):
         return False
-    if _box_status(x.reshape(-1), radius):
+    if box_status(x.reshape(-1), radius):
         return False
     feedback(x, losses, rewards, noise[s], params, seen, mech[s])
     regrets[s, :] = regret

@@ -50,7 +50,7 @@ message (the raw outcomes of S for CUCB; :func:`ldp1_report_row`,
 env scores the super arms. CUCB's actions are bitwise those of
 ``act``/``observe``; the private agents' noise is drawn ahead in fixed chunks
 by their :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` and added by
-:func:`~ldp_gym.wrappers.compiled.snap_add` (bitwise the mechanism's release on
+:func:`~ldp_gym.wrappers.mechanisms.compiled.snap_add` (bitwise the mechanism's release on
 the same draw), so their law is that of per-round play on another stream
 (tests: bitwise on a replayed stream, Kolmogorov-Smirnov against per-round
 play, audits of :meth:`CUCBLDP1.block_report` / :meth:`CUCBLDP2.block_report`,
@@ -99,10 +99,10 @@ from numba import njit
 from ldp_gym.oracles import Family, oracle_row
 from ldp_gym.protocols import BlockPlay
 from ldp_gym.validation import Part, check_int, check_share
-from ldp_gym.wrappers.compiled import snap_add
-from ldp_gym.wrappers.continual import TreeMechanism, tree_add
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism
-from ldp_gym.wrappers.noise import DrawnAhead
+from ldp_gym.wrappers.mechanisms.compiled import snap_add
+from ldp_gym.wrappers.mechanisms.continual import TreeMechanism, tree_add
+from ldp_gym.wrappers.mechanisms.noise import DrawnAhead
 from ldp_gym.wrappers.semibandit import check_at_most_k
 
 from .base import Agent, GlobalDPAgent, LocalDPAgent, readonly
@@ -318,7 +318,7 @@ def _play_rounds(rule, oracle, outcomes, start, stop, server, draws, release_noi
        (``_RAW``, CUCB), :func:`ldp1_report_row` or :func:`ldp2_report_row`;
     3. server: the update from the message only (counts and sums), ``t += 1``; CUCB-DP
        (``_TREES``): each outcome of S enters its arm's tree
-       (:func:`~ldp_gym.wrappers.continual.tree_add`) with the tree's next noise value, and
+       (:func:`~ldp_gym.wrappers.mechanisms.continual.tree_add`) with the tree's next noise value, and
        the sum is the tree's noisy prefix sum.
 
     ``rule = (index_kind, release, b, c)`` (:func:`_index_value`'s constants);
@@ -619,7 +619,7 @@ class CombinatorialAgent(Agent):
         and, for CUCB, the actions are bitwise those of ``act``/``observe`` on the same
         feedback. The private agents' noise is drawn ahead by their
         :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` in chunks of :data:`CHUNK`
-        values and added by :func:`~ldp_gym.wrappers.compiled.snap_add` (the mechanism's
+        values and added by :func:`~ldp_gym.wrappers.mechanisms.compiled.snap_add` (the mechanism's
         release, bitwise, on the same draw; the next chunk is drawn in a background thread
         while the kernel runs): the law of per-round play, another stream. ``last_report``
         is left as it was. Every outcome must lie in ``outcome_bounds`` (and
@@ -981,7 +981,7 @@ class CUCBDP(_Private, GlobalDPAgent, CombinatorialAgent):
     """CUCB-DP (Chen et al., ICML 2020, Algorithm 3): per-base-arm tree aggregation.
 
     The server sees the raw outcomes; each base arm's stream of outcomes goes through a
-    binary tree mechanism (:class:`~ldp_gym.wrappers.continual.TreeMechanism`, Dwork et al.
+    binary tree mechanism (:class:`~ldp_gym.wrappers.mechanisms.continual.TreeMechanism`, Dwork et al.
     2010, Chan et al. 2011; the paper's Lemma 1) whose nodes get ``Lap(2K log T/epsilon)``:
     the tree runs with budget ``epsilon/(2K)``, i.e. node scale ``levels (1 + g) 2K/epsilon``
     with ``levels = floor(log2 T) + 1 >= log2 T``. ``mu~(i)`` is the tree's noisy sum over

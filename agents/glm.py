@@ -53,7 +53,7 @@ from ldp_gym.validation import (
     plain_floats,
 )
 from ldp_gym.wrappers.mechanisms import GaussianStatistics, L2BallMechanism
-from ldp_gym.wrappers.noise import NoiseStream, tracing
+from ldp_gym.wrappers.mechanisms.noise import NoiseStream, tracing
 
 from . import glm_kernels
 from .base import Agent, LocalDPAgent, readonly

@@ -3,7 +3,7 @@
 Each algorithm is three functions of one user and the server's state:
 ``choose`` (user: the action from the context and the public state),
 ``report`` (user: the message, built by the mechanisms' compiled transforms of
-:mod:`ldp_gym.wrappers.compiled` from noise the mechanisms drew) and
+:mod:`ldp_gym.wrappers.mechanisms.compiled` from noise the mechanisms drew) and
 ``update`` (server: folds a message into its state, seeing nothing else).
 One kernel per algorithm loops them over runs and rounds, doing the steps
 ``mode`` asks for:
@@ -44,7 +44,7 @@ from numba.extending import overload
 
 from ldp_gym.envs.glm import inverse_link
 from ldp_gym.validation import finite_into
-from ldp_gym.wrappers.compiled import (
+from ldp_gym.wrappers.mechanisms.compiled import (
     clip_l2_into,
     clip_scalar,
     l2_ball,

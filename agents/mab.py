@@ -478,7 +478,7 @@ class DPUCB(_Compiled, _GlobalMAB):
 
     One compiled kernel (:func:`~ldp_gym.agents.mab_kernels.dp_ucb_rounds`) chooses in
     ``act``, adds the reward to the pulled arm's tree in ``observe`` (the tree mechanism's
-    own :func:`~ldp_gym.wrappers.continual.tree_add`, with its next noise value) and plays
+    own :func:`~ldp_gym.wrappers.mechanisms.continual.tree_add`, with its next noise value) and plays
     whole drawn blocks (``play_block``): the block path is bitwise the per-round path. An arm
     not yet pulled has index +inf; ties are broken uniformly at random.
 

@@ -24,7 +24,7 @@ Rules (``kind``):
   mechanism's grid, plus its next noise value) is built in the kernel too;
 * :data:`DP_UCB` (Mishra and Thakurta 2015, as Azize and Basu run it):
   ``S~/n + sqrt(c1/n) + c2/n`` on each arm's binary-tree noisy sum S~, the reward (clipped)
-  added to the pulled arm's tree in the kernel (:func:`~ldp_gym.wrappers.continual.tree_add`,
+  added to the pulled arm's tree in the kernel (:func:`~ldp_gym.wrappers.mechanisms.continual.tree_add`,
   the tree mechanism's own code, with its next noise value).
 
 The index rules (all but Exp3 and Tsallis-INF) share one round loop (:func:`_rounds`) and
@@ -44,8 +44,8 @@ from typing import Any
 import numpy as np
 from numba import njit, vectorize
 
-from ldp_gym.wrappers.compiled import snap_add
-from ldp_gym.wrappers.continual import tree_add
+from ldp_gym.wrappers.mechanisms.compiled import snap_add
+from ldp_gym.wrappers.mechanisms.continual import tree_add
 
 __all__ = ["CHOOSE", "DP_UCB", "EXP3", "KL_UCB", "LDP_UCB", "PLAY", "ROUNDS", "THOMPSON",
            "TSALLIS_INF", "UCB1", "UPDATE", "adversarial_rounds", "distributions",

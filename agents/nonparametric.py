@@ -23,7 +23,7 @@ by the :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` of its part),
 ``UPDATE`` (server: the message added to the bins' sums, then elimination and
 refinement) and, for the runner's block path, ``FAST``: the server's sums
 after each user, built from the same slot inputs plus noise the same
-mechanisms drew ahead (:func:`ldp_gym.wrappers.compiled.snap_add`, the
+mechanisms drew ahead (:func:`ldp_gym.wrappers.mechanisms.compiled.snap_add`, the
 float-safe ``snap(x) + k g``), only for the sums the algorithm can still
 read: an eliminated arm's sums, the reward sums of a bin with one active arm
 and every sum of a bin with one active arm at the depth cap are never read
@@ -66,10 +66,10 @@ from numba import njit
 
 from ldp_gym.protocols import BlockPlay
 from ldp_gym.validation import MIN_EPSILON, Part, check_finite, check_int, check_real, check_share
-from ldp_gym.wrappers.compiled import snap_add
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism
-from ldp_gym.wrappers.noise import DrawnAhead
-from ldp_gym.wrappers.privacy import Privacy
+from ldp_gym.wrappers.mechanisms.compiled import snap_add
+from ldp_gym.wrappers.mechanisms.noise import DrawnAhead
+from ldp_gym.wrappers.mechanisms.privacy import Privacy
 
 from .base import Agent, LocalDPAgent, readonly
 

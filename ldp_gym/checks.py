@@ -460,7 +460,7 @@ def _run_check(name: str, case: str, check: Callable, *args: Any) -> None:
 class AgentAudit:
     """The outcome of :func:`audit_agent`."""
 
-    #: the split-sample test's result (:class:`~ldp_gym.wrappers.audit.AuditResult`)
+    #: the split-sample test's result (:class:`~ldp_gym.wrappers.mechanisms.audit.AuditResult`)
     result: Any
     #: the epsilon the agent claims
     claimed: float
@@ -481,7 +481,7 @@ def audit_agent(agent_class: type, *, env_id: str | None = None, params: dict | 
     Two neighbouring users' rounds (the same observation and action, rewards at the two
     declared bounds by default) are each reported by ``n`` users, every one with its own
     noise (an agent of ``num_envs = n``, freshly seeded per sample); the split-sample
-    Clopper-Pearson test of :func:`~ldp_gym.wrappers.audit.audit` then certifies a lower
+    Clopper-Pearson test of :func:`~ldp_gym.wrappers.mechanisms.audit.audit` then certifies a lower
     bound on epsilon with confidence ``1 - alpha``. A correct agent's bound stays at or
     below its claimed epsilon (the false alarm rate is at most ``alpha``); a report that
     leaks the user's data gives a larger one.
@@ -494,7 +494,7 @@ def audit_agent(agent_class: type, *, env_id: str | None = None, params: dict | 
             env's first observation, action 0 and rewards ``lower`` and ``upper``.
         n: reports per side and per half of the test.
         alpha: the failure probability of the certified bound.
-        statistic: as :func:`~ldp_gym.wrappers.audit.audit` takes it; the default projects
+        statistic: as :func:`~ldp_gym.wrappers.mechanisms.audit.audit` takes it; the default projects
             each report on the difference of the two sides' mean reports.
 
     Returns:
@@ -502,7 +502,7 @@ def audit_agent(agent_class: type, *, env_id: str | None = None, params: dict | 
         certified lower bound stays at or below it.
     """
     from ldp_gym.runner import make_vector_env
-    from ldp_gym.wrappers.audit import audit
+    from ldp_gym.wrappers.mechanisms.audit import audit
 
     if not callable(getattr(agent_class, "local_report", None)):
         raise TypeError(f"audit_agent needs a local-DP agent class (with local_report), got "

@@ -11,7 +11,7 @@ import pytest
 
 from ldp_gym.agents import DPSE, LDPUCB, AdaPKLUCB, AdaPUCB
 from ldp_gym.wrappers import mechanisms as M
-from ldp_gym.wrappers.audit import audit, audit_gaussian_epsilon
+from ldp_gym.wrappers.mechanisms.audit import audit, audit_gaussian_epsilon
 
 pytestmark = pytest.mark.audit
 

@@ -12,7 +12,7 @@ import pytest
 
 import ldp_gym
 from ldp_gym.wrappers import TwoPointGaussian, VectorTwoPointGaussian, one_point
-from ldp_gym.wrappers.audit import audit, audit_gaussian_epsilon, off_lattice
+from ldp_gym.wrappers.mechanisms.audit import audit, audit_gaussian_epsilon, off_lattice
 
 D = 5
 

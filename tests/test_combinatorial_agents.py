@@ -17,8 +17,8 @@ import ldp_gym
 from ldp_gym.agents import AGENTS, CUCB, CUCBDP, CUCBLDP1, CUCBLDP2, LDPUCB
 from ldp_gym.agents.combinatorial import oracle_weights
 from ldp_gym.protocols import BlockPlay
-from ldp_gym.wrappers.audit import audit
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism
+from ldp_gym.wrappers.mechanisms.audit import audit
 from ldp_gym.wrappers.semibandit import LaplaceSemiBandit, VectorLaplaceSemiBandit
 
 gym.register_envs(ldp_gym)
@@ -697,7 +697,7 @@ class Replay:
 
     def __init__(self, twin):
         from ldp_gym.agents.combinatorial import CHUNK
-        from ldp_gym.wrappers.noise import DrawnAhead
+        from ldp_gym.wrappers.mechanisms.noise import DrawnAhead
 
         self.ahead, self.twin, self.grid = DrawnAhead(CHUNK), twin, twin.grid
         self.lower, self.upper = twin.lower, twin.upper

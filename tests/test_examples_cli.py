@@ -21,9 +21,9 @@ def test_quickstart_example_runs(tmp_path, capsys):
 
 @pytest.mark.parametrize("module", [
     "ldp_gym", "ldp_gym.runner", "ldp_gym.results", "ldp_gym.envs.mab", "ldp_gym.experiments",
-    "ldp_gym.agents.mab", "ldp_gym.agents.adapters", "ldp_gym.wrappers.mechanisms",
-    "ldp_gym.wrappers.noise", "ldp_gym.wrappers.continual",
-    "ldp_gym.wrappers.reward", "ldp_gym.wrappers.audit"])
+    "ldp_gym.agents.mab", "ldp_gym.agents.adapters", "ldp_gym.wrappers.mechanisms.base",
+    "ldp_gym.wrappers.mechanisms.noise", "ldp_gym.wrappers.mechanisms.continual",
+    "ldp_gym.wrappers.reward", "ldp_gym.wrappers.mechanisms.audit"])
 def test_doctests(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0

@@ -17,7 +17,7 @@ from ldp_gym.envs.base import INFO_KEYS
 from ldp_gym.wrappers import mechanisms as M
 from ldp_gym.wrappers.feedback import NOISE_KEY, FeedbackWrapper, VectorFeedbackWrapper
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism
-from ldp_gym.wrappers.privacy import Privacy
+from ldp_gym.wrappers.mechanisms.privacy import Privacy
 from ldp_gym.wrappers.reward import (
     GaussianReward,
     LaplaceReward,

@@ -24,7 +24,7 @@ import pytest
 
 from ldp_gym.agents import LDPGLOC, LDPOLS, LDPLinUCB, LDPMultiOLS
 from ldp_gym.wrappers import mechanisms as M
-from ldp_gym.wrappers.audit import audit, audit_gaussian_epsilon, off_lattice, trailing_zeros
+from ldp_gym.wrappers.mechanisms.audit import audit, audit_gaussian_epsilon, off_lattice, trailing_zeros
 from ldp_gym.wrappers.reward import GaussianReward, VectorGaussianReward
 
 #: samples per side per half of the value audits of agent messages
@@ -273,8 +273,8 @@ def test_agent_message_value_audit(cls, path):
 def test_compiled_grid_normals_are_the_numpy_ones(sd, grid):
     """The Gaussian streams' compiled draw (normals drawn and put on the grid in one pass) is
     bitwise ``gaussian_grid_noise`` of numpy's normals, with no -0.0."""
-    from ldp_gym.wrappers.noise import _grid_normals, gaussian_grid_noise
+    from ldp_gym.wrappers.mechanisms.noise import draw_grid_normals, gaussian_grid_noise
 
-    fast = _grid_normals(np.random.default_rng(3), 20001, sd=sd, grid=grid)
+    fast = draw_grid_normals(np.random.default_rng(3), 20001, sd=sd, grid=grid)
     ref = gaussian_grid_noise(np.random.default_rng(3).standard_normal(20001), sd, grid)
     assert np.array_equal(fast, ref) and not np.signbit(fast[fast == 0]).any()

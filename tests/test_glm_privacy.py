@@ -11,7 +11,7 @@ import pytest
 
 from ldp_gym.agents import LDPGLOC, LDPOLS, LDPSGD, LDPLinUCB, LDPMultiOLS, LDPMultiSGD
 from ldp_gym.wrappers import mechanisms as M
-from ldp_gym.wrappers.audit import audit, audit_gaussian_epsilon
+from ldp_gym.wrappers.mechanisms.audit import audit, audit_gaussian_epsilon
 
 N = 200_000
 K, D = 3, 2

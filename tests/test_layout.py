@@ -32,7 +32,7 @@ def test_mypy_reveals_the_real_classes_from_outside_the_repository(tmp_path):
     revealed = [line for line in out.splitlines() if "Revealed type" in line]
     assert len(revealed) == 4, out
     for line, name in zip(revealed, ("agents.mab.UCB1", "agents.glm.LDPOLS",
-                                     "wrappers.mechanisms.LaplaceMechanism",
+                                     "wrappers.mechanisms.base.LaplaceMechanism",
                                      "wrappers.reward.LaplaceReward")):
         assert line.rstrip('"').endswith(f"-> ldp_gym.{name}"), line
         assert "Any" not in line.split("->")[-1]
@@ -81,3 +81,17 @@ def test_one_source_for_the_version_and_the_test_command():
     command = re.search(r"\[start:test-command\] -->\n```bash\n(.*?)\n```", readme, re.S).group(1)
     assert command in (ROOT / ".ci" / "run").read_text()
     assert '--8<-- "README.md:test-command"' in (ROOT / "docs" / "getting-started.md").read_text()
+
+
+@pytest.mark.parametrize("module", ["noise", "calibration", "continual", "compiled", "audit",
+                                    "privacy"])
+def test_the_old_paths_of_the_primitives_still_work_with_a_warning(module):
+    """The primitives moved to ``ldp_gym.wrappers.mechanisms``; the old import paths work for
+    one release, with a DeprecationWarning naming the new one."""
+    import importlib
+
+    new = importlib.import_module(f"ldp_gym.wrappers.mechanisms.{module}")
+    sys.modules.pop(f"ldp_gym.wrappers.{module}", None)
+    with pytest.warns(DeprecationWarning, match=f"ldp_gym.wrappers.mechanisms.{module}"):
+        old = importlib.import_module(f"ldp_gym.wrappers.{module}")
+    assert all(getattr(old, name) is getattr(new, name) for name in new.__all__)

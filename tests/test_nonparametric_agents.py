@@ -18,8 +18,8 @@ from scipy import stats
 import ldp_gym
 from ldp_gym.agents import ABSE, LDPMAB, LDPMABAux, UniformRandom
 from ldp_gym.agents import nonparametric as NP
-from ldp_gym.wrappers.audit import audit
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism, recording
+from ldp_gym.wrappers.mechanisms.audit import audit
 
 ENV = "LDPNonparametricBandit-v0"
 K = 3

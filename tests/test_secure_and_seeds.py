@@ -15,7 +15,7 @@ import pytest
 import ldp_gym
 from ldp_gym.agents import AGENTS, LDPGLOC, LDPOLS, LDPSGD, LDPLinUCB, LDPMultiOLS, LDPMultiSGD
 from ldp_gym.wrappers import mechanisms as M
-from ldp_gym.wrappers import noise as N
+from ldp_gym.wrappers.mechanisms import noise as N
 
 PRIVATE = {name: cls for name, cls in AGENTS.items()
            if getattr(cls, "test_params", {}).get("epsilon") is not None

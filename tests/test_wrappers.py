@@ -9,7 +9,7 @@ from gymnasium.utils.env_checker import check_env
 import ldp_gym
 from ldp_gym.envs.base import INFO_KEYS
 from ldp_gym.wrappers.bco import TwoPointGaussian, VectorTwoPointGaussian
-from ldp_gym.wrappers.privacy import Privacy
+from ldp_gym.wrappers.mechanisms.privacy import Privacy
 from ldp_gym.wrappers.reward import GaussianReward, LaplaceReward, VectorGaussianReward, VectorLaplaceReward
 from ldp_gym.wrappers.semibandit import LaplaceSemiBandit, VectorLaplaceSemiBandit
 

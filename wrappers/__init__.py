@@ -14,7 +14,7 @@ from .mechanisms import (
     TreeMechanism,
     recording,
 )
-from .privacy import Privacy
+from .mechanisms.privacy import Privacy
 from .reward import GaussianReward, LaplaceReward, VectorGaussianReward, VectorLaplaceReward
 from .semibandit import LaplaceSemiBandit, VectorLaplaceSemiBandit
 

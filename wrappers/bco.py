@@ -36,7 +36,7 @@ release itself, through ``block_release`` (:class:`VectorOnePointGaussian`,
 which :func:`one_point` builds on vector envs, and
 :class:`VectorTwoPointGaussian`): the mechanism draws the noise of the block
 ahead from its stream (the same numbers as its per-round calls), the compiled
-transform (the arithmetic ``step`` uses, and :mod:`ldp_gym.wrappers.compiled`'s
+transform (the arithmetic ``step`` uses, and :mod:`ldp_gym.wrappers.mechanisms.compiled`'s
 clip, snap and add) releases each round, and the calls are traced as the
 per-round ones (:func:`~ldp_gym.wrappers.mechanisms.recording`), so the audits
 cover both paths.
@@ -71,13 +71,14 @@ from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
 from numba import njit
 
-from ldp_gym.envs.bco import _project_point
+from ldp_gym.envs.bco import project_point
 from ldp_gym.protocols import ReleaseKernel
+from ldp_gym.validation import check_input
 
-from .compiled import clip_scalar, snap_add
 from .feedback import STREAM_ARGS_DOC, FeedbackWrapper, VectorFeedbackWrapper
-from .mechanisms import GaussianMechanism, check_input
-from .noise import _record, tracing
+from .mechanisms import GaussianMechanism
+from .mechanisms.compiled import clip_scalar, snap_add
+from .mechanisms.noise import record_release, tracing
 from .reward import GaussianReward, VectorGaussianReward
 
 __all__ = ["TwoPointGaussian", "VectorOnePointGaussian", "VectorTwoPointGaussian", "one_point"]
@@ -89,15 +90,15 @@ _PAIR_SPACE = spaces.Box(-np.inf, np.inf, shape=(2,), dtype=np.float64)
 # The two-point release's arithmetic is compiled once and used by both paths of the runner:
 # the wrappers' step (round by round) and the block path's kernels (``block_release``), so the
 # released values are bitwise the same. The mechanism's transform (clip, snap, add the noise
-# drawn ahead) is :mod:`ldp_gym.wrappers.compiled`'s.
+# drawn ahead) is :mod:`ldp_gym.wrappers.mechanisms.compiled`'s.
 
 
 @njit(cache=True, nogil=True)
 def _gap_ratio(x, i, l0, l1, radius, dim, buf):  # pragma: no cover - compiled
     """Run i of x (N, 2d): the distance of its two points as the env plays them (projected
     onto the ball) and the loss difference divided by it (0.0 for the same point twice)."""
-    _project_point(x[i, :dim], radius, buf[0])
-    _project_point(x[i, dim:2 * dim], radius, buf[1])
+    project_point(x[i, :dim], radius, buf[0])
+    project_point(x[i, dim:2 * dim], radius, buf[1])
     sq = 0.0
     for q in range(dim):
         v = buf[0, q] - buf[1, q]
@@ -160,7 +161,7 @@ def _block_kernel(mechanism: GaussianMechanism, feedback: Any, params: list[floa
         if not tracing():
             return
         for out, z in zip(outputs, noise[:len(outputs)], strict=True):
-            _record(type(mechanism).__name__, out - z, mechanism.snapped_sensitivity,
+            record_release(type(mechanism).__name__, out - z, mechanism.snapped_sensitivity,
                     mechanism.sigma, mechanism.epsilon, mechanism.delta)
     return ReleaseKernel(feedback, np.array(params, dtype=np.float64), noise, record)
 

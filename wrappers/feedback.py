@@ -22,7 +22,7 @@ two-point bandit convex optimisation (the release is only
 Every such wrapper shares the same policies:
 
 * **What is protected** is what ``release`` noises, stated by ``privacy``
-  (a :class:`~ldp_gym.wrappers.privacy.Privacy`, local model, the mechanism's
+  (a :class:`~ldp_gym.wrappers.mechanisms.privacy.Privacy`, local model, the mechanism's
   epsilon and delta, the unit of the class attribute ``unit``). Anything
   ``release`` passes through unnoised is not protected.
 * **info** is computed from the private data (oracle values), so ``step`` and
@@ -81,8 +81,11 @@ from gymnasium.utils import RecordConstructorArgs
 from gymnasium.vector import AutoresetMode, VectorWrapper
 from gymnasium.vector.utils import batch_space
 
-from .mechanisms import Mechanism, check_bool, make_rng
-from .privacy import Privacy
+from ldp_gym.validation import check_bool
+
+from .mechanisms import Mechanism
+from .mechanisms.noise import make_rng
+from .mechanisms.privacy import Privacy
 
 __all__ = ["NOISE_KEY", "FeedbackWrapper", "VectorFeedbackWrapper", "private_observation"]
 
@@ -131,7 +134,7 @@ class _NoiseStream:
 
     mechanism: Mechanism
     secure: bool = False
-    #: What one release protects: a key of :data:`ldp_gym.wrappers.privacy.UNITS`.
+    #: What one release protects: a key of :data:`ldp_gym.wrappers.mechanisms.privacy.UNITS`.
     unit: str = "reward"
 
     def _init_noise(self, seed: Any, secure: Any) -> None:

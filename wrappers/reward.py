@@ -54,8 +54,10 @@ import numpy as np
 from gymnasium.utils import RecordConstructorArgs
 from gymnasium.vector import VectorRewardWrapper
 
+from ldp_gym.validation import check_input
+
 from .feedback import NOISE_KEY, STREAM_ARGS_DOC, FeedbackWrapper, VectorFeedbackWrapper
-from .mechanisms import GaussianMechanism, LaplaceMechanism, check_input
+from .mechanisms import GaussianMechanism, LaplaceMechanism
 
 __all__ = ["GaussianReward", "LaplaceReward", "VectorGaussianReward", "VectorLaplaceReward"]
 __all__ += ["NOISE_KEY"]  # re-exported from .feedback, where the noise stream lives

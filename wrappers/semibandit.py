@@ -68,11 +68,11 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
 
-from ldp_gym.validation import check_share
+from ldp_gym.validation import check_epsilon, check_input, check_int, check_share
 
 from .feedback import STREAM_ARGS_DOC, FeedbackWrapper, VectorFeedbackWrapper
-from .mechanisms import LaplaceMechanism, check_epsilon, check_input, check_int
-from .privacy import Privacy
+from .mechanisms import LaplaceMechanism
+from .mechanisms.privacy import Privacy
 
 __all__ = ["LaplaceSemiBandit", "VectorLaplaceSemiBandit", "check_at_most_k"]
 

@@ -138,7 +138,8 @@ from ldp_gym.validation import check_int, check_real
 from .base import BanditCore, BanditEnv, BanditVectorEnv
 
 __all__ = ["LOSSES", "REGIMES", "BCOCore", "BCOEnv", "BCOVectorEnv", "MultiPointBCOCore",
-           "MultiPointBCOEnv", "MultiPointBCOVectorEnv", "project_points", "psi"]
+           "MultiPointBCOEnv", "MultiPointBCOVectorEnv", "box_status", "project_point", "project_points",
+           "psi"]
 
 #: the loss families, by code (their position)
 LOSSES = ("quadratic", "absolute", "logistic")
@@ -312,7 +313,7 @@ def _logistic_comparators(t, n_b, exp_offsets, offsets, scale, out):
 
 
 @njit(cache=True, nogil=True)
-def _box_status(x, radius):
+def box_status(x, radius):
     """-1 if a value of x (flat) is NaN or infinite (the shared validation refuses those), 1
     if a finite value leaves [-radius, radius], else 0."""
     out = 0
@@ -331,7 +332,7 @@ _CLEARLY_INSIDE = 1.0 - 1e-9
 
 
 @njit(cache=True, nogil=True)
-def _project_point(src, radius, dst):
+def project_point(src, radius, dst):
     """One point ``src`` (d,) projected radially onto the ball into ``dst`` (may be ``src``),
     inside the box despite rounding; returns whether it lay outside by more than rounding.
     Norms come from the max-abs-scaled point (no finite point overflows)."""
@@ -363,21 +364,21 @@ def _project_point(src, radius, dst):
 
 @njit(cache=True, nogil=True)
 def _project_rows(rows, radius, out, flags):
-    """:func:`_project_point` on every row of ``rows`` (M, d)."""
+    """:func:`project_point` on every row of ``rows`` (M, d)."""
     for i in range(rows.shape[0]):
-        flags[i] = _project_point(rows[i], radius, out[i])
+        flags[i] = project_point(rows[i], radius, out[i])
 
 
 @njit(cache=True, nogil=True)
 def _admit_rows(x, points, dim, radius, forced):
     """:meth:`BCOCore.admit` of a finite float64 batch x (N, k*d) some value of which leaves
-    the box ``[-radius, radius]`` (:func:`_box_status` 1), in place: every point of every run
+    the box ``[-radius, radius]`` (:func:`box_status` 1), in place: every point of every run
     projected onto X and ``forced[i]`` set where one of run i's lay outside it by more than
     rounding."""
     for i in range(x.shape[0]):
         for j in range(points):
             row = x[i, j * dim:(j + 1) * dim]
-            if _project_point(row, radius, row):
+            if project_point(row, radius, row):
                 forced[i] = True
 
 
@@ -387,7 +388,7 @@ def _play_admitted(x, uniforms, fpar, ipar, centres, direction, offsets, counts,
     """The block path's round (:meth:`BCOCore.round_kernel`): the checks and projection of
     :meth:`BCOVectorEnv.step` (x (N, k*d) finite, else nothing is played and False returned;
     :func:`_admit_rows`, in place), then :func:`_play`."""
-    status = _box_status(x.reshape(-1), fpar[0])  # one pass: finite, and inside the box?
+    status = box_status(x.reshape(-1), fpar[0])  # one pass: finite, and inside the box?
     if status < 0:
         return False
     if status:
@@ -438,7 +439,7 @@ _ARGS_DOC = """
 def project_points(pts: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
     """Points (..., d) projected radially onto the ball, inside the box ``[-radius, radius]^d``
     despite rounding, and whether each lay outside by more than rounding. Norms come from
-    max-abs-scaled points, so that no finite point overflows. Compiled (:func:`_project_point`,
+    max-abs-scaled points, so that no finite point overflows. Compiled (:func:`project_point`,
     the one implementation of both paths of the runner)."""
     pts = np.asarray(pts, dtype=np.float64)
     d = pts.shape[-1]
@@ -576,7 +577,7 @@ class BCOCore(BanditCore):
             return actions
         R = self.radius
         if arr.dtype == np.float64:
-            if _box_status(arr.reshape(-1), R) != 1:
+            if box_status(arr.reshape(-1), R) != 1:
                 return actions
         elif arr.dtype.kind not in "iuf" or not np.isfinite(arr).all() \
                 or not (arr.max() > R or arr.min() < -R):

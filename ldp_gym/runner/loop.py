@@ -152,7 +152,7 @@ def play_chunk(chunk: Chunk, sink: Any = None, task: int = 0) -> tuple[str, np.n
 
 def _privacy_label(agent: AgentLike, venv: Any) -> str:
     """The guarantee of ``agent`` on ``venv``: the agent's own, else those of the privacy
-    wrappers (each states one :class:`~ldp_gym.wrappers.privacy.Privacy`)."""
+    wrappers (each states one :class:`~ldp_gym.wrappers.mechanisms.privacy.Privacy`)."""
     privacy = getattr(agent, "privacy", None)
     if privacy is not None:
         return str(privacy)

@@ -29,15 +29,15 @@ mechanisms (:class:`LaplaceMechanism`, :class:`PrivateEpisodeMean`,
 The other concerns live in their own modules, and every name of ``__all__``
 is importable from here as well:
 
-* :mod:`ldp_gym.wrappers.calibration`: the grid and calibration arithmetic
+* :mod:`ldp_gym.wrappers.mechanisms.calibration`: the grid and calibration arithmetic
   (``GRID_BITS``, :func:`grid_step`, :func:`laplace_scale`, the Gaussian
   calibrations, :func:`l2_ball_radius`);
-* :mod:`ldp_gym.wrappers.noise`: randomness and noise primitives
+* :mod:`ldp_gym.wrappers.mechanisms.noise`: randomness and noise primitives
   (:class:`SecureGenerator`, :func:`make_rng`, :class:`NoiseStream`,
   :func:`snap`, :func:`gaussian_grid_noise`, :func:`clip_l2`, tracing with
   :func:`recording`);
-* :mod:`ldp_gym.wrappers.continual`: continual counting (:class:`TreeMechanism`);
-* :mod:`ldp_gym.wrappers.compiled`: the compiled (numba) transforms.
+* :mod:`ldp_gym.wrappers.mechanisms.continual`: continual counting (:class:`TreeMechanism`);
+* :mod:`ldp_gym.wrappers.mechanisms.compiled`: the compiled (numba) transforms.
 
 Example:
     >>> import numpy as np
@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -85,26 +85,22 @@ from .calibration import (  # noqa: F401  (re-exported: the calibration arithmet
     laplace_scale,
 )
 from .noise import (  # noqa: F401  (re-exported: the randomness and noise primitives)
-    _TRACE,
     MECHANISM_KEY,
     NoiseStream,
     SecureGenerator,
-    _discrete_laplace,
-    _grid_normals,
-    _normals,
-    _record,
-    _uniforms,
-    _upper_indices,
     clip_l2,
+    draw_discrete_laplace,
+    draw_grid_normals,
+    draw_normals,
+    draw_uniforms,
     gaussian_grid_noise,
     make_rng,
+    record_release,
     recording,
     snap,
     tracing,
+    upper_indices,
 )
-
-if TYPE_CHECKING:
-    from .continual import TreeMechanism
 
 __all__ = [
     "GRID_BITS",
@@ -118,7 +114,6 @@ __all__ = [
     "PrivateEpisodeMean",
     "RandomizedResponse",
     "SecureGenerator",
-    "TreeMechanism",
     "analytic_gaussian_sigma",
     "classic_gaussian_sigma",
     "gaussian_delta",
@@ -129,20 +124,6 @@ __all__ = [
     "recording",
     "snap",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    """``TreeMechanism`` lives in :mod:`ldp_gym.wrappers.continual`, which imports
-    :class:`Mechanism` from here: it is re-exported lazily (PEP 562), so that neither
-    module needs the other half-imported."""
-    if name == "TreeMechanism":
-        from .continual import TreeMechanism
-        return TreeMechanism
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | {"TreeMechanism"})
 
 
 # --------------------------------------------------------------------------- base class
@@ -218,7 +199,7 @@ class Mechanism:
         sens, g, p, scale = cal
         k = np.rint(x / g) + (self.rng.geometric(p, size=x.shape)
                               - self.rng.geometric(p, size=x.shape))
-        _record(type(self).__name__, x, sens, scale, self.epsilon, 0.0)
+        record_release(type(self).__name__, x, sens, scale, self.epsilon, 0.0)
         return k * g
 
 
@@ -264,13 +245,13 @@ class LaplaceMechanism(Mechanism):
         ahead in a stream: a round alone and a block of rounds drawn at once see the same
         noise."""
         return NoiseStream(self.rng, functools.partial(
-            _discrete_laplace, p=float(self._geometric_p(sensitivity, self.grid)),
+            draw_discrete_laplace, p=float(self._geometric_p(sensitivity, self.grid)),
             grid=self.grid))
 
     def record(self, clipped: np.ndarray) -> None:
         """Trace a release of the clipped inputs ``clipped`` for the replay test
         (:func:`recording`); a compiled path that adds :meth:`noise` itself calls it too."""
-        _record(type(self).__name__, clipped, self.sensitivity, self.scale, self.epsilon, 0.0)
+        record_release(type(self).__name__, clipped, self.sensitivity, self.scale, self.epsilon, 0.0)
 
     def noise(self, count: int) -> np.ndarray:
         """The next ``count`` noise values on the grid (what the next releases add, in order:
@@ -426,7 +407,7 @@ class GaussianMechanism(Mechanism):
 
     def __call__(self, x: Any) -> np.ndarray:
         x = snap(self.clip(check_input(x)), self.grid)
-        _record(type(self).__name__, x, self.snapped_sensitivity, self.sigma, self.epsilon,
+        record_release(type(self).__name__, x, self.snapped_sensitivity, self.sigma, self.epsilon,
                 self.delta)
         return x + self.noise(x.shape)
 
@@ -483,7 +464,7 @@ class GaussianStatistics(Mechanism):
     with sigma = 1), which must not exceed the declared delta: a declared noise
     level is accepted when (and only when) the exact accounting proves it.
 
-    Transforms: :mod:`ldp_gym.wrappers.compiled` (``release_vector``,
+    Transforms: :mod:`ldp_gym.wrappers.mechanisms.compiled` (``release_vector``,
     ``release_outer``), shared with the agents' compiled rounds; noise comes
     from one :class:`NoiseStream` per part (``noise``).
 
@@ -536,7 +517,7 @@ class GaussianStatistics(Mechanism):
             raise ValueError(f"the declared noise gives delta={self.exact_delta:.3g} > "
                              f"delta={self.delta:g} at epsilon={self.epsilon:g}; raise the noise")
         check_sampler_tail(self.epsilon, self.delta, isinstance(self.rng, SecureGenerator))
-        self.streams = {name: NoiseStream(sub, functools.partial(_grid_normals, sd=p.sd,
+        self.streams = {name: NoiseStream(sub, functools.partial(draw_grid_normals, sd=p.sd,
                                                                  grid=p.grid))
                         for (name, sub), p in zip(self._substreams(self.parts).items(),
                                                   self.parts.values(), strict=True)}
@@ -574,14 +555,14 @@ class GaussianStatistics(Mechanism):
     def record(self, name: str, released: np.ndarray, noise: np.ndarray) -> None:
         """Trace a release for the replay test (:func:`recording`): its input is exactly the
         release minus its grid noise (the upper triangle of an outer part)."""
-        if _TRACE.get() is None:
+        if not tracing():
             return
         part = self.parts[name]
         if part.kind == "outer":
-            rows, cols = _upper_indices(self.dim)
+            rows, cols = upper_indices(self.dim)
             released = released[..., rows, cols]
         inp = released - noise.reshape(released.shape)
-        _record(f"{type(self).__name__}.{name}", inp, part.sensitivity, part.sd, self.epsilon,
+        record_release(f"{type(self).__name__}.{name}", inp, part.sensitivity, part.sd, self.epsilon,
                 self.delta)
 
 
@@ -597,7 +578,7 @@ class L2BallMechanism(Mechanism):
     ``r`` (:func:`l2_ball_radius`) facing ``x~``, else on the other one.
     ``E[output] = x``. The output depends on the input only through two
     binary choices, so its float bits carry nothing more. Transform:
-    :func:`ldp_gym.wrappers.compiled.l2_ball` (shared with the agents'
+    :func:`ldp_gym.wrappers.mechanisms.compiled.l2_ball` (shared with the agents'
     compiled rounds); randomness: one :class:`NoiseStream` per kind of draw.
 
     Example:
@@ -608,7 +589,7 @@ class L2BallMechanism(Mechanism):
     """
 
     #: the kinds of randomness of one call: normals (dim,) or uniforms (1,) per input
-    KINDS = {"direction": _normals, "sign": _uniforms, "side": _uniforms, "sphere": _normals}
+    KINDS = {"direction": draw_normals, "sign": draw_uniforms, "side": draw_uniforms, "sphere": draw_normals}
 
     def __init__(self, epsilon: float, radius: float, dim: int, *, seed: Any = None,
                  secure: bool = False):
@@ -648,7 +629,7 @@ class L2BallMechanism(Mechanism):
 
     def record(self, clipped: np.ndarray) -> None:
         """Trace a batch of calls with their clipped inputs (:func:`recording`)."""
-        _record(type(self).__name__, clipped, 2.0 * self.radius, self.output_radius,
+        record_release(type(self).__name__, clipped, 2.0 * self.radius, self.output_radius,
                 self.epsilon, 0.0)
 
 
@@ -683,5 +664,5 @@ class RandomizedResponse(Mechanism):
             raise ValueError(f"x must lie in {{0, ..., n_categories - 1 = {self.n_categories - 1}}}")
         keep = self.rng.random(arr.shape) < self.p_true
         other = (arr + self.rng.integers(1, self.n_categories, size=arr.shape)) % self.n_categories
-        _record(type(self).__name__, arr, 1, self.p_true, self.epsilon, 0.0)
+        record_release(type(self).__name__, arr, 1, self.p_true, self.epsilon, 0.0)
         return np.where(keep, arr, other)

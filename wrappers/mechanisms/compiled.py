@@ -1,0 +1,153 @@
+"""The mechanisms' transforms, compiled (numba): one implementation for every path.
+
+Every clipping, snapping and noise addition of the local-DP messages is written
+here once, as a function of one vector and the noise drawn for it. The
+mechanisms (:class:`~ldp_gym.wrappers.mechanisms.GaussianStatistics`,
+:class:`~ldp_gym.wrappers.mechanisms.L2BallMechanism`) apply them to batches
+(the ``*_rows`` functions), and the agents' compiled rounds call them per user;
+so a message is bitwise the same whichever path built it, and ``agents/``
+holds no clipping or noise formula.
+
+Noise is never drawn here: the mechanisms draw it from their own streams
+(already on the float-safe grid for the Gaussian parts) and pass it in.
+
+Example:
+    >>> import numpy as np
+    >>> from ldp_gym.wrappers.mechanisms.compiled import release_vector
+    >>> out = np.empty(2)
+    >>> release_vector(np.array([3.0, 4.0]), 1.0, np.zeros(2), 2.0**-40, out)
+    >>> out.tolist()   # (0.6, 0.8) snapped to the grid 2**-40
+    [0.6000000000003638, 0.8000000000001819]
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+__all__ = ["clip_l2_into", "clip_scalar", "l2_ball", "l2_ball_rows", "release_outer",
+           "release_outer_rows", "release_vector", "release_vector_rows", "snap_add"]
+
+_JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
+
+
+@njit(**_JIT)
+def _l2_factor(x, bound):
+    """``min(1, bound / ||x||)``: the factor of the l2 clipping of every l2 sensitivity here."""
+    sq = 0.0
+    for j in range(x.shape[0]):
+        sq += x[j] * x[j]
+    return min(1.0, bound / math.sqrt(max(sq, 1e-300)))
+
+
+@njit(**_JIT)
+def clip_l2_into(x, bound, out):
+    """``out = x min(1, bound / ||x||)``: the l2 clipping of every l2 sensitivity here."""
+    f = _l2_factor(x, bound)
+    for j in range(x.shape[0]):
+        out[j] = x[j] * f
+
+
+@njit(**_JIT)
+def clip_scalar(x, bound):
+    """``x`` clipped to ``[-bound, bound]``."""
+    return min(max(x, -bound), bound)
+
+
+@njit(**_JIT)
+def snap_add(value, noise, grid):
+    """One float-safe Gaussian coordinate: ``value`` snapped to the power-of-two ``grid`` plus
+    ``noise`` already on that grid (exact in float64). ``value * (1 / grid)`` is exactly
+    ``value / grid`` for a power of two, and lets the compiler take the reciprocal out of
+    the callers' loops."""
+    return np.rint(value * (1.0 / grid)) * grid + noise + 0.0  # + 0.0: no -0.0
+
+
+@njit(**_JIT)
+def release_vector(v, bound, noise, grid, out):
+    """``out = snap(clip_l2(v, bound)) + noise``: a vector part of a Gaussian message."""
+    clip_l2_into(v, bound, out)
+    for j in range(out.shape[0]):
+        out[j] = snap_add(out[j], noise[j], grid)
+
+
+@njit(**_JIT)
+def release_outer(x, bound, noise, grid, out):
+    """``out = x x^T + W`` for x clipped to the l2 ball ``bound``: the upper triangle (row-major,
+    ``noise`` has its d(d+1)/2 entries) snapped to ``grid`` plus noise, mirrored."""
+    d = x.shape[0]
+    f = _l2_factor(x, bound)  # x clipped to the l2 ball, coordinate by coordinate (no copy)
+    idx = 0
+    for i in range(d):
+        for j in range(i, d):
+            val = snap_add((x[i] * f) * (x[j] * f), noise[idx], grid)
+            out[i, j] = val
+            out[j, i] = val
+            idx += 1
+
+
+@njit(**_JIT)
+def _l2_ball_target(xc, norm, direction, j):
+    """Coordinate j of the direction the l2-ball mechanism keeps: x's, or a uniform one for 0."""
+    return xc[j] / max(norm, 1e-300) if norm > 0 else direction[j]
+
+
+@njit(**_JIT)
+def l2_ball(x, radius, output_radius, p_keep_side, direction, u_sign, u_side, sphere, xc, out):
+    """Duchi et al.'s l2-ball mechanism on one vector with its drawn randomness: ``direction``
+    and ``sphere`` standard normals (d,), ``u_sign`` and ``u_side`` uniforms. ``x`` is clipped
+    to ``radius`` (written to ``xc``, the mechanism's input); with probability
+    ``1/2 + ||x||/(2 radius)`` keep its direction (a uniform one for x = 0) else flip it; with
+    probability ``p_keep_side`` report uniformly on the hemisphere of radius ``output_radius``
+    facing it, else on the other one."""
+    d = x.shape[0]
+    clip_l2_into(x, radius, xc)
+    norm = 0.0
+    for j in range(d):
+        norm += xc[j] * xc[j]
+    norm = math.sqrt(norm)
+    dnorm = 0.0
+    for j in range(d):
+        tj = _l2_ball_target(xc, norm, direction, j)
+        dnorm += tj * tj
+    dnorm = math.sqrt(dnorm)
+    p_plus = min(max(0.5 + norm / (2.0 * radius), 0.0), 1.0)
+    sign = 1.0 if u_sign < p_plus else -1.0
+    side = 1.0 if u_side < p_keep_side else -1.0
+    znorm = 0.0
+    for j in range(d):
+        znorm += sphere[j] * sphere[j]
+    znorm = math.sqrt(znorm)
+    proj = 0.0
+    for j in range(d):
+        out[j] = sphere[j] / znorm
+        proj += out[j] * (_l2_ball_target(xc, norm, direction, j) / dnorm * (sign * side))
+    flip = -1.0 if proj < 0 else 1.0
+    for j in range(d):
+        out[j] = output_radius * (flip * out[j])
+
+
+@njit(**_JIT)
+def release_vector_rows(v, bound, noise, grid, out):
+    """:func:`release_vector` on every row of v (M, d)."""
+    for i in range(v.shape[0]):
+        release_vector(v[i], bound, noise[i], grid, out[i])
+
+
+@njit(**_JIT)
+def release_outer_rows(x, bound, noise, grid, out):
+    """:func:`release_outer` on every row of x (M, d); out (M, d, d)."""
+    for i in range(x.shape[0]):
+        release_outer(x[i], bound, noise[i], grid, out[i])
+
+
+@njit(**_JIT)
+def l2_ball_rows(x, radius, output_radius, p_keep_side, direction, u_sign, u_side, sphere, xc,
+                 out):
+    """:func:`l2_ball` on every row of x (M, d)."""
+    for i in range(x.shape[0]):
+        l2_ball(x[i], radius, output_radius, p_keep_side, direction[i], u_sign[i], u_side[i],
+                sphere[i], xc[i], out[i])
