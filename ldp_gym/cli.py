@@ -36,7 +36,6 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import math
 import os
@@ -199,8 +198,6 @@ def _delta(text: str) -> float:
     return d
 
 
-#: the Gaussian wrapper's delta when --delta is not given
-WRAPPER_DELTA = 1e-5
 #: the rough wall-clock time of ``reproduce NAME --quick`` (measured on 2 cores, --jobs 2)
 QUICK_DURATION = ("about 5 s to 2 min per experiment, mab-local-vs-global the longest (measured "
                   "on 2 cores, one of them busy)")
@@ -208,6 +205,7 @@ QUICK_DURATION = ("about 5 s to 2 min per experiment, mab-local-vs-global the lo
 
 def _parser() -> _Parser:
     from ldp_gym import __version__
+    from ldp_gym.experiments.compare import WRAPPER_DELTA
 
     p = _Parser(prog="ldp-gym", description="Differentially private bandits: envs, agents, "
                                             "experiments.")
@@ -584,136 +582,46 @@ def _cmd_list() -> None:
     import ldp_gym
     from ldp_gym.agents import AGENTS
     from ldp_gym.experiments import EXPERIMENTS
+    from ldp_gym.experiments.compare import is_private
 
     print("environments:")
     for env_id in ldp_gym.ENV_SPECS:
         print(f"  {env_id}")
     print("agents:")
     for name, cls in AGENTS.items():
-        kind = "private (needs --epsilon)" if _is_private(cls) else "non-private"
+        kind = "private (needs --epsilon)" if is_private(cls) else "non-private"
         print(f"  {name:<14} {cls.__module__.split('.')[-1]:<6} {kind}")
     print("experiments:")
     for name, exp in EXPERIMENTS.items():
         print(f"  {name:<22} {exp.description}")
 
 
-def _import_agent(spec: str) -> type:
-    """``module:Class`` of ``--agents``: the agent class, imported from the installed
-    packages or the current folder (as ``python -m`` would); a one-line error otherwise."""
-    module_name, _, attr = spec.partition(":")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise UserError(f"--agents: cannot import {module_name!r} ({exc})") from None
-    cls = getattr(module, attr, None)
-    if not (isinstance(cls, type) and callable(getattr(cls, "from_env", None))):
-        raise UserError(f"--agents: {spec!r} is not an agent class (a subclass of "
-                        f"ldp_gym.agents.Agent, with from_env)")
-    return cls
-
-
-def _is_private(cls: type) -> bool:
-    from ldp_gym.agents.base import GlobalDPAgent, LocalDPAgent
-
-    return issubclass(cls, (LocalDPAgent, GlobalDPAgent))
+#: the command-line flag of each option of ``plan_comparison``
+FLAGS = {"env": "env", "env_kwargs": "--env-kwargs", "agents": "--agents",
+         "epsilons": "--epsilon", "wrapper": "--wrapper", "delta": "--delta",
+         "secure": "--secure"}
 
 
 def _cmd_run(args: argparse.Namespace) -> None:
-    import gymnasium as gym
+    from ldp_gym.experiments.compare import PlanError, plan_comparison
 
-    import ldp_gym
-    from ldp_gym.agents import AGENTS
-    from ldp_gym.wrappers.reward import VectorGaussianReward, VectorLaplaceReward
-
-    if args.env not in gym.registry or args.env not in ldp_gym.ENV_SPECS:
-        raise UserError(f"env {args.env!r} is unknown; `ldp-gym list` shows the ids")
-    by_lower = {k.lower(): v for k, v in AGENTS.items()}
     names = [a.strip() for a in args.agents.split(",") if a.strip()]
-    if not names:
-        raise UserError("--agents names no agent")
-    by_lower.update({a.lower(): _import_agent(a) for a in names if ":" in a})
-    unknown = [a for a in names if a.lower() not in by_lower]
-    if unknown:
-        raise UserError(f"--agents: unknown agent {unknown[0]!r}; `ldp-gym list` shows them, "
-                        f"and your own classes are given as module:Class")
-    private = {a: by_lower[a.lower()] for a in names if _is_private(by_lower[a.lower()])}
-    plain = {a: by_lower[a.lower()] for a in names if a not in private}
-    wrapped = bool(plain) and args.wrapper != "none"
-    # options that do not apply are errors, not silently ignored
-    if args.wrapper != "none" and not plain:
-        raise UserError(f"--wrapper {args.wrapper}: every agent is private already (the wrapper "
-                        "privatises the rewards of non-private agents)")
-    if args.epsilon is not None and not private and not wrapped:
-        raise UserError("--epsilon: no agent is private and no --wrapper is given, so nothing "
-                        "uses it")
-    if args.secure and not private and not wrapped:
-        raise UserError("--secure: no agent or wrapper draws privacy noise (name a private "
-                        "agent or pass --wrapper)")
-    epsilons = args.epsilon or [1.0]
-    env_kwargs = args.env_kwargs or {}
+    if any(":" in a for a in names) and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # your own agents, from the current folder
     try:
-        probe = ldp_gym.make_vector_env(args.env, 1, args.horizon, **env_kwargs)
+        plan = plan_comparison(
+            args.env, names, epsilons=args.epsilon,
+            wrapper=None if args.wrapper == "none" else args.wrapper, delta=args.delta,
+            horizon=args.horizon, n_runs=args.runs, seed=args.seed, n_jobs=args.jobs,
+            secure=args.secure, env_kwargs=args.env_kwargs,
+            progress=False if args.quiet else None)
+    except PlanError as exc:
+        raise UserError(f"{FLAGS[exc.option]}: {exc.detail}") from None
     except ImportError as exc:  # an optional extra the env needs (scikit-learn's datasets)
         raise UserError(str(exc)) from None
-    except (ValueError, TypeError) as exc:
-        raise UserError(f"--env-kwargs: {exc}") from None
-    # validate every agent's parameters before any work (errors name the parameter), and find
-    # the (epsilon, delta)-DP agents, the ones --delta applies to
-    def build(cls: Any, **kw: Any) -> Any:
-        try:
-            return cls.from_env(probe, secure=args.secure, **kw)
-        except (ValueError, TypeError) as exc:
-            raise UserError(f"{_label(cls)}: {exc}") from None
-
-    approximate = set()
-    for name, cls in {**private, **plain}.items():
-        agent = build(cls, **({"epsilon": epsilons[0]} if name in private else {}))
-        if name in private and (getattr(agent, "delta", 0.0) or 0.0) > 0:
-            approximate.add(name)
-    if args.delta is not None and not approximate and not (wrapped and args.wrapper == "gaussian"):
-        raise UserError("--delta: nothing uses it (no (epsilon, delta)-DP agent and no "
-                        "--wrapper gaussian)")
-    lower, upper = probe.unwrapped.core.bounded_rewards or (0.0, 1.0)
-    tasks: list[dict[str, Any]] = []
-    common = dict(env=args.env, env_kwargs=env_kwargs, horizon=args.horizon, n_runs=args.runs,
-                  seed=args.seed,
-                  progress=False if args.quiet else None, n_jobs=args.jobs, secure=args.secure)
-    for eps in epsilons:
-        agents = {}
-        for name, cls in private.items():
-            params: dict[str, Any] = {"epsilon": eps}
-            if name in approximate and args.delta is not None:
-                params["delta"] = args.delta
-            agents[f"{_label(cls)} eps={eps:g}"] = (cls, params)
-        if agents:
-            tasks.append(dict(common, agents=agents))
-        if wrapped:
-            # rewards are clipped to the bounds the setting declares (BCO: [-B, B]), else [0, 1]
-            bounds = {"lower": lower, "upper": upper}
-            delta = WRAPPER_DELTA if args.delta is None else args.delta
-            wrapper = (VectorLaplaceReward, {"epsilon": eps, **bounds}) \
-                if args.wrapper == "laplace" \
-                else (VectorGaussianReward, {"epsilon": eps, "delta": delta, **bounds})
-            try:
-                wrapper[0](probe, **wrapper[1])
-            except (ValueError, TypeError) as exc:
-                raise UserError(f"--wrapper {args.wrapper}: {exc}") from None
-            tasks.append(dict(common, wrappers=[wrapper], agents={
-                f"{_label(c)} + {args.wrapper} eps={eps:g}": c for c in plain.values()}))
-    for task in tasks:  # the private agents at every epsilon (and delta)
-        for spec in task["agents"].values():
-            if isinstance(spec, tuple):
-                build(spec[0], **spec[1])
-    if plain and not wrapped:
-        tasks.append(dict(common, agents={_label(c): c for c in plain.values()}))
 
     def work(folder: Path) -> tuple[str, bool]:
-        results = [ldp_gym.run(**t) for t in tasks]
-        merged = results[0]
-        for res in results[1:]:
-            merged = merged.merge(res)
+        merged = plan.run()
         marks = [int(t) for t in merged.checkpoints if t in {10**k for k in range(1, 10)}]
         at = sorted(set(marks[-2:] + [int(merged.checkpoints[-1])]))
         table = merged.table(at)
@@ -731,16 +639,11 @@ def _cmd_run(args: argparse.Namespace) -> None:
     # the disk check: every agent's regret (float64, runs x checkpoints) and a margin
     from ldp_gym.runner import default_checkpoints
 
-    n_agents = sum(len(t["agents"]) for t in tasks)
-    need = n_agents * args.runs * len(default_checkpoints(args.horizon)) * 8 + MARGIN_BYTES
+    need = plan.n_agents * args.runs * len(default_checkpoints(args.horizon)) * 8 + MARGIN_BYTES
     files, (table, plotted) = _write(args.out, args.force, work, need)
     _print(f"{table}\nwrote {args.out}/ ({', '.join(files)})", args.out)
     if not plotted:
         _note("matplotlib is not installed: no regret.png (pip install 'ldp-gym[plot]')")
-
-
-def _label(cls: type) -> str:
-    return getattr(cls, "name", cls.__name__)
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> None:
