@@ -305,6 +305,24 @@ def _pulled(index_kind, counts, sums, cache, i, b, c):  # pragma: no cover - com
     cache[i] = _cached_value(index_kind, counts[i], sums[i], b, c)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _tree_update(trees, r, S, x, noise, p, p0, grid, counts, sums, cache, index_kind, b,
+                 c):  # pragma: no cover - compiled
+    """Step 3 of CUCB-DP for run r: each outcome of S (clipped to [0, 1]) enters its arm's
+    tree (:func:`~ldp_gym.wrappers.mechanisms.continual.tree_add`) with the next noise value
+    ``noise[p]``, the closed node's exact sum kept at ``p - p0`` for the trace, and the arm's
+    sum is the tree's noisy prefix sum; returns the next noise position."""
+    alpha, noisy, closed = trees
+    for i in range(S.shape[0]):
+        if S[i]:
+            closed[p - p0], sums[i] = tree_add(alpha[r, i], noisy[r, i], counts[i],
+                                               min(max(np.float64(x[i]), 0.0), 1.0), noise[p],
+                                               grid)
+            p += 1
+            _pulled(index_kind, counts, sums, cache, i, b, c)
+    return p
+
+
 @njit(cache=True, nogil=True)
 def _play_rounds(rule, oracle, outcomes, start, stop, server, draws, release_noise,
                  actions):  # pragma: no cover - compiled
@@ -364,14 +382,8 @@ def _play_rounds(rule, oracle, outcomes, start, stop, server, draws, release_noi
                     sr[arm] += value
                     _pulled(index_kind, cr, sr, kr, arm, b, c)
             elif release == 3:
-                alpha, noisy, closed = trees
-                for i in range(m):
-                    if S[i]:
-                        closed[p - pos[0]], sr[i] = tree_add(
-                            alpha[r, i], noisy[r, i], cr[i], min(max(np.float64(x[i]), 0.0), 1.0),
-                            noise[p], grid)
-                        p += 1
-                        _pulled(index_kind, cr, sr, kr, i, b, c)
+                p = _tree_update(trees, r, S, x, noise, p, pos[0], grid, cr, sr, kr, index_kind,
+                                 b, c)
             else:
                 if release == 1:
                     p = ldp1_report_row(x, S, noise, p, grid, message)

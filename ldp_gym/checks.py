@@ -270,9 +270,9 @@ def check_least_authority(cls: type, params: dict, env_id: str) -> None:
         _require(not found, f"the agent holds parts of the env: {found[:3]}")
 
 
-def _reachable_env_parts(agent: Any, env: Any) -> list[str]:
-    """Paths from the agent's attributes to the env (or a wrapper), its core, or an array
-    of the env or its core (by identity, or a view of one)."""
+def _env_parts(env: Any) -> tuple[set[int], set[int]]:
+    """The ids of the env, its wrappers and its core, and of the base arrays of the env's
+    and the core's arrays."""
     raw = env.unwrapped
     core = getattr(raw, "core", None)
     forbidden = {id(env), id(raw)} | ({id(core)} if core is not None else set())
@@ -280,42 +280,47 @@ def _reachable_env_parts(agent: Any, env: Any) -> list[str]:
     while hasattr(wrapper, "env"):
         forbidden.add(id(wrapper))
         wrapper = wrapper.env
-    env_arrays = [v for owner in (raw, core) if owner is not None
-                  for v in vars(owner).values() if isinstance(v, np.ndarray)]
+    roots = {id(_base_array(v)) for owner in (raw, core) if owner is not None
+             for v in vars(owner).values() if isinstance(v, np.ndarray)}
+    return forbidden, roots
+
+
+def _base_array(a: np.ndarray) -> np.ndarray:
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _children(x: Any, path: str) -> list[tuple[Any, str]]:
+    """What an object refers to, with the paths to it (containers, bound methods and
+    attributes; nothing of classes, modules and functions)."""
+    if isinstance(x, dict):
+        return [(v, f"{path}[{k!r}]") for k, v in x.items()]
+    if isinstance(x, (list, tuple, set, frozenset)):
+        return [(v, f"{path}[{i}]") for i, v in enumerate(x)]
+    if isinstance(x, types.MethodType):
+        return [(x.__self__, f"{path}.__self__")]
+    if isinstance(x, (type, types.ModuleType, types.FunctionType, np.ndarray)):
+        return []
+    return [(v, f"{path}.{k}") for k, v in _attributes(x)]
+
+
+def _reachable_env_parts(agent: Any, env: Any) -> list[str]:
+    """Paths from the agent's attributes to the env (or a wrapper), its core, or an array
+    of the env or its core (by identity, or a view of one)."""
+    forbidden, roots = _env_parts(env)
     found: list[str] = []
     seen: set[int] = set()
-
-    def base(a: np.ndarray) -> np.ndarray:
-        while isinstance(a.base, np.ndarray):
-            a = a.base
-        return a
-
-    roots = {id(base(a)) for a in env_arrays}
-
-    def walk(x: Any, path: str) -> None:
-        if id(x) in seen or len(found) > 10:
-            return
+    stack = [(agent, type(agent).__name__)]
+    while stack and len(found) <= 10:
+        x, path = stack.pop()
+        if id(x) in seen:
+            continue
         seen.add(id(x))
-        if id(x) in forbidden:
+        if id(x) in forbidden or (isinstance(x, np.ndarray) and id(_base_array(x)) in roots):
             found.append(path)
-            return
-        if isinstance(x, np.ndarray):
-            if id(base(x)) in roots:
-                found.append(path)
-            return
-        if isinstance(x, dict):
-            for k, v in x.items():
-                walk(v, f"{path}[{k!r}]")
-        elif isinstance(x, (list, tuple, set, frozenset)):
-            for i, v in enumerate(x):
-                walk(v, f"{path}[{i}]")
-        elif isinstance(x, types.MethodType):
-            walk(x.__self__, f"{path}.__self__")
-        elif not isinstance(x, (type, types.ModuleType, types.FunctionType)):
-            for k, v in _attributes(x):
-                walk(v, f"{path}.{k}")
-
-    walk(agent, type(agent).__name__)
+            continue
+        stack.extend(_children(x, path))
     return found
 
 

@@ -228,6 +228,43 @@ def _feed(h: Any, value: Any, stack: list[int]) -> None:
             stack.pop()
 
 
+def _feed_class(h: Any, value: type, stack: list[int], tag: Callable) -> None:
+    """:func:`_feed` of a class: its name, the source of every class it inherits from, and
+    what a class made at run time holds."""
+    tag("T", f"{value.__module__}.{value.__qualname__}".encode())
+    for cls in value.__mro__:
+        tag("M", _module_digest(cls.__module__).encode())
+        if _by_name(cls):
+            continue
+        for name, attr in vars(cls).items():  # local, or made at run time: what it holds
+            if name in _CLASS_BOOKKEEPING:
+                continue
+            if isinstance(attr, (staticmethod, classmethod)):
+                attr = attr.__func__
+            elif isinstance(attr, property):
+                attr = (attr.fget, attr.fset, attr.fdel)
+            tag("A", name.encode())
+            _feed(h, attr, stack)
+
+
+def _feed_function(h: Any, value: types.FunctionType, stack: list[int], tag: Callable) -> None:
+    """:func:`_feed` of a function: its name and module source, the code they do not pin,
+    its defaults and its closure."""
+    if value.__name__ == "<lambda>":
+        raise Uncacheable("a lambda has no name to key it by (use a named function)")
+    tag("F", f"{value.__module__}.{value.__qualname__}".encode())
+    tag("M", _module_digest(value.__module__).encode())
+    if not _module_digest(value.__module__) or not _by_name(value):
+        _feed(h, value.__code__, stack)  # code its name and source do not pin
+    _feed(h, (value.__defaults__, value.__kwdefaults__), stack)
+    for cell in value.__closure__ or ():
+        try:
+            content = cell.cell_contents
+        except ValueError:  # an empty cell
+            content = None
+        _feed(h, content, stack)
+
+
 def _feed_container(h: Any, value: Any, stack: list[int], tag: Callable) -> None:
     """:func:`_feed` of lists, tuples, dicts, sets, classes, functions and other objects."""
     if isinstance(value, (list, tuple)):
@@ -247,33 +284,9 @@ def _feed_container(h: Any, value: Any, stack: list[int], tag: Callable) -> None
             parts.append(part.digest())
         tag("S", b"".join(sorted(parts)))
     elif isinstance(value, type):
-        tag("T", f"{value.__module__}.{value.__qualname__}".encode())
-        for cls in value.__mro__:  # the source of every class it inherits from
-            tag("M", _module_digest(cls.__module__).encode())
-            if not _by_name(cls):  # local, or made at run time: what it holds
-                for name, attr in vars(cls).items():
-                    if name in _CLASS_BOOKKEEPING:
-                        continue
-                    if isinstance(attr, (staticmethod, classmethod)):
-                        attr = attr.__func__
-                    elif isinstance(attr, property):
-                        attr = (attr.fget, attr.fset, attr.fdel)
-                    tag("A", name.encode())
-                    _feed(h, attr, stack)
+        _feed_class(h, value, stack, tag)
     elif isinstance(value, types.FunctionType):
-        if value.__name__ == "<lambda>":
-            raise Uncacheable("a lambda has no name to key it by (use a named function)")
-        tag("F", f"{value.__module__}.{value.__qualname__}".encode())
-        tag("M", _module_digest(value.__module__).encode())
-        if not _module_digest(value.__module__) or not _by_name(value):
-            _feed(h, value.__code__, stack)  # code its name and source do not pin
-        _feed(h, (value.__defaults__, value.__kwdefaults__), stack)
-        for cell in value.__closure__ or ():
-            try:
-                content = cell.cell_contents
-            except ValueError:  # an empty cell
-                content = None
-            _feed(h, content, stack)
+        _feed_function(h, value, stack, tag)
     elif isinstance(value, types.CodeType):
         tag("K", value.co_code)
         _feed(h, (value.co_names, value.co_consts), stack)
@@ -289,16 +302,21 @@ def _feed_container(h: Any, value: Any, stack: list[int], tag: Callable) -> None
         tag("G", f"{value.__module__}.{value.__qualname__}".encode())
         tag("M", _module_digest(value.__module__).encode())
     else:
-        try:
-            reduced = value.__reduce_ex__(4)
-        except Exception as exc:  # (whatever refuses to pickle)
-            raise Uncacheable(f"a {type(value).__name__} cannot be keyed ({exc})") from None
-        if isinstance(reduced, str):  # a global, pickled by its name
-            tag("G", f"{type(value).__module__}.{reduced}".encode())
-            return
-        if len(reduced) < 2:
-            raise Uncacheable(f"a {type(value).__name__} cannot be keyed")
-        tag("o")
-        _feed(h, type(value), stack)
-        _feed(h, tuple(list(part) if isinstance(part, Iterator) else part
-                       for part in reduced), stack)
+        _feed_reduced(h, value, stack, tag)
+
+
+def _feed_reduced(h: Any, value: Any, stack: list[int], tag: Callable) -> None:
+    """:func:`_feed` of any other object: its type and what pickling it would store."""
+    try:
+        reduced = value.__reduce_ex__(4)
+    except Exception as exc:  # (whatever refuses to pickle)
+        raise Uncacheable(f"a {type(value).__name__} cannot be keyed ({exc})") from None
+    if isinstance(reduced, str):  # a global, pickled by its name
+        tag("G", f"{type(value).__module__}.{reduced}".encode())
+        return
+    if len(reduced) < 2:
+        raise Uncacheable(f"a {type(value).__name__} cannot be keyed")
+    tag("o")
+    _feed(h, type(value), stack)
+    _feed(h, tuple(list(part) if isinstance(part, Iterator) else part
+                   for part in reduced), stack)

@@ -267,40 +267,49 @@ def check_message(report: Any, schema: Mapping[str, Part],
         label = f"{name}[{key!r}]"
         if key not in report:
             raise ValueError(f"{label} is missing")
-        if isinstance(report[key], np.ma.MaskedArray):  # its masked entries would be read
-            raise TypeError(f"{label} must be a plain array, not a masked array")
-        try:
-            arr = np.array(report[key])
-        except Exception:  # ragged sequences, objects numpy cannot take
-            raise TypeError(f"{label} must be a numeric array") from None
-        kind = arr.dtype.kind
-        if kind not in "biuf" or (kind == "b" and part.kind != "mask"):
-            raise TypeError(f"{label} must be a numeric array, got dtype {arr.dtype}")
-        if arr.ndim != len(part.shape) or any(
-                want is not None and got != want for got, want in zip(arr.shape, part.shape)):
-            want_shape = tuple("*" if w is None else w for w in part.shape)
-            raise ValueError(f"{label} must have shape {want_shape}, got {arr.shape}")
-        if kind == "f" and not all_finite(arr):
-            raise ValueError(f"{label} must be finite (NaN or inf found)")
-        if part.kind == "real":
-            if arr.size and np.abs(arr).max() > part.bound:
-                raise ValueError(f"{label} must lie in [-{part.bound:.6g}, {part.bound:.6g}] (no "
-                                 f"user's message is larger)")
-            out[key] = arr.astype(np.float64)
-        elif part.kind == "int":
-            if kind not in "iu":
-                raise TypeError(f"{label} must be integers, got dtype {arr.dtype}")
-            if arr.size and (arr.min() < part.low or arr.max() > part.high):
-                raise ValueError(f"{label} must lie in [{part.low}, {part.high}]")
-            out[key] = arr.astype(np.int64)
-        else:
-            if arr.size and not ((arr == 0) | (arr == 1)).all():
-                raise ValueError(f"{label} must be 0 or 1")
-            mask = arr.astype(bool)
-            if mask.size and int(mask.sum(axis=-1).max()) > part.high:
-                raise ValueError(f"{label} has a row with more than {part.high} ones")
-            out[key] = mask
+        out[key] = _part_values(_part_array(report[key], part, label), part, label)
     return out
+
+
+def _part_array(value: Any, part: Part, label: str) -> np.ndarray:
+    """``value`` as a plain numeric array of the part's shape, finite (check_message)."""
+    if isinstance(value, np.ma.MaskedArray):  # its masked entries would be read
+        raise TypeError(f"{label} must be a plain array, not a masked array")
+    try:
+        arr = np.array(value)
+    except Exception:  # ragged sequences, objects numpy cannot take
+        raise TypeError(f"{label} must be a numeric array") from None
+    kind = arr.dtype.kind
+    if kind not in "biuf" or (kind == "b" and part.kind != "mask"):
+        raise TypeError(f"{label} must be a numeric array, got dtype {arr.dtype}")
+    if arr.ndim != len(part.shape) or any(
+            want is not None and got != want for got, want in zip(arr.shape, part.shape)):
+        want_shape = tuple("*" if w is None else w for w in part.shape)
+        raise ValueError(f"{label} must have shape {want_shape}, got {arr.shape}")
+    if kind == "f" and not all_finite(arr):
+        raise ValueError(f"{label} must be finite (NaN or inf found)")
+    return arr
+
+
+def _part_values(arr: np.ndarray, part: Part, label: str) -> np.ndarray:
+    """A part's array checked against its kind's bounds, in its dtype (check_message)."""
+    if part.kind == "real":
+        if arr.size and np.abs(arr).max() > part.bound:
+            raise ValueError(f"{label} must lie in [-{part.bound:.6g}, {part.bound:.6g}] (no "
+                             f"user's message is larger)")
+        return arr.astype(np.float64)
+    if part.kind == "int":
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"{label} must be integers, got dtype {arr.dtype}")
+        if arr.size and (arr.min() < part.low or arr.max() > part.high):
+            raise ValueError(f"{label} must lie in [{part.low}, {part.high}]")
+        return arr.astype(np.int64)
+    if arr.size and not ((arr == 0) | (arr == 1)).all():
+        raise ValueError(f"{label} must be 0 or 1")
+    mask = arr.astype(bool)
+    if mask.size and int(mask.sum(axis=-1).max()) > part.high:
+        raise ValueError(f"{label} has a row with more than {part.high} ones")
+    return mask
 
 
 # --------------------------------------------------------------------------- actions

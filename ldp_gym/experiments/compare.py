@@ -82,6 +82,33 @@ def is_private(cls: type) -> bool:
     return issubclass(cls, (LocalDPAgent, GlobalDPAgent))
 
 
+def _sorted_agents(agents: Sequence[Any]) -> tuple[dict[str, type], dict[str, type]]:
+    """The agents resolved (:func:`resolve_agent`) and sorted into private and plain ones."""
+    if not agents:
+        raise PlanError("agents", "no agent given")
+    classes = {(a if isinstance(a, str) else _label(resolve_agent(a))): resolve_agent(a)
+               for a in agents}
+    private = {k: c for k, c in classes.items() if is_private(c)}
+    return private, {k: c for k, c in classes.items() if k not in private}
+
+
+def _check_options(private: dict, plain: dict, epsilons: Any, wrapper: Any, secure: bool) -> bool:
+    """Refuse the options nothing uses; whether the plain agents run behind the wrapper."""
+    if wrapper not in (None, "laplace", "gaussian"):
+        raise PlanError("wrapper", f"one of None, 'laplace' or 'gaussian', got {wrapper!r}")
+    if wrapper is not None and not plain:
+        raise PlanError("wrapper", f"{wrapper}: every agent is private already (the wrapper "
+                                   f"privatises the rewards of non-private agents)")
+    wrapped = bool(plain) and wrapper is not None
+    if epsilons is not None and not private and not wrapped:
+        raise PlanError("epsilons", "no agent is private and no wrapper is given, so nothing "
+                                    "uses them")
+    if secure and not private and not wrapped:
+        raise PlanError("secure", "no agent or wrapper draws privacy noise (give a private "
+                                  "agent or a wrapper)")
+    return wrapped
+
+
 @dataclasses.dataclass(frozen=True)
 class Plan:
     """The calls of :func:`ldp_gym.run` of a comparison (their keyword arguments)."""
@@ -135,24 +162,8 @@ def plan_comparison(env: str, agents: Sequence[Any], *, epsilons: Sequence[float
 
     if env not in ldp_gym.ENV_SPECS:
         raise PlanError("env", f"{env!r} is unknown; `ldp-gym list` shows the ids")
-    if not agents:
-        raise PlanError("agents", "no agent given")
-    if wrapper not in (None, "laplace", "gaussian"):
-        raise PlanError("wrapper", f"one of None, 'laplace' or 'gaussian', got {wrapper!r}")
-    classes = {(a if isinstance(a, str) else _label(resolve_agent(a))): resolve_agent(a)
-               for a in agents}
-    private = {k: c for k, c in classes.items() if is_private(c)}
-    plain = {k: c for k, c in classes.items() if k not in private}
-    wrapped = bool(plain) and wrapper is not None
-    if wrapper is not None and not plain:
-        raise PlanError("wrapper", f"{wrapper}: every agent is private already (the wrapper "
-                                   f"privatises the rewards of non-private agents)")
-    if epsilons is not None and not private and not wrapped:
-        raise PlanError("epsilons", "no agent is private and no wrapper is given, so nothing "
-                                    "uses them")
-    if secure and not private and not wrapped:
-        raise PlanError("secure", "no agent or wrapper draws privacy noise (give a private "
-                                  "agent or a wrapper)")
+    private, plain = _sorted_agents(agents)
+    wrapped = _check_options(private, plain, epsilons, wrapper, secure)
     env_kwargs = dict(env_kwargs or {})
     try:
         probe = ldp_gym.make_vector_env(env, 1, horizon, **env_kwargs)

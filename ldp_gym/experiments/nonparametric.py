@@ -344,15 +344,7 @@ def ma2025_fig8_9(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> 
     ocfg = ORDER_QUICK if quick else ORDER
     n, eps, runs, m, n_m = (int(cfg["n"]), float(cfg["epsilon"]), int(cfg["runs"]),
                             int(cfg["M"]), int(cfg["n_m"]))
-    panels: list[tuple[str, str, list[dict], str]] = []  # (panel, row label, aux specs, group)
-    for e in (EPS_M_QUICK if quick else EPS_M):
-        panels.append(("eps_m", f"eps_m={e:g}", _aux(m, n_m, e), "gamma=0, kappa=1"))
-    for e in LOW_HIGH:
-        for g in (GAMMAS_QUICK if quick else GAMMAS):
-            panels.append(("gamma", f"gamma={g:g}", _aux(m, n_m, e, gamma=g), f"eps_m={e:g}"))
-        for kp in (KAPPAS_QUICK if quick else KAPPAS):
-            panels.append(("kappa", f"kappa={kp:g}", _aux(m, n_m, e, gamma=KAPPA_GAMMA, kappa=kp),
-                           f"eps_m={e:g}, gamma={KAPPA_GAMMA:g}"))
+    panels = _fig89_panels(quick, m, n_m)
     tasks, keys = [], []
     # the references on the same instances: no auxiliary data, and uniform
     tasks.append(dict(env=ENV, agents={"LDPMAB": (LDPMAB, {"epsilon": eps}),
@@ -364,19 +356,9 @@ def ma2025_fig8_9(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> 
                           horizon=n, n_runs=runs, seed=seed, checkpoints=[n], progress=progress,
                           env_kwargs={"auxiliary": aux}))
         keys.append((panel, row, group))
-    on = int(ocfg["n"])
-    for e in ocfg["epsilons"]:
-        for size in ocfg["n_m"]:
-            for order in ((8.0, 2.0), (2.0, 8.0)):
-                aux = [{"n": size, "epsilon": order[0]}, {"n": size, "epsilon": order[1]}]
-                agents: dict[str, Any] = {"LDPMAB-aux": (LDPMABAux, {"epsilon": e})}
-                if order == (8.0, 2.0):
-                    agents["Uniform"] = UniformRandom
-                tasks.append(dict(env=ENV, agents=agents, horizon=on, n_runs=int(ocfg["runs"]),
-                                  seed=seed, checkpoints=[on], progress=progress,
-                                  env_kwargs={"auxiliary": aux}))
-                keys.append(("order", f"eps={e:g}, n_m={size}",
-                             "high first" if order[0] > order[1] else "low first"))
+    order_tasks, order_keys = _order_tasks(ocfg, seed, progress)
+    tasks += order_tasks
+    keys += order_keys
     out = sweep(tasks, n_jobs=n_jobs, cache_dir=cache_dir)
     ref = out[0]
     base, unif = ref.regret["LDPMAB"][:, -1], ref.regret["Uniform"][:, -1]
@@ -384,7 +366,7 @@ def ma2025_fig8_9(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> 
              f"| reference | no auxiliary data | - | {_fmt(base)} |",
              f"| reference | uniform policy | - | {_fmt(unif)} |"]
     notes = [_cells(runs), f"target n={n}, eps={eps:g}, {runs} runs; M={m} auxiliary datasets of n_m={n_m} "
-             f"each (the panel's eps_m, gamma, kappa); order panel: target n={on}, datasets "
+             f"each (the panel's eps_m, gamma, kappa); order panel: target n={int(ocfg['n'])}, datasets "
              f"eps_m=8 and eps_m=2 of the given n_m, {ocfg['runs']} runs",
              "paper's claims: regret falls with eps_m, rises with gamma and falls with kappa, "
              "more so for high-quality data; high-quality data first beats low-quality first",
@@ -406,6 +388,51 @@ def ma2025_fig8_9(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> 
         notes.append(f"order {row}: high-quality first {hi.mean():.1f}, low-quality first "
                      f"{lo.mean():.1f} ({verdict}); "
                      + _vs_uniform("high first", hi, order_unif[row]))
+    ax = _fig89_figure(finals, unif, base, n)
+    results = {"reference": ref}
+    for i, ((panel, _, _), res) in enumerate(zip(keys[1:], out[1:])):
+        results[f"{panel}_{i}"] = res
+    return Report(_title("Ma et al. 2025, Fig 8-9: quality and order of auxiliary data", quick),
+                  "\n".join(lines), results, ax.figure, notes)
+
+
+def _fig89_panels(quick: bool, m: int, n_m: int) -> list[tuple[str, str, list[dict], str]]:
+    """Fig 8-9's panels: (panel, row label, auxiliary specifications, group)."""
+    panels = []
+    for e in (EPS_M_QUICK if quick else EPS_M):
+        panels.append(("eps_m", f"eps_m={e:g}", _aux(m, n_m, e), "gamma=0, kappa=1"))
+    for e in LOW_HIGH:
+        for g in (GAMMAS_QUICK if quick else GAMMAS):
+            panels.append(("gamma", f"gamma={g:g}", _aux(m, n_m, e, gamma=g), f"eps_m={e:g}"))
+        for kp in (KAPPAS_QUICK if quick else KAPPAS):
+            panels.append(("kappa", f"kappa={kp:g}", _aux(m, n_m, e, gamma=KAPPA_GAMMA, kappa=kp),
+                           f"eps_m={e:g}, gamma={KAPPA_GAMMA:g}"))
+    return panels
+
+
+def _order_tasks(ocfg: dict, seed: int, progress: bool | None) -> tuple[list[dict], list[tuple]]:
+    """The order panel's runs (two datasets, eps_m = 8 and 2, in both orders) and their keys."""
+    from ldp_gym.agents import LDPMABAux, UniformRandom
+
+    tasks, keys = [], []
+    on = int(ocfg["n"])
+    for e in ocfg["epsilons"]:
+        for size in ocfg["n_m"]:
+            for order in ((8.0, 2.0), (2.0, 8.0)):
+                aux = [{"n": size, "epsilon": order[0]}, {"n": size, "epsilon": order[1]}]
+                agents: dict[str, Any] = {"LDPMAB-aux": (LDPMABAux, {"epsilon": e})}
+                if order == (8.0, 2.0):
+                    agents["Uniform"] = UniformRandom
+                tasks.append(dict(env=ENV, agents=agents, horizon=on, n_runs=int(ocfg["runs"]),
+                                  seed=seed, checkpoints=[on], progress=progress,
+                                  env_kwargs={"auxiliary": aux}))
+                keys.append(("order", f"eps={e:g}, n_m={size}",
+                             "high first" if order[0] > order[1] else "low first"))
+    return tasks, keys
+
+
+def _fig89_figure(finals: dict, unif: np.ndarray, base: np.ndarray, n: int) -> Any:
+    """Fig 8-9's axes: regret at n against each panel's parameter."""
     fig, ax = figure()
     for panel in ("eps_m", "gamma", "kappa"):
         for group in sorted({g for p, _, g in finals if p == panel}):
@@ -419,11 +446,7 @@ def ma2025_fig8_9(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> 
     ax.set_ylabel(f"regret at n={n:g}")
     ax.set_title("Ma et al. 2025 Fig 8-9")
     ax.legend(fontsize=6)
-    results = {"reference": ref}
-    for i, ((panel, _, _), res) in enumerate(zip(keys[1:], out[1:])):
-        results[f"{panel}_{i}"] = res
-    return Report(_title("Ma et al. 2025, Fig 8-9: quality and order of auxiliary data", quick),
-                  "\n".join(lines), results, fig.figure, notes)
+    return ax
 
 
 # =========================================================================== real data
