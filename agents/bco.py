@@ -485,14 +485,15 @@ class BCOAgent(Agent):
 
     @classmethod
     def env_params(cls, env: Any, is_vec: bool) -> dict[str, Any]:
-        """The ball and the declared loss constants, read off the env's core."""
-        core: Any = getattr(env.unwrapped, "core", None)
+        """The ball and the declared loss constants, read off the env's public description
+        of its setting (``env.unwrapped.setting``)."""
+        setting = getattr(env.unwrapped, "setting", None) or {}
         keys = ("dim", "radius", "points", "loss_bound", "lipschitz", "strong_convexity",
                 "smoothness")
-        if not all(hasattr(core, k) for k in keys):
+        if not all(k in setting for k in keys):
             raise ValueError(f"env: {cls.name} needs a bandit convex optimisation env "
                              f"(LDPBCO-v0 or LDPMultiPointBCO-v0)")
-        out = {k: getattr(core, k) for k in keys}
+        out = {k: setting[k] for k in keys}
         out["dim"], out["points"] = int(out["dim"]), int(out["points"])
         for k in keys[3:]:
             out[k] = float(out[k])

@@ -13,7 +13,7 @@ noisy) mean ``mu~(i)``, builds the index ``mu_bar(i) = min{mu~(i) + w_i, 1}``
 (width ``w_i`` infinite while the arm is unpulled) and plays
 ``S = family.oracle(weights)``, the super-arm family's (alpha, beta)-
 approximation oracle, batched over runs. The family comes from the env's core
-(``env.unwrapped.core.family``, shared with the env): attributes ``m``, ``K``,
+(``env.unwrapped.setting["family"]``, shared with the env): attributes ``m``, ``K``,
 ``alpha``, ``beta`` and ``oracle(weights (N, m)) -> bool (N, m)``.
 
 Ties and unpulled arms: the oracle gets the paper's index with ties broken
@@ -465,7 +465,7 @@ class CombinatorialAgent(Agent):
 
     Args:
         n_arms: the number m of base arms.
-        family: the super-arm family (``env.unwrapped.core.family``; :meth:`from_env` reads it):
+        family: the super-arm family (``env.unwrapped.setting["family"]``; :meth:`from_env` reads it):
             ``m == n_arms``, ``K`` (the largest super arm), ``oracle(weights (N, m)) -> bool
             (N, m)``.
         outcome_bounds: ``(lo, hi)``, the interval the observed outcomes must lie in (default
@@ -495,8 +495,9 @@ class CombinatorialAgent(Agent):
 
     @classmethod
     def env_params(cls, env: Any, is_vec: bool) -> dict[str, Any]:
-        """The family of the env's core and the outcome bounds of its observation space."""
-        family = getattr(getattr(env.unwrapped, "core", None), "family", None)
+        """The super-arm family of the env's public description of its setting
+        (``env.unwrapped.setting``) and the outcome bounds of its observation space."""
+        family = (getattr(env.unwrapped, "setting", None) or {}).get("family")
         space = env.single_action_space if is_vec else env.action_space
         if family is None or not hasattr(family, "oracle"):
             raise ValueError(f"{cls.name} needs a combinatorial semi-bandit env ({_ENV_ID}) whose "
@@ -511,7 +512,7 @@ class CombinatorialAgent(Agent):
         family = self._given_family
         if family is None or not callable(getattr(family, "oracle", None)):
             raise ValueError(f"family: {self.name} needs a super-arm family with an oracle "
-                             f"(env.unwrapped.core.family), got {family!r}")
+                             f"(env.unwrapped.setting['family']), got {family!r}")
         m = check_int("family.m", getattr(family, "m", None))
         if m != self.n_arms:
             raise ValueError(f"family: the family has m={m} base arms, n_arms={self.n_arms}")

@@ -111,12 +111,11 @@ class ContextualAgent(Agent):
 
     @classmethod
     def env_params(cls, env: Any, is_vec: bool) -> dict[str, Any]:
-        core: Any = getattr(env.unwrapped, "core", None)
-        if not hasattr(core, "dim") or not hasattr(core, "multi_parameter"):
+        setting = getattr(env.unwrapped, "setting", None) or {}
+        if "dim" not in setting or "multi_parameter" not in setting:
             raise ValueError(f"env: {cls.name} needs a contextual env (LDPLinearBandit-v0, "
                              f"LDPGLMBandit-v0 or their multi-parameter variants)")
-        return {"dim": core.dim, "reward_bound": core.reward_bound, "link": core.link,
-                "multi_parameter": core.multi_parameter}
+        return {k: setting[k] for k in ("dim", "reward_bound", "link", "multi_parameter")}
 
     def features(self, obs: np.ndarray) -> np.ndarray:
         """Candidate feature vectors (N, K, D): the K contexts, or the block contexts."""

@@ -751,12 +751,13 @@ def _check_block_rewards(rewards: Any, n: int, k_arms: int) -> np.ndarray:
 
 
 def _partition_env_params(cls: Any, env: Any) -> dict[str, Any]:
-    """``dim`` of a setting with contexts in [0, 1]^d (its core has ``auxiliary_data``)."""
-    core: Any = getattr(env.unwrapped, "core", None)
-    if not hasattr(core, "auxiliary_data") or not hasattr(core, "dim"):
+    """``dim`` of a setting with contexts in [0, 1]^d (its public description has the
+    auxiliary datasets' specifications)."""
+    setting = getattr(env.unwrapped, "setting", None) or {}
+    if "auxiliary" not in setting or "dim" not in setting:
         raise ValueError(f"env: {cls.name} needs contexts in [0, 1]^d "
                          f"(LDPNonparametricBandit-v0 or LDPClassificationBandit-v0)")
-    return {"dim": int(core.dim)}
+    return {"dim": int(setting["dim"])}
 
 
 # =========================================================================== LDPMAB
@@ -1344,7 +1345,7 @@ class LDPMABAux(LDPMAB):
         """:class:`LDPMAB`'s, and the auxiliary datasets' public specifications (their sizes
         and budgets): the datasets themselves come by :meth:`receive_auxiliary`."""
         params = super().env_params(env, is_vec)
-        specs = tuple(getattr(env.unwrapped.core, "auxiliary", ()))
+        specs = env.unwrapped.setting["auxiliary"]
         params["aux_epsilons"] = [s["epsilon"] for s in specs]
         params["aux_sizes"] = [s["n"] for s in specs] if specs else None
         return params

@@ -368,7 +368,7 @@ class StandInEnv(gym.Env):
     def __init__(self, m=5, K=2, outcomes=None):
         self.action_space = gym.spaces.MultiBinary(m)
         self.observation_space = gym.spaces.Box(0.0, 1.0, (2 * m,), np.float32)
-        self.core = type("Core", (), {"family": TopK(m, K)})()
+        self.setting = {"family": TopK(m, K)}  # the public description agents read
         self.m, self.outcomes = m, outcomes
 
     def reset(self, *, seed=None, options=None):
@@ -416,7 +416,7 @@ def test_wrapper_release():
 
 def test_vector_wrapper_release():
     venv = gym.vector.SyncVectorEnv([lambda: StandInEnv(4, 2)] * 3)
-    venv.unwrapped.core = StandInEnv(4, 2).core  # the family (a native vector env has one)
+    venv.unwrapped.setting = StandInEnv(4, 2).setting  # the family (a native vector env has one)
     w = VectorLaplaceSemiBandit(venv, epsilon=2.0, seed=0)
     obs, info = w.reset(seed=0)
     assert obs.shape == (3, 8) and (obs == 0).all() and info == {}

@@ -300,3 +300,18 @@ def test_glm_block_is_its_pieces(env_id, contexts, link):
         ref_rewards = core._rewards(rng, means)
     assert np.array_equal(obs, xs.reshape(3, 8, -1).astype(np.float32))
     assert np.array_equal(rewards, ref_rewards) and np.array_equal(regret, ref_regret)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_the_setting_description_is_frozen_and_holds_nothing_of_the_instance(env_id):
+    """``env.unwrapped.setting``, what agents' ``from_env`` read: read-only, and no reference
+    to the env, its core or their arrays (the instance's means, parameters, labels)."""
+    from ldp_gym.checks import _reachable_env_parts
+
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    setting = env.unwrapped.setting
+    with pytest.raises(TypeError):
+        setting["dim"] = 3
+    assert not _reachable_env_parts(dict(setting), env)
+    assert set(setting) == set(env.unwrapped.core.public)

@@ -42,7 +42,7 @@ Example:
     >>> class Env(gym.Env):          # a stand-in with one base arm in S; normally the env id
     ...     action_space = gym.spaces.MultiBinary(3)
     ...     observation_space = gym.spaces.Box(0.0, 1.0, (6,), np.float32)
-    ...     core = SimpleNamespace(family=SimpleNamespace(m=3, K=2))
+    ...     setting = {"family": SimpleNamespace(m=3, K=2)}   # its public description
     ...     def reset(self, *, seed=None, options=None):
     ...         return np.zeros(6, np.float32), {}
     ...     def step(self, action):
@@ -80,10 +80,11 @@ REWARDS = ("sum", "zero")
 
 
 def _family(env: Any) -> Any:
-    family = getattr(getattr(getattr(env, "unwrapped", env), "core", None), "family", None)
+    setting = getattr(getattr(env, "unwrapped", env), "setting", None) or {}
+    family = setting.get("family")
     if family is None or not hasattr(family, "K") or not hasattr(family, "m"):
         raise ValueError("env must be a combinatorial semi-bandit env (LDPCombinatorialBandit-v0) "
-                         "whose core has a super-arm family (m, K)")
+                         "whose setting has a super-arm family (m, K)")
     return family
 
 

@@ -28,8 +28,9 @@ Environment contract:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import types
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -45,6 +46,19 @@ from ldp_gym.validation import (
 )
 
 INFO_KEYS = ("expected_reward", "optimal_reward", "regret", "optimal_action")
+
+
+def _frozen(value: Any) -> Any:
+    """A read-only version of a description's value (:meth:`BanditCore.description`)."""
+    if isinstance(value, Mapping):
+        return types.MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, np.ndarray):
+        out = value.copy()
+        out.flags.writeable = False
+        return out
+    return value
 
 
 class BanditCore:
@@ -72,6 +86,17 @@ class BanditCore:
     #: (wrapper or private agents) that does protect the observation.
     private_observation: bool = False
     own_release: str = ""
+    #: The names of the setting's public description (:meth:`description`): what an agent's
+    #: ``from_env`` may read (dimensions, bounds, the link, loss constants, the super-arm
+    #: family, the auxiliary datasets' specifications), never the instance.
+    public: ClassVar[tuple[str, ...]] = ()
+
+    def description(self) -> Mapping[str, Any]:
+        """The frozen public description of the setting: each name of :attr:`public` and its
+        value, read-only (mappings as read-only views, lists as tuples, arrays as read-only
+        copies). It holds nothing of the instance (the means, the parameters, the labels),
+        and no reference to the core."""
+        return types.MappingProxyType({name: _frozen(getattr(self, name)) for name in self.public})
     # Implemented only by the settings that declare :class:`~ldp_gym.protocols.DrawsBlocks`
     # (draw_block) or :class:`~ldp_gym.protocols.DrawsStretches` (the others), as documented there;
     # the vector env's block methods are called only for those.
@@ -157,6 +182,12 @@ class BanditEnv(gym.Env):
         self._ready = True
         return self.core.observe()[0], {}
 
+    @property
+    def setting(self) -> Mapping[str, Any]:
+        """The frozen public description of the setting (:meth:`BanditCore.description`):
+        what an agent's ``from_env`` reads."""
+        return self.core.description()
+
     def auxiliary_datasets(self) -> list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
         """This episode's auxiliary datasets as data, per run (one run here): for each run the
         list ``[(X, A, Y), ...]`` of the setting's auxiliary datasets, empty in settings
@@ -207,6 +238,12 @@ class BanditVectorEnv(VectorEnv):
         self._all = np.arange(self.num_envs)
         self.last_regret = np.zeros(self.num_envs)
         self._ready = False  # reset() has drawn every run's instance
+
+    @property
+    def setting(self) -> Mapping[str, Any]:
+        """The frozen public description of the setting (:meth:`BanditCore.description`):
+        what an agent's ``from_env`` reads."""
+        return self.core.description()
 
     def auxiliary_datasets(self) -> list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
         """This episode's auxiliary datasets as data, per run: for each run the list

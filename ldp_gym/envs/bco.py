@@ -468,6 +468,9 @@ class BCOCore(BanditCore):
 """ + _ARGS_DOC.format(points="points: k, points per round (default 1; >= 2 for multi-point "
                        "feedback).")
 
+    public = ("dim", "radius", "points", "loss_bound", "lipschitz", "strong_convexity",
+              "smoothness")
+
     min_points: ClassVar[int] = 1
 
     def __init__(self, *, dim: int = 5, radius: float = 1.0, loss: str = "quadratic",

@@ -228,6 +228,8 @@ class CombinatorialCore(BanditCore):
         opt: (N,) ``opt_mu`` of the runs.
     """
 
+    public = ("family",)
+
     private_observation = True  # the outcomes of S: reward wrappers would pass them through
     own_release = "LaplaceSemiBandit, or a private agent (CUCB-LDP1, CUCB-LDP2, CUCB-DP)"
 

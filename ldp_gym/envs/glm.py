@@ -239,6 +239,8 @@ def _step_outcomes(x, theta, link, noise, u, actions, out, best_arm):
 class _GLMBase(RoundsAhead, BanditCore, DrawsBlocks):
     """Shared by the single- and multi-parameter settings."""
 
+    public = ("dim", "n_arms", "link", "reward_bound", "multi_parameter")
+
     multi_parameter = False
 
     def __init__(self, dim: int = 2, n_arms: int = 10, link: str = "identity",

@@ -296,6 +296,8 @@ class _ContextArmsCore(RoundsAhead, BanditCore, DrawsBlocks):
     per-run auxiliary datasets. Subclasses keep a per-run *state* (the context, or a row
     index) and implement ``_draw_states``, ``_obs``, ``_arm_means`` and ``_aux_points``."""
 
+    public = ("dim", "n_arms", "auxiliary", "multi_parameter", "link", "reward_bound")
+
     #: declarations read by the contextual agents (a logistic model per arm, one context)
     multi_parameter = True
     link = "logistic"
