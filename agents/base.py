@@ -338,7 +338,8 @@ class LocalDPAgent(_PrivateMixin, Agent):
     #: build the broadcast, e.g. a UCB index, for a user side that ignores it: it gets ``{}``)
     report_reads_public_state = True
 
-    def _observe(self, obs, actions, rewards, next_obs):
+    def _observe(self, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+                 next_obs: np.ndarray) -> None:
         public = self.public_state() if self.report_reads_public_state else {}
         report = self._report(obs, actions, rewards, next_obs, public)  # inputs checked by observe
         self.last_report = report

@@ -132,7 +132,7 @@ class ScoresBlocks(Protocol):
         per-round env's (the feedback of the last round)."""
 
 
-class Commits(Protocol):
+class Commits(AgentLike, Protocol):
     """An agent with ``block_play = COMMITS``: it plays its action for ``commitment()`` rounds and
     learns from their reward sum only."""
 
@@ -246,7 +246,8 @@ class PlaysEvaluatedBlocks(Protocol):
     :class:`EvaluatesBlocks` setting in one compiled kernel (act, the setting's round, the
     release if any, observe) and returns the regrets (length, N) and ``projected`` flags
     (length, N), or raises the error the round-by-round path would (an action the env
-    refuses)."""
+    refuses); the third array is what the learner saw of the last round (N, 1 + k)."""
 
     def play_world(self, world: np.ndarray, round_kernel: RoundKernel,
-                   release: ReleaseKernel | None) -> tuple[np.ndarray, np.ndarray]: ...
+                   release: ReleaseKernel | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ...

@@ -261,7 +261,7 @@ class Results:
         counts = sorted({r.shape[0] for r in self.regret.values()})
         return f"{counts[0]} runs" if len(counts) == 1 else f"{counts[0]}-{counts[-1]} runs"
 
-    def to_dataframe(self):
+    def to_dataframe(self) -> Any:
         """Long table: agent, t, mean, sd, ci_low, ci_high (needs pandas)."""
         import pandas as pd
 
@@ -273,7 +273,7 @@ class Results:
         return pd.concat(frames, ignore_index=True)
 
     def plot(self, ax: Any = None, band: str = "ci", logx: bool = False, logy: bool = False,
-             reference: dict[str, np.ndarray] | None = None, title: str | None = None):
+             reference: dict[str, np.ndarray] | None = None, title: str | None = None) -> Any:
         """Regret curves with bands (needs matplotlib); the legend says what the band is
         (``band``: a kind of :meth:`band`) and over how many runs. ``reference``: extra curves
         (lower bounds)."""

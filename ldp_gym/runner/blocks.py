@@ -41,7 +41,7 @@ one wrapper may apply its release to the block itself (``releases_blocks``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
@@ -53,10 +53,12 @@ from ..protocols import (
     AgentLike,
     BlockPlay,
     BlockPlayer,
+    Commits,
     DrawsBlocks,
     DrawsStretches,
     EvaluatesBlocks,
     PlaysBlocks,
+    PlaysEvaluatedBlocks,
     PlaysOutcomeBlocks,
     ScoresBlocks,
 )
@@ -111,18 +113,19 @@ class _Evaluated:
     release's)."""
 
     def __init__(self, agent: AgentLike, env: BanditVectorEnv, release: Any, horizon: int):
-        self.agent, self.env, self.release, self.horizon = agent, env, release, horizon
+        self.agent = cast(PlaysEvaluatedBlocks, agent)  # its declaration
+        self.env, self.release, self.horizon = env, release, horizon
         self.passes = release is None or getattr(release, "passes_observation", False)
 
-    def play(self, obs, limit):
+    def play(self, obs: np.ndarray, limit: np.ndarray) -> tuple[np.ndarray, ...]:
         env = self.env
         length = int(min(BLOCK, self.horizon - env.t.max()))
-        core = env.core
+        core = cast(EvaluatesBlocks, env.core)  # the table's protocol of PLAYS_EVALUATED
         world = env.drawn_ahead(core.draw_world, length)
         release = None if self.release is None else self.release.block_release(length)
         regrets, _, seen = self.agent.play_world(world, core.round_kernel(), release)
         env.last_regret = regrets[-1].copy()
-        obs = core.observe() if self.passes else seen[:, 1:].copy()
+        obs = env.core.observe() if self.passes else seen[:, 1:].copy()
         return obs, np.ones(regrets.shape[::-1], dtype=np.int64), np.ascontiguousarray(regrets.T)
 
 
@@ -130,7 +133,7 @@ class _Committed:
     """Agents that commit: the exact reward sum of their action over their commitment."""
 
     def __init__(self, agent: AgentLike, env: BanditVectorEnv):
-        self.agent, self.env = agent, env
+        self.agent, self.env = cast(Commits, agent), env  # its declaration
 
     @classmethod
     def where_bounded(cls, agent: AgentLike, env: BanditVectorEnv, release: Any,
@@ -143,7 +146,7 @@ class _Committed:
             return None
         return cls(agent, env)
 
-    def play(self, obs, limit):
+    def play(self, obs: np.ndarray, limit: np.ndarray) -> tuple[np.ndarray, ...]:
         actions = self.agent.act(obs)
         counts = np.minimum(self.agent.commitment(), limit)
         sums = self.env.draw_sums(actions, counts)
@@ -177,7 +180,7 @@ class _Drawn:
             return None
         return cls(env, _act_observe(agent, env.single_action_space), horizon)
 
-    def play(self, obs, limit):
+    def play(self, obs: np.ndarray, limit: np.ndarray) -> tuple[np.ndarray, ...]:
         obs_block, rewards, regrets = next(self.blocks)
         actions = self.play_block(obs_block, rewards)
         if actions.shape != rewards.shape[:2] or (actions < 0).any() \
@@ -199,14 +202,14 @@ class _Scored:
         self.env, self.play_outcomes = env, cast(PlaysOutcomeBlocks, agent).play_outcomes
         self.blocks = _prefetched(env.draw_outcomes, horizon)
 
-    def play(self, obs, limit):
+    def play(self, obs: np.ndarray, limit: np.ndarray) -> tuple[np.ndarray, ...]:
         outcomes = next(self.blocks)
         actions = self.play_outcomes(outcomes)
         obs, regret = self.env.score_block(actions, outcomes)  # checks the super arms
         return obs, np.ones(regret.shape, dtype=np.int64), regret
 
 
-def _prefetched(draw: Callable, horizon: int):
+def _prefetched(draw: Callable, horizon: int) -> Iterator[Any]:
     """``draw(length)`` for the blocks of ``BLOCK`` rounds (the last one shorter) that make up
     ``horizon``, each drawn in a second thread while the previous one is used."""
     lengths = [min(BLOCK, horizon - s) for s in range(0, horizon, BLOCK)]

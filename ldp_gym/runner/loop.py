@@ -23,7 +23,7 @@ def default_checkpoints(horizon: int, n: int = 31) -> np.ndarray:
 
 
 def make_vector_env(env: str | Callable, n_runs: int, horizon: int, wrappers: Any = (),
-                    secure: bool = False, **env_kwargs: Any):
+                    secure: bool = False, **env_kwargs: Any) -> Any:
     """The native vector env of ``env`` (a registered id, or ``f(num_envs, max_episode_steps)``),
     wrapped by ``wrappers``, a sequence of ``(wrapper, kwargs)`` (a vector wrapper class, or a
     function of the env such as :func:`~ldp_gym.wrappers.bco.one_point`); with ``secure``,
@@ -48,7 +48,7 @@ def make_vector_env(env: str | Callable, n_runs: int, horizon: int, wrappers: An
     return venv
 
 
-def _build_agent(spec: AgentSpec, venv, secure: bool = False) -> AgentLike:
+def _build_agent(spec: AgentSpec, venv: Any, secure: bool = False) -> AgentLike:
     # duck-typed: the runner does not import the agents package (envs and runner never depend on agents)
     extra = {"secure": True} if secure else {}
     from_env = getattr(spec, "from_env", None) if isinstance(spec, type) else None

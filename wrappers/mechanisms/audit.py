@@ -76,7 +76,7 @@ def _fit_statistic(kind: str | Callable, train0: np.ndarray, train1: np.ndarray)
         b = 0.5 * (np.abs(y0 - m0).mean(0) + np.abs(y1 - m1).mean(0))
         b = np.where(b > 0, b, np.inf)
 
-        def loss(y):
+        def loss(y: np.ndarray) -> np.ndarray:
             y = np.asarray(y, np.float64).reshape(len(y), -1)
             return ((np.abs(y - m0) - np.abs(y - m1)) / b).sum(axis=1)
         return loss

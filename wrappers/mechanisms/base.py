@@ -172,13 +172,13 @@ class Mechanism:
         refuses a larger value as a message no user sent. Default: no bound (inf)."""
         return math.inf
 
-    def _geometric_p(self, sensitivity, grid):
+    def _geometric_p(self, sensitivity: Any, grid: Any) -> Any:
         """The success probability of the geometric pairs whose difference is the discrete
         Laplace noise on ``grid`` for ``sensitivity``: ``P(k) ~ exp(-|k| g eps / (sensitivity
         + snaps g))`` (the snapping of every coordinate one change touches included)."""
         return -np.expm1(-grid * self.epsilon / (sensitivity + self.snaps * grid))
 
-    def _grid_laplace(self, x: np.ndarray, sensitivity) -> np.ndarray:
+    def _grid_laplace(self, x: np.ndarray, sensitivity: Any) -> np.ndarray:
         """Snap ``x`` to the grid and add discrete Laplace noise calibrated to
         ``sensitivity + snaps g`` (``snaps``: the snapped coordinates one change touches)."""
         # a scalar sensitivity's calibration is computed once per (sensitivity, epsilon,
@@ -305,7 +305,7 @@ class PrivateEpisodeMean(Mechanism):
         before it enters a sum (a sum cannot be clipped reward by reward)."""
         return np.clip(check_input(rewards, "rewards"), self.lower, self.upper)
 
-    def scale(self, counts) -> np.ndarray:
+    def scale(self, counts: Any) -> np.ndarray:
         """Noise scale of a release over ``counts`` rewards."""
         return laplace_scale((self.upper - self.lower) / np.asarray(counts, np.float64),
                              self.epsilon, self.magnitude)

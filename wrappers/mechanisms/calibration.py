@@ -15,6 +15,7 @@ in :mod:`ldp_gym.wrappers.mechanisms`, which re-exports these names.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from scipy import optimize, special
@@ -40,7 +41,7 @@ MAGNITUDE_BITS = 50
 MIN_GRID = 2.0**-1000
 
 
-def grid_step(scale, magnitude=0.0) -> np.ndarray:
+def grid_step(scale: Any, magnitude: Any = 0.0) -> np.ndarray:
     """Grid of the float-safe releases: ``2^ceil(log2 scale) * 2^-40`` (Mironov 2012), for
     noise of scale (Laplace b, Gaussian sigma) ``scale``.
 
@@ -64,7 +65,8 @@ def grid_step(scale, magnitude=0.0) -> np.ndarray:
     return g
 
 
-def laplace_scale(sensitivity, epsilon: float, magnitude=0.0, snaps: int = 1):
+def laplace_scale(sensitivity: Any, epsilon: float, magnitude: Any = 0.0,
+                  snaps: int = 1) -> Any:
     """Noise scale of the grid Laplace: ``(sensitivity + snaps g) / epsilon`` with g the grid
     step (:func:`grid_step` of ``sensitivity / epsilon`` and ``magnitude``): snapping moves each
     of the ``snaps`` coordinates a neighbour changes by up to g/2 per input."""
@@ -85,7 +87,7 @@ def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> 
     return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
 
 
-def gaussian_delta(epsilon: float, sensitivity: float, sigma) -> np.ndarray:
+def gaussian_delta(epsilon: float, sensitivity: float, sigma: Any) -> np.ndarray:
     """Exact privacy profile of a Gaussian with ratio Delta/sigma (Balle and Wang 2018, Thm 8).
 
     ``delta(eps) = Phi(D/(2s) - eps s/D) - e^eps Phi(-D/(2s) - eps s/D)``.

@@ -27,7 +27,8 @@ __all__ = ["TreeMechanism", "tree_add"]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def tree_add(alpha, noisy, count, x, noise, grid):  # pragma: no cover - compiled
+def tree_add(alpha: np.ndarray, noisy: np.ndarray, count: int, x: float, noise: float,
+             grid: float) -> tuple[float, float]:  # pragma: no cover - compiled
     """Append ``x`` (already clipped) as element ``i = count + 1`` of one stream: the node of
     level ``j`` (the trailing zeros of i) closes with the exact sum of the open nodes below it
     and x, and is released once, snapped to ``grid`` plus ``noise`` (a discrete Laplace value
@@ -59,8 +60,9 @@ def tree_add(alpha, noisy, count, x, noise, grid):  # pragma: no cover - compile
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _add_streams(alpha, noisy, counts, sums, streams, x, noise, grid,
-                 closed):  # pragma: no cover - compiled
+def _add_streams(alpha: np.ndarray, noisy: np.ndarray, counts: np.ndarray, sums: np.ndarray,
+                 streams: np.ndarray, x: np.ndarray, noise: np.ndarray, grid: float,
+                 closed: np.ndarray) -> None:  # pragma: no cover - compiled
     """:func:`tree_add` of ``x[r]`` to stream ``streams[r]``, with ``noise[r]``, for every r."""
     for r in range(streams.shape[0]):
         s = streams[r]

@@ -60,26 +60,26 @@ class SecureGenerator:
     def _words(self, n: int) -> np.ndarray:
         return np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
 
-    def random(self, size=None) -> np.ndarray:
+    def random(self, size: Any = None) -> np.ndarray:
         """Uniform doubles in (0, 1): 53 random bits, offset by half a step (never 0 or 1)."""
         n = int(np.prod(size)) if size is not None else 1
         u = ((self._words(n) >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
         return u.reshape(size) if size is not None else u[0]
 
-    def standard_normal(self, size=None) -> np.ndarray:
+    def standard_normal(self, size: Any = None) -> np.ndarray:
         """Standard normals by the Box-Muller transform."""
         n = int(np.prod(size)) if size is not None else 1
         u1, u2 = self.random(n), self.random(n)
         z = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
         return z.reshape(size) if size is not None else z[0]
 
-    def geometric(self, p, size=None) -> np.ndarray:
+    def geometric(self, p: Any, size: Any = None) -> np.ndarray:
         """Geometric counts on {1, 2, ...} by inversion."""
         shape = size if size is not None else np.shape(p)
         u = self.random(shape)
         return np.ceil(np.log(u) / np.log1p(-np.asarray(p, dtype=np.float64))).astype(np.int64)
 
-    def integers(self, low, high=None, size=None) -> np.ndarray:
+    def integers(self, low: Any, high: Any = None, size: Any = None) -> np.ndarray:
         """Integers in [low, high) (rejection-free for the small ranges used here)."""
         if high is None:
             low, high = 0, low
@@ -92,7 +92,7 @@ class SecureGenerator:
 MECHANISM_KEY = 0x4D454348  # "MECH"
 
 
-def make_rng(seed: Any = None, *, secure: bool = False):
+def make_rng(seed: Any = None, *, secure: bool = False) -> Any:
     """Return the generator a mechanism draws from.
 
     An int or a :class:`numpy.random.SeedSequence` is domain-separated: the stream is
@@ -182,12 +182,12 @@ def record_release(name: str, clipped: np.ndarray, sensitivity: Any, noise: Any,
 # --------------------------------------------------------------------------- grid noise
 
 
-def snap(x: np.ndarray, grid) -> np.ndarray:
+def snap(x: np.ndarray, grid: Any) -> np.ndarray:
     """``x`` rounded to the nearest multiple of the power-of-two ``grid`` (exact in float64)."""
     return np.rint(x / grid) * grid
 
 
-def gaussian_grid_noise(z: np.ndarray, sigma, grid) -> np.ndarray:
+def gaussian_grid_noise(z: np.ndarray, sigma: Any, grid: Any) -> np.ndarray:
     """Gaussian noise on the grid: ``rint(sigma z / grid) grid`` for standard normals ``z``.
 
     Added to an input snapped to the same grid it gives ``snap(x) + k g`` with ``k`` a
@@ -300,7 +300,8 @@ def draw_grid_normals(rng: Any, count: int, *, sd: float, grid: float) -> np.nda
 
 
 @njit(cache=True, nogil=True)
-def _grid_normals_into(rng, ratio, grid, out):  # pragma: no cover - compiled
+def _grid_normals_into(rng: np.random.Generator, ratio: float, grid: float,
+                       out: np.ndarray) -> None:  # pragma: no cover - compiled
     """:func:`gaussian_grid_noise` of ``len(out)`` standard normals of ``rng``, drawn here
     (numba's generator draws numpy's numbers; ``ratio = sigma / grid``, the same operations):
     bitwise ``gaussian_grid_noise(rng.standard_normal(len(out)), sigma, grid)``."""
