@@ -215,17 +215,9 @@ class _Baseline(ContextualAgent):
                      np.asarray(actions, dtype=np.int64).reshape(self._n, 1))
 
     def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
-        """Play ``L`` consecutive rounds whose contexts and rewards are drawn ahead, by the
-        kernel of ``act`` and ``observe`` (bitwise the rounds played one by one).
-
-        Args:
-            obs: observations (N, L + 1, K d), or (N, L + 1, d) in the multi-parameter
-                setting (the last one opens the next round; unused).
-            rewards: every arm's reward (N, L, K); the chosen arm's is observed.
-
-        Returns:
-            actions (N, L).
-        """
+        """Play ``L`` consecutive rounds whose contexts (N, L + 1, width) and every arm's
+        rewards (N, L, K) are drawn ahead, by the kernel of ``act`` and ``observe``: bitwise
+        the rounds played one by one. Returns the actions (N, L)."""
         obs, rewards = self._block_inputs(obs, rewards)
         return self._rounds(glm_kernels.CHOOSE | glm_kernels.UPDATE, obs, rewards,
                             np.full(rewards.shape[:2], -1))

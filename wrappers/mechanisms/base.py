@@ -58,24 +58,17 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ldp_gym.validation import (  # noqa: F401  (re-exported: the mechanisms' validation)
-    MIN_DELTA,
-    check_bool,
+from ldp_gym.validation import (
     check_bounds,
     check_delta,
     check_epsilon,
-    check_finite,
     check_input,
     check_int,
     check_real,
 )
 
 from . import compiled
-from .calibration import (  # noqa: F401  (re-exported: the calibration arithmetic)
-    GRID_BITS,
-    MAGNITUDE_BITS,
-    MIN_GRID,
-    SAMPLER_Z_MAX,
+from .calibration import (
     analytic_gaussian_sigma,
     check_sampler_tail,
     classic_gaussian_sigma,
@@ -84,8 +77,7 @@ from .calibration import (  # noqa: F401  (re-exported: the calibration arithmet
     l2_ball_radius,
     laplace_scale,
 )
-from .noise import (  # noqa: F401  (re-exported: the randomness and noise primitives)
-    MECHANISM_KEY,
+from .noise import (
     NoiseStream,
     SecureGenerator,
     clip_l2,
@@ -96,34 +88,14 @@ from .noise import (  # noqa: F401  (re-exported: the randomness and noise primi
     gaussian_grid_noise,
     make_rng,
     record_release,
-    recording,
     snap,
     tracing,
     upper_indices,
 )
 
-__all__ = [
-    "GRID_BITS",
-    "GaussianMechanism",
-    "GaussianPart",
-    "GaussianStatistics",
-    "L2BallMechanism",
-    "NoiseStream",
-    "LaplaceMechanism",
-    "Mechanism",
-    "PrivateEpisodeMean",
-    "RandomizedResponse",
-    "SecureGenerator",
-    "analytic_gaussian_sigma",
-    "classic_gaussian_sigma",
-    "gaussian_delta",
-    "gaussian_grid_noise",
-    "grid_step",
-    "l2_ball_radius",
-    "make_rng",
-    "recording",
-    "snap",
-]
+__all__ = ["PART_KINDS", "GaussianMechanism", "GaussianPart", "GaussianStatistics",
+           "L2BallMechanism", "LaplaceMechanism", "Mechanism", "PrivateEpisodeMean",
+           "RandomizedResponse"]
 
 
 # --------------------------------------------------------------------------- base class
