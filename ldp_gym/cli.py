@@ -616,7 +616,8 @@ def _cmd_run(args: argparse.Namespace) -> None:
             secure=args.secure, env_kwargs=args.env_kwargs,
             progress=False if args.quiet else None)
     except PlanError as exc:
-        raise UserError(f"{FLAGS[exc.option]}: {exc.detail}") from None
+        value = f" {exc.value}" if exc.value else ""
+        raise UserError(f"{FLAGS[exc.option]}{value}: {exc.detail}") from None
     except ImportError as exc:  # an optional extra the env needs (scikit-learn's datasets)
         raise UserError(str(exc)) from None
 

@@ -42,5 +42,7 @@ def test_compare_is_the_plan_run():
 def test_errors_name_the_option(env, agents, options, option):
     with pytest.raises(PlanError) as info:
         plan_comparison(env, agents, **options, **SMALL)
-    assert info.value.option == option and str(info.value).startswith(f"{option}: ")
+    assert info.value.option == option and str(info.value).startswith(option)
+    assert str(info.value) == f"{option}{' ' + info.value.value if info.value.value else ''}: " \
+        f"{info.value.detail}"
     assert isinstance(info.value, ValueError)

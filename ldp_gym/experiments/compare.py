@@ -31,11 +31,12 @@ WRAPPER_DELTA = 1e-5
 class PlanError(ValueError):
     """Options of a comparison that do not fit together, or a bad one; ``option`` names the
     parameter (``env``, ``env_kwargs``, ``agents``, ``epsilons``, ``wrapper``, ``delta`` or
-    ``secure``) and ``detail`` says what is wrong."""
+    ``secure``), ``value`` the value in question where it helps (the wrapper's name) and
+    ``detail`` says what is wrong."""
 
-    def __init__(self, option: str, detail: str):
-        super().__init__(f"{option}: {detail}")
-        self.option, self.detail = option, detail
+    def __init__(self, option: str, detail: str, value: str = ""):
+        super().__init__(f"{option}{' ' + value if value else ''}: {detail}")
+        self.option, self.detail, self.value = option, detail, value
 
 
 def resolve_agent(agent: Any) -> type:
@@ -97,8 +98,8 @@ def _check_options(private: dict, plain: dict, epsilons: Any, wrapper: Any, secu
     if wrapper not in (None, "laplace", "gaussian"):
         raise PlanError("wrapper", f"one of None, 'laplace' or 'gaussian', got {wrapper!r}")
     if wrapper is not None and not plain:
-        raise PlanError("wrapper", f"{wrapper}: every agent is private already (the wrapper "
-                                   f"privatises the rewards of non-private agents)")
+        raise PlanError("wrapper", "every agent is private already (the wrapper privatises the "
+                                   "rewards of non-private agents)", str(wrapper))
     wrapped = bool(plain) and wrapper is not None
     if epsilons is not None and not private and not wrapped:
         raise PlanError("epsilons", "no agent is private and no wrapper is given, so nothing "
@@ -205,7 +206,7 @@ def plan_comparison(env: str, agents: Sequence[Any], *, epsilons: Sequence[float
             try:
                 spec[0](probe, **spec[1])
             except (ValueError, TypeError) as exc:
-                raise PlanError("wrapper", f"{wrapper}: {exc}") from None
+                raise PlanError("wrapper", str(exc), str(wrapper)) from None
             tasks.append(dict(common, wrappers=[spec], agents={
                 f"{_label(c)} + {wrapper} eps={eps:g}": c for c in plain.values()}))
     if plain and not wrapped:
