@@ -1376,14 +1376,15 @@ class LDPMABAux(LDPMAB):
         datasets ``(X (n_m, d), A (n_m,), Y (n_m,))`` of the declared sizes (``aux_sizes``).
         They are fed at the next ``act``, ``observe`` or ``play_block`` and not kept.
         ``ldp_gym.run`` calls it after every reset of the env; in a Gymnasium loop, call it
-        with ``env.unwrapped.auxiliary_datasets()`` after ``env.reset``.
+        with ``env.unwrapped.auxiliary_datasets()`` after ``env.reset`` (and, from the second
+        episode on, after ``agent.reset()``).
 
         Raises:
             ValueError: datasets of other shapes or sizes, or the target users have begun.
         """
         if self._fed and self.aux_sizes:
-            raise ValueError("auxiliary: the datasets of this episode were fed already; "
-                             "receive them after reset, before the first round")
+            raise ValueError("auxiliary: this agent has fed its datasets already; at a new "
+                             "episode call agent.reset(), then receive_auxiliary")
         data = self._check_datasets(datasets, self._n)
         sizes = tuple(int(x.shape[0]) for x, _, _ in data[0])
         if sizes != self.aux_sizes:

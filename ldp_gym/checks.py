@@ -11,7 +11,7 @@ Example:
     >>> from ldp_gym.agents import UCB1
     >>> from ldp_gym.checks import check_agent
     >>> [name for name, _ in check_agent(UCB1, env_ids=["LDPMAB-v0"])][:3]
-    ['valid actions', 'least authority', 'seeded reproducibility']
+    ['valid actions', 'least authority', 'reports pass the server']
 """
 
 from __future__ import annotations
@@ -237,7 +237,8 @@ def check_no_aliasing(cls: type, params: dict, env_id: str) -> None:
     space = venv.single_action_space
     for obs, r, nxt in rounds(venv.single_observation_space, 3, ROUNDS, seed=3):
         act_a, act_b = a.act(obs.copy()), b.act(obs)
-        _require(np.array_equal(act_a, act_b), "twin agents chose differently")
+        _require(np.array_equal(act_a, act_b), "twin agents chose differently (does the agent "
+                 "hand out its own arrays, e.g. return a state array from _act?)")
         nxt = matching(a, act_b, nxt)
         obs_a, r_a, nxt_a = obs.copy(), r.copy(), nxt.copy()
         sent = act_a.copy()
@@ -259,7 +260,29 @@ def check_no_aliasing(cls: type, params: dict, env_id: str) -> None:
                 else:
                     raise AgentCheckError("public_state can be made writeable again")
             public.clear()
-    _require(same(state(a), state(b)), "writing into returned or given arrays changed the agent")
+    _require(same(state(a), state(b)), "writing into returned or given arrays changed the agent "
+             "(does it hand out its own arrays, e.g. return a state array from _act?)")
+
+
+def check_reports_pass_the_server(cls: type, params: dict, env_id: str) -> None:
+    """A local-DP agent's server accepts its own users' reports: ``update(local_report(...))``
+    over real rounds (the report checked against ``report_schema``); nothing to check for
+    other agents."""
+    venv, agent = vector(cls, params, env_id, 3, seed=6)
+    if not callable(getattr(agent, "report_schema", None)):
+        return
+    obs = start(venv, agent, seed=6)
+    for _ in range(5):
+        action = agent.act(obs)
+        nxt, reward, *_ = venv.step(action)
+        report = agent.local_report(obs, action, reward, nxt, agent.public_state())
+        try:
+            agent.update(report)
+        except (TypeError, ValueError) as exc:
+            raise AgentCheckError(f"the server refuses its own users' report ({exc}): "
+                                  f"report_schema does not describe what local_report "
+                                  f"sends") from None
+        obs = nxt
 
 
 def check_least_authority(cls: type, params: dict, env_id: str) -> None:
@@ -384,6 +407,7 @@ def check_parameter_validation(cls: type) -> None:
 CASE_CHECKS: dict[str, Callable[[type, dict, str], None]] = {
     "valid actions": check_valid_actions,
     "least authority": check_least_authority,
+    "reports pass the server": check_reports_pass_the_server,
     "seeded reproducibility": check_seeded_reproducibility,
     "batch of one": check_batch_of_one,
     "pickle and copy": check_pickle_and_copy,

@@ -599,7 +599,8 @@ def _cmd_list() -> None:
 #: the command-line flag of each option of ``plan_comparison``
 FLAGS = {"env": "env", "env_kwargs": "--env-kwargs", "agents": "--agents",
          "epsilons": "--epsilon", "wrapper": "--wrapper", "delta": "--delta",
-         "secure": "--secure"}
+         "secure": "--secure", "horizon": "--horizon", "n_runs": "--runs", "seed": "--seed",
+         "n_jobs": "--jobs"}
 
 
 def _cmd_run(args: argparse.Namespace) -> None:

@@ -101,3 +101,17 @@ def test_audit_agent_passes_ldp_ucb_and_flags_a_leak():
     assert not bad.passed and bad.epsilon_lower > 1.0
     with pytest.raises(TypeError, match="local_report"):
         audit_agent(UCB1)
+
+
+class WrongSchema(LDPUCB):
+    """Broken: its schema leaves out a part its users send."""
+
+    def report_schema(self):
+        schema = super().report_schema()
+        del schema["reward"]
+        return schema
+
+
+def test_a_report_its_own_server_refuses_is_caught():
+    with pytest.raises(AgentCheckError, match="reports pass the server"):
+        check_agent(WrongSchema, env_ids=MAB)

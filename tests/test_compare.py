@@ -46,3 +46,19 @@ def test_errors_name_the_option(env, agents, options, option):
     assert str(info.value) == f"{option}{' ' + info.value.value if info.value.value else ''}: " \
         f"{info.value.detail}"
     assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("options,option", [
+    ({"horizon": 0}, "horizon"), ({"horizon": 2.5}, "horizon"), ({"n_runs": 0}, "n_runs"),
+    ({"seed": -1}, "seed"), ({"n_jobs": 0}, "n_jobs"), ({"n_jobs": -2}, "n_jobs"),
+])
+def test_the_run_sizes_are_checked_when_planning(options, option):
+    with pytest.raises(PlanError) as info:
+        plan_comparison("LDPMAB-v0", ["UCB1"], **{**SMALL, **options})
+    assert info.value.option == option
+
+
+def test_a_bad_epsilon_is_blamed_on_epsilons():
+    with pytest.raises(PlanError) as info:
+        plan_comparison("LDPMAB-v0", ["LDP-UCB"], epsilons=[-1.0], **SMALL)
+    assert info.value.option == "epsilons"

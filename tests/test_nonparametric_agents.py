@@ -459,7 +459,8 @@ def test_auxiliary_data_received_as_data_and_fed_once():
     assert agent._received is None  # not kept
     agent.act(obs)
     assert np.array_equal(agent.bin_users[:, :, 1], fed)  # one pass
-    with pytest.raises(ValueError, match="fed already"):
+    with pytest.raises(ValueError, match=r"fed its datasets already; at a new episode call "
+                                         r"agent.reset\(\)"):
         agent.receive_auxiliary(data)
     # the same datasets given explicitly: bitwise the same jump-start
     explicit = LDPMABAux.from_env(venv, epsilon=1.0, seed=0, auxiliary=data,

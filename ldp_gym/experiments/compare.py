@@ -30,9 +30,9 @@ WRAPPER_DELTA = 1e-5
 
 class PlanError(ValueError):
     """Options of a comparison that do not fit together, or a bad one; ``option`` names the
-    parameter (``env``, ``env_kwargs``, ``agents``, ``epsilons``, ``wrapper``, ``delta`` or
-    ``secure``), ``value`` the value in question where it helps (the wrapper's name) and
-    ``detail`` says what is wrong."""
+    parameter (``env``, ``env_kwargs``, ``agents``, ``epsilons``, ``wrapper``, ``delta``,
+    ``secure``, ``horizon``, ``n_runs``, ``seed`` or ``n_jobs``), ``value`` the value in
+    question where it helps (the wrapper's name) and ``detail`` says what is wrong."""
 
     def __init__(self, option: str, detail: str, value: str = ""):
         super().__init__(f"{option}{' ' + value if value else ''}: {detail}")
@@ -54,9 +54,12 @@ def resolve_agent(agent: Any) -> type:
         module_name, _, attr = agent.partition(":")
         try:
             module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise PlanError("agents", f"cannot import {module_name!r} ({exc})") from None
-        cls = getattr(module, attr, None)
+        except Exception as exc:  # noqa: BLE001 - not found, or broken (a syntax error, ...)
+            raise PlanError("agents", f"cannot import {module_name!r} "
+                                      f"({type(exc).__name__}: {exc})") from None
+        if not hasattr(module, attr):
+            raise PlanError("agents", f"module {module_name!r} has no {attr!r}")
+        cls = getattr(module, attr)
     elif isinstance(agent, str):
         by_lower = {k.lower(): v for k, v in AGENTS.items()}
         if agent.lower() not in by_lower:
@@ -81,6 +84,25 @@ def is_private(cls: type) -> bool:
     from ldp_gym.agents.base import GlobalDPAgent, LocalDPAgent
 
     return issubclass(cls, (LocalDPAgent, GlobalDPAgent))
+
+
+def _check_numbers(horizon: Any, n_runs: Any, seed: Any, n_jobs: Any, epsilons: Any) -> None:
+    """The run's sizes and the budgets, each refused by the option's name."""
+    from ldp_gym.validation import check_epsilon, check_int
+
+    for option, value, low in (("horizon", horizon, 1), ("n_runs", n_runs, 1), ("seed", seed, 0),
+                               ("n_jobs", n_jobs, -1)):
+        try:
+            check_int(option, value, low=low)
+        except (TypeError, ValueError) as exc:
+            raise PlanError(option, str(exc)) from None
+    if n_jobs == 0:
+        raise PlanError("n_jobs", "n_jobs must be -1 (every core) or >= 1, got 0")
+    for eps in epsilons or ():
+        try:
+            check_epsilon(eps)
+        except (TypeError, ValueError) as exc:
+            raise PlanError("epsilons", str(exc)) from None
 
 
 def _sorted_agents(agents: Sequence[Any]) -> tuple[dict[str, type], dict[str, type]]:
@@ -163,6 +185,7 @@ def plan_comparison(env: str, agents: Sequence[Any], *, epsilons: Sequence[float
 
     if env not in ldp_gym.ENV_SPECS:
         raise PlanError("env", f"{env!r} is unknown; `ldp-gym list` shows the ids")
+    _check_numbers(horizon, n_runs, seed, n_jobs, epsilons)
     private, plain = _sorted_agents(agents)
     wrapped = _check_options(private, plain, epsilons, wrapper, secure)
     env_kwargs = dict(env_kwargs or {})
