@@ -588,9 +588,11 @@ def _cmd_list() -> None:
     for env_id in ldp_gym.ENV_SPECS:
         print(f"  {env_id}")
     print("agents:")
+    width = max(len(name) for name in AGENTS)
+    setting = max(len(cls.__module__.split(".")[-1]) for cls in AGENTS.values())
     for name, cls in AGENTS.items():
         kind = "private (needs --epsilon)" if is_private(cls) else "non-private"
-        print(f"  {name:<14} {cls.__module__.split('.')[-1]:<6} {kind}")
+        print(f"  {name:<{width}} {cls.__module__.split('.')[-1]:<{setting}} {kind}")
     print("experiments:")
     for name, exp in EXPERIMENTS.items():
         print(f"  {name:<22} {exp.description}")

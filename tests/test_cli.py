@@ -374,7 +374,7 @@ def test_third_party_agents_and_env_kwargs(tmp_path, monkeypatch, capsys):
     (["--env-kwargs", "{not json"], "env-kwargs must be a JSON object"),
     (["--env-kwargs", "[1, 2]"], "env-kwargs must be a JSON object"),
     (["--env-kwargs", '{"means": [0.5, 2.0]}'], "--env-kwargs: means"),
-    (["--env-kwargs", '{"colour": 1}'], "--env-kwargs:"),
+    (["--env-kwargs", '{"colour": 1}'], "--env-kwargs: colour: not a parameter of this environment"),
 ])
 def test_third_party_and_env_kwargs_errors_are_one_line(tmp_path, capsys, extra, needle):
     args = ["run", "LDPMAB-v0", "--agents", "UCB1", *TINY, "--out", str(tmp_path / "o")]

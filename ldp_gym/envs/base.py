@@ -28,6 +28,7 @@ Environment contract:
 
 from __future__ import annotations
 
+import inspect
 import types
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
@@ -46,6 +47,18 @@ from ldp_gym.validation import (
 )
 
 INFO_KEYS = ("expected_reward", "optimal_reward", "regret", "optimal_action")
+
+
+def _make_core(core_class: type, kwargs: dict[str, Any]) -> Any:
+    """The setting's core, built from the env's keyword arguments; an unknown one is a
+    ``TypeError`` naming it and the parameters the setting takes."""
+    params = inspect.signature(core_class).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    unknown = [k for k in kwargs if k not in params]
+    if unknown and not takes_any:
+        names = ", ".join(k for k, p in params.items() if p.kind is not inspect.Parameter.VAR_KEYWORD)
+        raise TypeError(f"{unknown[0]}: not a parameter of this environment (it takes {names})")
+    return core_class(**kwargs)
 
 
 def _frozen(value: Any) -> Any:
@@ -170,7 +183,7 @@ class BanditEnv(gym.Env):
     core_class: type[BanditCore]
 
     def __init__(self, **kwargs: Any):
-        self.core = self.core_class(**kwargs)
+        self.core = _make_core(self.core_class, kwargs)
         self.observation_space = self.core.observation_space
         self.action_space = self.core.action_space
         self._runs = np.zeros(1, dtype=np.int64)
@@ -228,7 +241,7 @@ class BanditVectorEnv(VectorEnv):
     def __init__(self, num_envs: int = 1, max_episode_steps: int | None = None, **kwargs: Any):
         self.num_envs = check_int("num_envs", num_envs)
         self.horizon = check_optional_int("max_episode_steps", max_episode_steps)
-        self.core = self.core_class(**kwargs)
+        self.core = _make_core(self.core_class, kwargs)
         self.single_observation_space = self.core.observation_space
         self.single_action_space = self.core.action_space
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
