@@ -189,6 +189,7 @@ class _Baseline(ContextualAgent):
         self.u = np.zeros((n, self.D)) if ridge else np.zeros((n, 0))
         self.theta_hat = np.zeros((n, self.D)) if self._kind == glm_kernels.GLOC \
             else np.zeros((n, 0))
+        self._rule_args = self._rule()  # the constants, built once (not every round)
 
     def _rule(self) -> tuple:
         """The kernel's ``rule``: ``(k_arms, kind, beta_params, link, zeta, step)``."""
@@ -197,7 +198,7 @@ class _Baseline(ContextualAgent):
     def _rounds(self, mode: int, obs: np.ndarray, rewards: np.ndarray,
                 forced: np.ndarray) -> np.ndarray:
         actions = np.empty(forced.shape, dtype=np.int64)
-        glm_kernels.ridge_rounds(mode, obs, rewards, forced, self._rule(),
+        glm_kernels.ridge_rounds(mode, obs, rewards, forced, self._rule_args,
                                  (self.t, self.inv, self.u, self.theta, self.theta_hat), actions)
         return actions
 

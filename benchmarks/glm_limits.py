@@ -25,10 +25,10 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import time
 
 import gymnasium as gym
 import numpy as np
+from mab_speed import cpu_time  # the same CPU-time measure (benchmarks/ is the script's path)
 from numba import njit
 
 import ldp_gym
@@ -184,12 +184,6 @@ def ldp_gym_agent(agent: str, runs: int, horizon: int, dim: int, k: int, c: dict
                       n_runs=runs, seed=seed, progress=False,
                       env_kwargs={"dim": dim, "n_arms": k})
     return float(res.regret[agent][:, -1].mean())
-
-
-def cpu_time(fn, *args) -> tuple[float, float]:
-    start = time.process_time()
-    value = fn(*args)
-    return time.process_time() - start, value
 
 
 def main() -> None:
