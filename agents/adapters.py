@@ -74,9 +74,11 @@ class PredictAgent:
         """Nothing to forget; the wrapped object keeps its own state."""
 
     def act(self, obs: Any) -> np.ndarray:
+        """The wrapped policy's actions for the batch ``obs``."""
         return np.asarray(self._predict(obs))
 
     def observe(self, obs: Any, action: Any, reward: Any, next_obs: Any) -> None:
+        """Pass the round to ``learn`` if one was given, else nothing."""
         if self._learn is not None:
             self._learn(obs, action, reward, next_obs)
 
@@ -151,13 +153,16 @@ class PerRunAgent:
         self.agents = [factory(None) for _ in range(num_envs)]
 
     def reset(self, seed: Any = None) -> None:
+        """Build fresh agents, one per run, from ``seed``'s spawned children."""
         root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
         seeds = root.spawn(self.num_envs)
         self.agents = [self.factory(s) for s in seeds]
 
     def act(self, obs: Any) -> np.ndarray:
+        """Each run's agent acts on its own observation."""
         return np.array([a.act(o) for a, o in zip(self.agents, obs)])
 
     def observe(self, obs: Any, action: Any, reward: Any, next_obs: Any) -> None:
+        """Each run's agent observes its own round."""
         for i, a in enumerate(self.agents):
             a.observe(obs[i], action[i], reward[i], next_obs[i])

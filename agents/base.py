@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import VectorEnv
+from typing_extensions import override
 
 from ldp_gym.protocols import BlockPlay
 from ldp_gym.validation import (
@@ -297,8 +298,9 @@ class _PrivateMixin:
             delta: the delta of an (epsilon, delta) guarantee, in [0, 1).
             unit: what one user's data is (``"reward"``, ``"user"``, ...), as
                 :class:`~ldp_gym.wrappers.mechanisms.privacy.Privacy` states it.
-            lower, upper: the declared bounds of the protected values; the agent clips to
-                them before any release.
+            lower: the declared lower bound of the protected values.
+            upper: the declared upper bound; the agent clips to ``[lower, upper]`` before
+                any release.
 
         Raises:
             TypeError, ValueError: a parameter that is not a valid value, named.
@@ -330,6 +332,7 @@ class LocalDPAgent(_PrivateMixin, Agent):
 
     last_report: dict[str, np.ndarray] | None = None
 
+    @override
     def reset(self, seed: Any = None) -> None:
         super().reset(seed)
         self.__dict__.pop("last_report", None)  # the class's None again

@@ -70,6 +70,7 @@ import numba
 import numpy as np
 from gymnasium import spaces
 from numba import njit
+from typing_extensions import override
 
 from ldp_gym.envs.bco import box_status
 from ldp_gym.protocols import BlockPlay
@@ -109,8 +110,10 @@ def _unit_row(z, i):  # pragma: no cover - compiled
 
 @njit(**_JIT)
 def _sphere_play(z, rho, y, out):  # pragma: no cover - compiled
-    """z (N, d) Gaussian rows -> unit rows u (in place); ``out[:, :d] = y + rho u`` and, when out
-    has 2d columns, ``out[:, d:] = y - rho u``."""
+    """Turn the Gaussian rows ``z`` (N, d) into unit rows u, in place, and write the points.
+
+    ``out[:, :d] = y + rho u`` and, when out has 2d columns, ``out[:, d:] = y - rho u``.
+    """
     n, d = z.shape
     two = out.shape[1] == 2 * d
     for i in range(n):
@@ -961,6 +964,7 @@ class HazanLevy(_BarrierAgent):
         return (_HAZAN_LEVY, int(self.t), 1.0, float(self.eta), float(self.strong_convexity),
                 int(self.newton_iterations), float(self.loss_cap), float(self.radius))
 
+    @override
     def play_world(self, world: np.ndarray, round_kernel: Any,
                    release: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         self._newton[0] = self.newton_steps

@@ -95,6 +95,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 from numba import njit
+from typing_extensions import override
 
 from ldp_gym.oracles import Family, oracle_row
 from ldp_gym.protocols import BlockPlay
@@ -326,9 +327,10 @@ def _tree_update(trees, r, S, x, noise, p, p0, grid, counts, sums, cache, index_
 @njit(cache=True, nogil=True)
 def _play_rounds(rule, oracle, outcomes, start, stop, server, draws, release_noise,
                  actions):  # pragma: no cover - compiled
-    """Rounds ``start`` to ``stop`` of a block of every base arm's outcomes (N, L, m), round
-    by round over all runs (so the noise is used in the order of the per-round path: round,
-    run, arm), each round the per-round protocol:
+    """Play rounds ``start`` to ``stop`` of a block of every base arm's outcomes (N, L, m).
+
+    Round by round over all runs (so the noise is used in the order of the per-round path:
+    round, run, arm), each round the per-round protocol:
 
     1. user: the weights of the public state (:func:`_user_weights`) and the family's oracle
        (:func:`~ldp_gym.oracles.oracle_row`): S;
@@ -693,6 +695,7 @@ class CombinatorialAgent(Agent):
     def _piece_done(self, noise: np.ndarray, pos: np.ndarray, trees: tuple) -> None:
         """After a piece of the block (the buffer of drawn noise keeps its position)."""
 
+    @override
     def observe(self, obs: Any, action: Any, reward: Any, next_obs: Any) -> None:
         # the runner's batch (arrays of the expected dtypes and shapes) checked in one compiled
         # pass; anything else, or a batch that fails it, takes the checked path of the base class

@@ -31,6 +31,7 @@ import math
 from typing import ClassVar
 
 import numpy as np
+from typing_extensions import override
 
 from ldp_gym.protocols import BlockPlay
 from ldp_gym.validation import Part, check_finite, check_input, check_real
@@ -266,6 +267,7 @@ class ThompsonSampling(_CompiledRule):
         """The binarised successes (N, K) of every arm."""
         return self._successes
 
+    @override
     def index(self) -> np.ndarray:
         raise NotImplementedError("Thompson sampling draws its index in act: it has no index()")
 
@@ -417,6 +419,7 @@ class LDPUCB(LocalDPAgent, _Compiled):
         return kernels.index_values(kernels.LDP_UCB, self._params, self.counts, self.noisy_sums,
                                     self.t, np.empty(self.counts.shape))
 
+    @override
     def public_state(self):
         return readonly(index=self._index())
 
@@ -627,6 +630,7 @@ class DPSE(_GlobalMAB):
     def _act(self, obs):
         return self._current()
 
+    @override
     def commitment(self):
         arm = self._current()
         left = self.R - self.epoch_counts[self._rows, arm]
@@ -719,6 +723,7 @@ class AdaPUCB(_GlobalMAB):
     def _act(self, obs):
         return self.arm.copy()
 
+    @override
     def commitment(self):
         return self.target - self.counts[self._rows, self.arm]
 
@@ -786,6 +791,7 @@ class AdaPKLUCB(AdaPUCB):
 
     name = "AdaP-KLUCB"
 
+    @override
     def index(self, rows, log_t):
         n = np.maximum(self.released_n[rows], 1)
         a = self.alpha * log_t[:, None]

@@ -226,11 +226,15 @@ def _rounds(kind, mode, params, noise, rng, rewards, actions, counts, sums, succ
         noise: LDP-UCB's and DP-UCB's noise values, round-major (N per round, the order in
             which the mechanism's stream serves the per-round releases); empty otherwise.
         rng: the agent's decision generator.
-        counts (N, K) int64, sums (N, K), successes (N, K) (Thompson; (N, 0) otherwise),
-            t (N,) int64: the statistics, updated in place.
+        rewards: the rewards of the rounds (see ``mode``).
+        actions: the actions of the rounds (see ``mode``).
+        counts: (N, K) int64 plays of every arm, in place.
+        sums: (N, K) reward sums of every arm, in place.
+        successes: (N, K) binarised successes (Thompson; (N, 0) otherwise), in place.
         tree: DP-UCB's ``(alpha, noisy)``, each (N, K, levels), the arms' trees, in place.
         protected: (L N,) where DP-UCB writes what each round's release protects (for the
             mechanism's trace), round-major.
+        t: (N,) int64 rounds played by every run, in place.
     """
     n, k = counts.shape
     values = np.empty(k)
@@ -376,9 +380,16 @@ def adversarial_rounds(mode, kind, horizon, rng, rewards, actions, counts, losse
     ``(1 - clip(r, 0, 1))/p[a]`` to the loss estimate of the arm played.
 
     Args:
+        mode: as :func:`_rounds`.
         kind: :data:`EXP3` or :data:`TSALLIS_INF`.
         horizon: T for Exp3's rate (0: anytime).
-        counts (N, K) int64, losses (N, K), probs (N, K), t (N,) int64: the state, in place.
+        rng: the agent's decision generator.
+        rewards: as :func:`_rounds`.
+        actions: as :func:`_rounds`.
+        counts: (N, K) int64 plays of every arm, in place.
+        losses: (N, K) importance-weighted loss estimates, in place.
+        probs: (N, K) the distributions drawn from, in place.
+        t: (N,) int64 rounds played by every run, in place.
     """
     n, k = counts.shape
     every_arm = rewards.shape[2] > 1

@@ -1,4 +1,4 @@
-"""Run-steps per second of the combinatorial semi-bandit agents: the runner against a loop.
+r"""Run-steps per second of the combinatorial semi-bandit agents: the runner against a loop.
 
 For CUCB, CUCB-LDP1, CUCB-LDP2 and CUCB-DP (epsilon = 1) on
 ``LDPCombinatorialBandit-v0`` (top-K family, m = 20 base arms, K = 4), in one

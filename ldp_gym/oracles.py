@@ -67,6 +67,7 @@ from typing import Any
 
 import numpy as np
 from numba import njit
+from typing_extensions import override
 
 from ldp_gym.validation import check_finite, check_int, check_real
 
@@ -414,6 +415,7 @@ class LayeredPaths(Family):
     def _feasible(self, S):
         return (np.count_nonzero(S.reshape(S.shape[0], self.layers, self.width), axis=2) == 1).all(axis=1)
 
+    @override
     def describe(self, s):
         counts = s.reshape(self.layers, self.width).sum(axis=1)
         bad = int(np.flatnonzero(counts != 1)[0])

@@ -136,18 +136,21 @@ class Commits(AgentLike, Protocol):
     """An agent with ``block_play = COMMITS``: it plays its action for ``commitment()`` rounds and
     learns from their reward sum only."""
 
-    def commitment(self) -> np.ndarray: ...
+    def commitment(self) -> np.ndarray:
+        """How many rounds (N,) each run commits its next action for."""
 
     def observe_committed(self, actions: np.ndarray, counts: np.ndarray,
                           reward_sums: np.ndarray, *,
-                          reward_bounds: tuple[float, float] | None = None) -> None: ...
+                          reward_bounds: tuple[float, float] | None = None) -> None:
+        """Learn from ``counts`` plays of ``actions`` that earned ``reward_sums`` (N,)."""
 
 
 class PlaysBlocks(Protocol):
     """An agent with ``block_play = PLAYS_BLOCKS``: plays every round of a drawn block (observations
     (N, L + 1, ...), every arm's rewards (N, L, K)) and returns its actions (N, L)."""
 
-    def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray: ...
+    def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+        """Play every round of the block; return the actions (N, L)."""
 
 
 class PlaysOutcomeBlocks(Protocol):
@@ -155,7 +158,8 @@ class PlaysOutcomeBlocks(Protocol):
     plays every round of a block of drawn outcomes (N, L, m) (sees the outcomes of its super
     arm of each round only) and returns its super arms (N, L, m) int8."""
 
-    def play_outcomes(self, outcomes: np.ndarray) -> np.ndarray: ...
+    def play_outcomes(self, outcomes: np.ndarray) -> np.ndarray:
+        """Play every round of the block of outcomes; return the super arms (N, L, m)."""
 
 
 class BlockPlayer(Protocol):
@@ -238,7 +242,8 @@ class ReleasesBlocks(Protocol):
     that the released values are those of its per-round ``step``. Such a wrapper keeps
     ``needs_round_by_round = True``: other block paths must not bypass it."""
 
-    def block_release(self, length: int) -> ReleaseKernel: ...
+    def block_release(self, length: int) -> ReleaseKernel:
+        """The compiled release of the next ``length`` rounds, its noise drawn ahead."""
 
 
 class PlaysEvaluatedBlocks(Protocol):
@@ -250,4 +255,4 @@ class PlaysEvaluatedBlocks(Protocol):
 
     def play_world(self, world: np.ndarray, round_kernel: RoundKernel,
                    release: ReleaseKernel | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        ...
+        """Play ``world``'s rounds in one compiled kernel; return regrets, flags and the last view."""

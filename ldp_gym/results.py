@@ -71,6 +71,7 @@ class NoPlot:
         return self
 
     def __call__(self, *args: Any, **kwargs: Any) -> NoPlot:
+        """Draw nothing; return the placeholder again."""
         return self
 
     def __iter__(self) -> Any:  # ``(line,) = ax.plot(...)``
@@ -125,12 +126,15 @@ class Results:
 
     @property
     def agents(self) -> list[str]:
+        """The agents' names, in the order they ran."""
         return list(self.regret)
 
     def mean(self, agent: str) -> np.ndarray:
+        """The mean cumulative regret of ``agent`` over its runs, at every checkpoint."""
         return self.regret[agent].mean(axis=0)
 
     def sd(self, agent: str) -> np.ndarray:
+        """The standard deviation over runs of ``agent``'s regret (zeros for a single run)."""
         r = self.regret[agent]
         return r.std(axis=0, ddof=1) if r.shape[0] > 1 else np.zeros(r.shape[1])
 
@@ -332,6 +336,7 @@ class Results:
 
     @classmethod
     def load(cls, path: str | Path) -> Results:
+        """Read results written by :meth:`save` (no pickle is loaded)."""
         with np.load(path, allow_pickle=False) as f:
             info = json.loads(str(f["meta"]))
             regret = {a: f[f"regret/{a}"] for a in info["agents"]}

@@ -70,6 +70,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
 from numba import njit
+from typing_extensions import override
 
 from ldp_gym.envs.bco import project_point
 from ldp_gym.protocols import ReleaseKernel
@@ -186,10 +187,13 @@ def one_point(env: Any, epsilon: float, delta: float, seed: Any = None, *,
 
     Args:
         env: a single or vector ``LDPBCO-v0`` env.
-        epsilon, delta: the guarantee per loss.
+        epsilon: the epsilon of the guarantee per loss.
+        delta: the delta of the guarantee per loss.
+        seed: as :class:`~ldp_gym.wrappers.reward.GaussianReward`.
         calibration: ``'classic'`` (Zheng's sigma; only for epsilon < 1) or ``'analytic'``;
             default: classic below epsilon 1, analytic from 1 on.
-        seed, secure, oracle_info: as :class:`~ldp_gym.wrappers.reward.GaussianReward`.
+        secure: as :class:`~ldp_gym.wrappers.reward.GaussianReward`.
+        oracle_info: as :class:`~ldp_gym.wrappers.reward.GaussianReward`.
 
     Returns:
         the :class:`~ldp_gym.wrappers.reward.GaussianReward` (on a vector env
@@ -321,9 +325,11 @@ class TwoPointGaussian(_TwoPoint, FeedbackWrapper):
         FeedbackWrapper.__init__(self, env, seed=seed, secure=secure, oracle_info=oracle_info,
                                  observation_space=_PAIR_SPACE)
 
+    @override
     def release(self, action: Any, observation: Any, reward: Any) -> tuple[np.ndarray, float]:
         return self._pair(self._released(action, observation))[0], 0.0
 
+    @override
     def release_reset(self, observation: Any) -> np.ndarray:
         return np.zeros(2)
 
@@ -361,10 +367,12 @@ class VectorTwoPointGaussian(_TwoPoint, VectorFeedbackWrapper):
         return _block_kernel(mech, _two_point_feedback, [self.lipschitz, mech.grid, self.radius],
                              length, self.num_envs)
 
+    @override
     def release(self, actions: Any, observations: Any, rewards: Any) -> tuple[np.ndarray, np.ndarray]:
         d = self._released(actions, observations)
         d[self.autoreset] = 0.0  # a fresh run's observation carries no loss yet
         return self._pair(d), np.zeros(self.num_envs)
 
+    @override
     def release_reset(self, observation: Any) -> np.ndarray:
         return np.zeros((self.num_envs, 2))

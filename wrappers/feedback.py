@@ -80,6 +80,7 @@ import numpy as np
 from gymnasium.utils import RecordConstructorArgs
 from gymnasium.vector import AutoresetMode, VectorWrapper
 from gymnasium.vector.utils import batch_space
+from typing_extensions import override
 
 from ldp_gym.validation import check_bool
 
@@ -347,6 +348,7 @@ class VectorFeedbackWrapper(_Release, VectorWrapper):
         else:
             self.autoreset = np.zeros(self.num_envs, dtype=bool)
 
+    @override
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         mask = (options or {}).get("reset_mask")  # Gymnasium's partial reset: those runs only
         self._ended = np.zeros(self.num_envs, bool) if mask is None \

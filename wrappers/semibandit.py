@@ -67,6 +67,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
+from typing_extensions import override
 
 from ldp_gym.validation import check_epsilon, check_input, check_int, check_share
 
@@ -165,10 +166,12 @@ class LaplaceSemiBandit(_SemiBandit, FeedbackWrapper):
         FeedbackWrapper.__init__(self, env, seed=seed, secure=secure, oracle_info=oracle_info,
                                  observation_space=space)
 
+    @override
     def release(self, action: Any, observation: Any, reward: Any) -> tuple[np.ndarray, float]:
         out, rewards = self._release_batch(observation)
         return out[0], float(rewards[0])
 
+    @override
     def release_reset(self, observation: Any) -> np.ndarray:
         return np.zeros(2 * self.m)
 
@@ -185,6 +188,7 @@ class VectorLaplaceSemiBandit(_SemiBandit, VectorFeedbackWrapper):
         VectorFeedbackWrapper.__init__(self, env, seed=seed, secure=secure,
                                        oracle_info=oracle_info, single_observation_space=space)
 
+    @override
     def release(self, actions: Any, observations: Any,
                 rewards: Any) -> tuple[np.ndarray, np.ndarray]:
         out, released = self._release_batch(observations)
@@ -192,5 +196,6 @@ class VectorLaplaceSemiBandit(_SemiBandit, VectorFeedbackWrapper):
         released[self.autoreset] = 0.0
         return out, released
 
+    @override
     def release_reset(self, observation: Any) -> np.ndarray:
         return np.zeros((self.num_envs, 2 * self.m))

@@ -37,6 +37,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
+from typing_extensions import override
 
 from ldp_gym.validation import (
     check_action,
@@ -189,6 +190,7 @@ class BanditEnv(gym.Env):
         self._runs = np.zeros(1, dtype=np.int64)
         self._ready = False  # reset() has drawn an instance
 
+    @override
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=check_reset_seed(seed))
         self.core.reset(self.np_random, self._runs, 1)
@@ -210,6 +212,7 @@ class BanditEnv(gym.Env):
         data = getattr(self.core, "auxiliary_data", None)
         return [data(0) if data is not None else []]
 
+    @override
     def step(self, action):
         if not self._ready:
             raise gym.error.ResetNeeded("Cannot call env.step() before calling env.reset()")
@@ -298,6 +301,7 @@ class BanditVectorEnv(VectorEnv):
         if not self._ready:
             raise gym.error.ResetNeeded("Cannot call the vector env before calling reset()")
 
+    @override
     def step(self, actions):
         self.check_reset()
         actions = check_actions(self.single_action_space, actions, self.num_envs)

@@ -131,6 +131,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 from numba import njit
+from typing_extensions import override
 
 from ldp_gym.protocols import RoundKernel
 from ldp_gym.validation import check_int, check_real
@@ -528,6 +529,7 @@ class BCOCore(BanditCore):
         self._adv = np.zeros((n, 4))
         self._forced = np.zeros(n, dtype=bool)    # runs whose action admit() projected
 
+    @override
     def reset(self, rng, runs, n_runs):
         if self.t.shape[0] != n_runs:
             self._alloc(n_runs)
@@ -554,6 +556,7 @@ class BCOCore(BanditCore):
         self._adv[runs, 0] = 0.5 * self.mu * np.einsum("nd,nd->n", diff, diff) \
             if self.loss == "quadratic" else np.abs(diff).sum(axis=1) / math.sqrt(self.dim)
 
+    @override
     def observe(self):
         if self.points == 1:
             return np.zeros((self.t.shape[0], 1), dtype=np.float32)
@@ -628,6 +631,7 @@ class BCOCore(BanditCore):
         return (n_a[:, None] * a + n_b[:, None] * b) / (n_a + n_b)[:, None]
 
     # ------------------------------------------------------------------ one round
+    @override
     def step(self, rng, actions):
         n, k = self.t.shape[0], self.points
         x = np.ascontiguousarray(actions, dtype=np.float64).reshape(n, k * self.dim)
@@ -693,6 +697,7 @@ class BCOEnv(BanditEnv):
     core_class = BCOCore
     core: BCOCore
 
+    @override
     def step(self, action):
         # points outside the box are projected onto X before the shared action check
         return super().step(self.core.admit(action))
@@ -735,6 +740,7 @@ class BCOVectorEnv(BanditVectorEnv):
     core_class = BCOCore
     core: BCOCore
 
+    @override
     def step(self, actions):
         # points outside the box are projected onto X before the shared action check
         return super().step(self.core.admit(actions, self.num_envs))

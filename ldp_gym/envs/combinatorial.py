@@ -83,6 +83,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 from numba import njit
+from typing_extensions import override
 
 from ldp_gym.oracles import ENUMERATION_LIMIT, FAMILIES, Coverage, Family, make_family
 from ldp_gym.validation import check_bool, check_finite, check_int, check_real
@@ -157,12 +158,14 @@ class SuperArmSpace(spaces.MultiBinary):
         self.family = family
         super().__init__(family.m, seed=seed)
 
+    @override
     def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
         if mask is not None or probability is not None:  # a masked draw, made feasible
             raw = super().sample(mask=mask, probability=probability)
             return self.family._project(raw[None].astype(bool))[0].astype(np.int8)
         return self.family._sample(self.np_random, 1)[0]
 
+    @override
     def contains(self, x: Any) -> bool:
         if not super().contains(x):
             return False
@@ -183,9 +186,11 @@ class SuperArmBatchSpace(spaces.Box):
         self.family = family
         super().__init__(0, 1, shape=(n, family.m), dtype=np.int8, seed=seed)
 
+    @override
     def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
         return self.family._sample(self.np_random, self.shape[0])
 
+    @override
     def contains(self, x: Any) -> bool:
         if not super().contains(x):
             return False
@@ -288,6 +293,7 @@ class CombinatorialCore(BanditCore):
         self.opt = np.zeros(0)
         self._obs = np.zeros((0, 2 * m), dtype=np.float32)
 
+    @override
     def reset(self, rng, runs, n_runs):
         m = self.n_arms
         if self.means.shape[0] != n_runs:
@@ -305,9 +311,11 @@ class CombinatorialCore(BanditCore):
         self._obs = self._obs.copy()  # observations already returned stay as they were
         self._obs[runs] = 0.0
 
+    @override
     def observe(self):
         return self._obs
 
+    @override
     def step(self, rng, actions):
         S = actions.astype(bool)
         n = S.shape[0]
@@ -458,6 +466,7 @@ class CombinatorialVectorEnv(BanditVectorEnv):
             self.last_regret = regret[:, -1].copy()
         return obs, regret
 
+    @override
     def step(self, actions):
         # the agents' batch (int8 (N, m), every row a super arm), no run restarting: checked in
         # one compiled pass and played; anything else takes the checked path of the base class

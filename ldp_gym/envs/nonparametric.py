@@ -233,7 +233,9 @@ def auxiliary_density(x: Any, gamma: float) -> np.ndarray:
 
 def sample_auxiliary_contexts(rng: np.random.Generator, n: int, dim: int,
                               gamma: float) -> np.ndarray:
-    """n points (n, dim) of density :func:`auxiliary_density`, exactly: the radius
+    """Draw n points (n, dim) of density :func:`auxiliary_density`, exactly.
+
+    The radius
     ``r = ||x - 1/2||_inf = U^(1/(gamma + d))/2``, then a uniform point on the surface of the
     cube of half-width r (one of the 2d faces uniformly, uniform on it)."""
     r = 0.5 * rng.random(n) ** (1.0 / (gamma + dim))

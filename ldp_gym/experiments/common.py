@@ -61,6 +61,8 @@ class Report:
 
 @dataclass(frozen=True)
 class Experiment:
+    """A named experiment: its one-line description and the function that runs it."""
+
     name: str
     description: str
     function: Callable[..., Report]

@@ -171,7 +171,12 @@ def plan_comparison(env: str, agents: Sequence[Any], *, epsilons: Sequence[float
             non-private agents run behind, at every epsilon.
         delta: the delta of the (epsilon, delta)-DP agents and of the Gaussian wrapper
             (default: the agents' own, and :data:`WRAPPER_DELTA` for the wrapper).
-        horizon, n_runs, seed, n_jobs, secure, progress: as :func:`ldp_gym.run`.
+        horizon: as :func:`ldp_gym.run`.
+        n_runs: as :func:`ldp_gym.run`.
+        seed: as :func:`ldp_gym.run`.
+        n_jobs: as :func:`ldp_gym.run`.
+        secure: as :func:`ldp_gym.run`.
+        progress: as :func:`ldp_gym.run`.
         env_kwargs: the env's keyword arguments.
 
     Returns:

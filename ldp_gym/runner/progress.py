@@ -96,6 +96,7 @@ class Job:
     @classmethod
     def create(cls, tasks: list[tuple[str, int, int]], progress: bool | None,
                label: str = "") -> Job | None:
+        """A job reporting on ``tasks``, or ``None`` when progress is off or nothing runs."""
         mode = progress_mode(progress)
         return None if mode is None or not tasks else cls(tasks, mode, label)
 
@@ -119,6 +120,7 @@ class Job:
                 self._show()
 
     def units(self) -> int:
+        """Run-rounds done so far, over every task."""
         return sum(d * r for d, r in zip(self.done, self.runs))
 
     def describe(self) -> str:
@@ -161,6 +163,7 @@ class Job:
         print(text, file=self.stream, flush=True)
 
     def close(self) -> None:
+        """Close the bar, or write the final line of a job that wrote lines."""
         if self.bar is not None:
             self.bar.close()
         elif self.lines:  # a job long enough to have written lines ends with one
@@ -184,6 +187,7 @@ class Reporter:
         self.sink, self.task, self.last = sink, task, -math.inf
 
     def __call__(self, rounds: int, final: bool = False) -> None:
+        """Report ``rounds`` done if the interval has passed or ``final`` is set."""
         now = time.monotonic()
         if final or now - self.last >= REPORT_INTERVAL:
             self.last = now

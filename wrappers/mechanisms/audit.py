@@ -90,8 +90,9 @@ def audit(sample0: Sampler, sample1: Sampler, *, n: int = 1_000_000, delta: floa
     """Certify a lower bound on epsilon from samples of two neighbouring outputs.
 
     Args:
-        sample0, sample1: ``n -> outputs`` for the two neighbouring inputs; each call
+        sample0: ``n -> outputs`` for the first of two neighbouring inputs; each call
             must draw fresh noise.
+        sample1: the same for the second input.
         n: samples per side per half.
         delta: the delta of the claim (subtracted from ``p0_lo``).
         alpha: total failure probability of the certified bound.

@@ -57,6 +57,7 @@ import math
 from typing import Any, NamedTuple
 
 import numpy as np
+from typing_extensions import override
 
 from ldp_gym.validation import (
     check_bounds,
@@ -230,10 +231,12 @@ class LaplaceMechanism(Mechanism):
         a compiled path adds them to inputs snapped to the grid, :func:`compiled.snap_add`)."""
         return self.stream.take(count)
 
+    @override
     def release_bound(self, part: str | None = None) -> float:
         return self.magnitude + self.grid + 80.0 * self.scale
 
     def __call__(self, x: Any) -> np.ndarray:
+        """Clip ``x`` to the bounds, snap it to the grid and add one noise value per entry."""
         x = check_input(x)
         if self.dim is not None and (x.ndim == 0 or x.shape[-1] != self.dim):
             raise ValueError(f"x must have last dimension dim={self.dim}")
@@ -283,6 +286,7 @@ class PrivateEpisodeMean(Mechanism):
                              self.epsilon, self.magnitude)
 
     def release(self, sums: Any, counts: Any) -> np.ndarray:
+        """The private means of ``counts`` rewards summing to ``sums`` (broadcast together)."""
         sums = check_input(sums, "sums")
         counts = check_input(counts, "counts")
         if (counts < 1).any() or (counts != np.rint(counts)).any():
@@ -378,6 +382,7 @@ class GaussianMechanism(Mechanism):
         return gaussian_grid_noise(self.rng.standard_normal(shape), self.sigma, self.grid)
 
     def __call__(self, x: Any) -> np.ndarray:
+        """Clip ``x``, snap it to the grid and add Gaussian grid noise to every entry."""
         x = snap(self.clip(check_input(x)), self.grid)
         record_release(type(self).__name__, x, self.snapped_sensitivity, self.sigma, self.epsilon,
                 self.delta)
@@ -579,6 +584,7 @@ class L2BallMechanism(Mechanism):
         return self.output_radius * (1.0 + 1e-9)
 
     def __call__(self, x: Any) -> np.ndarray:
+        """Clip every row of ``x`` (..., dim) to the ball and release it as a point on the output sphere."""
         x = check_input(x)
         if x.ndim == 0 or x.shape[-1] != self.dim:
             raise ValueError(f"x must have last dimension dim={self.dim}")
@@ -627,6 +633,7 @@ class RandomizedResponse(Mechanism):
         self.p_true = 1.0 / (1.0 + (self.n_categories - 1) * math.exp(-self.epsilon))
 
     def __call__(self, x: Any) -> np.ndarray:
+        """Keep each category of ``x`` with probability ``p_true``, else report another uniformly."""
         arr = np.asarray(x)
         if arr.dtype == np.bool_:
             raise TypeError("x must be integer categories, not bool")

@@ -37,6 +37,11 @@ def tree_add(alpha: np.ndarray, noisy: np.ndarray, count: int, x: float, noise: 
     Args:
         alpha: (levels,) the exact partial sums of the open nodes, in place.
         noisy: (levels,) the released node values, in place.
+        count: the number of elements appended before ``x``.
+        x: the new element, already clipped.
+        noise: the noise value of the node that closes.
+        grid: the grid the node's sum is snapped to.
+
     Returns:
         ``(closed, prefix)``: the node's exact sum (what its release protects) and the noisy
         prefix sum.

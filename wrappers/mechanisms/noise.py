@@ -203,6 +203,7 @@ def gaussian_grid_noise(z: np.ndarray, sigma: Any, grid: Any) -> np.ndarray:
 
 @functools.lru_cache(maxsize=64)
 def upper_indices(dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """The row and column indices of the upper triangle of a ``dim`` x ``dim`` matrix (cached)."""
     return np.triu_indices(dim)
 
 
