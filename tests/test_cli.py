@@ -385,3 +385,20 @@ def test_third_party_and_env_kwargs_errors_are_one_line(tmp_path, capsys, extra,
     assert main(args) == 2
     one_line_error(capsys, needle)
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("source,needle", [
+    ("def broken(:\n", "--agents: cannot import 'bad_agents' (SyntaxError: invalid syntax (bad_agents.py, line 1"),
+    ("raise RuntimeError('no GPU here')\n", "--agents: cannot import 'bad_agents' (RuntimeError: no GPU here)"),
+    ("import numpy\n", "--agents: module 'bad_agents' has no 'FirstArm'"),
+])
+def test_a_third_party_module_that_fails_is_one_line(tmp_path, monkeypatch, capsys, source, needle):
+    """A user's module with a syntax error, one that raises on import, or one without the
+    class: one line naming the module and the cause, exit code 2, nothing written."""
+    (tmp_path / "bad_agents.py").write_text(source)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "bad_agents", raising=False)
+    assert main(["run", "LDPMAB-v0", "--agents", "bad_agents:FirstArm", *TINY, "--out", "o"]) == 2
+    one_line_error(capsys, needle)
+    assert not (tmp_path / "o").exists()
