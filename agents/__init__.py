@@ -26,6 +26,8 @@ from .glm import (
 )
 from .mab import AGENTS as _MAB_AGENTS
 from .mab import (
+    DPIMED,
+    DPKLUCB,
     DPSE,
     DPUCB,
     KLUCB,
@@ -44,8 +46,8 @@ AGENTS: dict[str, type[Agent]] = {**_MAB_AGENTS, **_GLM_AGENTS, **_BCO_AGENTS,
                                   **_NONPARAMETRIC_AGENTS, **_COMBINATORIAL_AGENTS}
 
 __all__ = ["ABSE", "AGENTS", "CUCB", "CUCBDP", "CUCBLDP1", "CUCBLDP2", "CombinatorialAgent",
-           "DPSE", "DPUCB", "FKM", "GLOC", "KLUCB", "LDPGLOC", "LDPMAB", "LDPOLS", "LDPSGD",
-           "LDPUCB", "UCB1", "AdaPKLUCB", "AdaPUCB", "Agent", "BCOAgent", "Exp3", "GlobalDPAgent",
-           "GreedyOLS", "GreedySGD", "HazanLevy", "LDPLinUCB", "LDPMABAux", "LDPMultiOLS",
-           "LDPMultiSGD", "LinUCB", "LocalDPAgent", "Privacy", "SahaTewari", "ThompsonSampling",
-           "TsallisINF", "TwoPointGD", "UniformRandom", "argmax_random"]
+           "DPIMED", "DPKLUCB", "DPSE", "DPUCB", "FKM", "GLOC", "KLUCB", "LDPGLOC", "LDPMAB",
+           "LDPOLS", "LDPSGD", "LDPUCB", "UCB1", "AdaPKLUCB", "AdaPUCB", "Agent", "BCOAgent",
+           "Exp3", "GlobalDPAgent", "GreedyOLS", "GreedySGD", "HazanLevy", "LDPLinUCB", "LDPMABAux",
+           "LDPMultiOLS", "LDPMultiSGD", "LinUCB", "LocalDPAgent", "Privacy", "SahaTewari",
+           "ThompsonSampling", "TsallisINF", "TwoPointGD", "UniformRandom", "argmax_random"]

@@ -1,22 +1,22 @@
 """The agent contract: batch-first agents with one ``act``/``observe`` API.
 
 Every algorithm is written once on arrays with a leading run dimension. An
-agent built with ``num_envs=N`` takes and returns batches of N; one built
-without it takes single observations and returns one action (a Python ``int``
-for a ``Discrete`` space, else an array of the space's dtype), the base class
-adding and removing the batch dimension. Agents declare the action spaces they
-support (``supported_action_spaces``); :meth:`Agent.from_env` refuses any
-other, and ``act``/``observe`` refuse, with one clear error, actions outside
-the agent's space, NaN or inf rewards and observations and wrong shapes
-(:mod:`ldp_gym.validation`).
+agent built with ``num_envs=N`` takes and returns batches of N. One built
+without it takes single observations and returns one action: a Python ``int``
+for a ``Discrete`` space, else an array of the space's dtype. The base class
+adds and removes the batch dimension. Agents declare the action spaces they
+support in ``supported_action_spaces``, and :meth:`Agent.from_env` refuses any
+other. ``act`` and ``observe`` refuse, with one clear error, actions outside
+the agent's space, NaN or inf rewards and observations and wrong shapes.
+The checks live in :mod:`ldp_gym.validation`.
 
-Randomness: the agent owns one :class:`numpy.random.SeedSequence`; its
-decisions draw from one child and every mechanism it creates from a child of
-its own (:meth:`Agent.spawn`), never from the env's stream or the global
+Randomness: the agent owns one :class:`numpy.random.SeedSequence`. Its
+decisions draw from one child, and every mechanism it creates draws from a child of
+its own, made by :meth:`Agent.spawn`. None draws from the env's stream or the global
 ``np.random``. Seeded noise is for simulation: whoever knows the seed knows
 the noise, and the same seed replays it. With ``secure=True`` every mechanism
-of the agent draws from the operating system's CSPRNG instead (the seed then
-only drives the agent's public decisions, such as tie-breaking).
+of the agent draws from the operating system's CSPRNG instead. The seed then
+only drives the agent's public decisions, such as tie-breaking.
 """
 
 from __future__ import annotations
@@ -53,16 +53,18 @@ __all__ = ["Agent", "GlobalDPAgent", "LocalDPAgent", "Privacy", "argmax_random",
 
 
 def argmax_random(rng: np.random.Generator, values: np.ndarray) -> np.ndarray:
-    """Row-wise argmax with ties broken uniformly at random (exactly, not by jitter)."""
+    """Row-wise argmax with ties broken uniformly at random, exactly and not by jitter."""
     ties = values == values.max(axis=1, keepdims=True)
     return (rng.random(values.shape) * ties).argmax(axis=1)
 
 
 def readonly(**arrays: Any) -> dict[str, np.ndarray]:
-    """Read-only views of ``arrays``, as a dict (what :meth:`LocalDPAgent.public_state` returns):
-    users read the server's broadcast (and see its updates), they cannot write into the
+    """Read-only views of ``arrays``, as a dict, as :meth:`LocalDPAgent.public_state` returns.
+
+    Users read the server's broadcast and see its updates, but they cannot write into the
     server's state through it. The views come through a read-only buffer, so that numpy
-    refuses to make them writeable again (it allows that on a plain view)."""
+    refuses to make them writeable again. Numpy allows that on a plain view.
+    """
     return {key: np.asarray(np.asarray(value).data.toreadonly())
             for key, value in arrays.items()}
 
@@ -71,20 +73,21 @@ class Agent(ABC):
     """Base class of every agent.
 
     Subclasses implement ``_init_state(n)``, ``_act(obs)`` and
-    ``_observe(obs, actions, rewards, next_obs)`` on batches (validated by
-    :meth:`act` and :meth:`observe`), declare ``supported_action_spaces`` and
-    ``test_env`` / ``test_params`` (:meth:`_unit_test_params`) for the generic
-    contract suite. Agents of spaces other than ``Discrete`` override
+    ``_observe(obs, actions, rewards, next_obs)`` on batches, which :meth:`act` and
+    :meth:`observe` validate. They declare ``supported_action_spaces``, and
+    ``test_env`` / ``test_params`` for the generic contract suite, which reads them through
+    :meth:`_unit_test_params`. Agents of spaces other than ``Discrete`` override
     :meth:`space_params` and :meth:`_make_action_space`.
 
     Args:
-        n_arms: number of actions (of arms, for a ``Discrete`` space).
+        n_arms: number of actions; for a ``Discrete`` space, of arms.
         horizon: the horizon T, for algorithms whose parameters use it.
         num_envs: ``None`` for a single run, else the batch size N.
         seed: ``None``, an int or a ``SeedSequence``. Seeded noise is for simulation:
             whoever knows the seed can predict every noise draw, and reseeding replays it.
-        secure: draw every privacy mechanism's noise from the OS CSPRNG (for deployment;
-            such noise cannot be replayed). The seed then only drives public decisions.
+        secure: draw every privacy mechanism's noise from the OS CSPRNG. This is for
+            deployment; such noise cannot be replayed. The seed then only drives public
+            decisions.
     """
 
     #: Display name, as in the papers.
@@ -121,15 +124,15 @@ class Agent(ABC):
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_env(cls, env: Any, **kwargs: Any) -> Agent:
-        """Build the agent for ``env`` (a single env or a native vector env).
+        """Build the agent for ``env``, a single env or a native vector env.
 
-        Reads the number of arms from the action space (:meth:`space_params`),
+        Reads the number of arms from the action space with :meth:`space_params`,
         ``num_envs`` from a vector env, and the horizon from
         ``max_episode_steps`` unless given.
 
         Raises:
-            ValueError: the env's action space is not one the agent supports
-                (``supported_action_spaces``), or the env is not of the agent's setting.
+            ValueError: the env's action space is not in ``supported_action_spaces``, or the
+                env is not of the agent's setting.
         """
         is_vec = isinstance(getattr(env, "unwrapped", env), VectorEnv) or isinstance(env, VectorEnv)
         space = env.single_action_space if is_vec else env.action_space
@@ -148,13 +151,15 @@ class Agent(ABC):
 
     @classmethod
     def env_params(cls, env: Any, is_vec: bool) -> dict[str, Any]:
-        """Setting-specific constructor arguments read off the env (dimension, bounds)."""
+        """Setting-specific constructor arguments read off the env, such as dimension and bounds."""
         return {}
 
     @classmethod
     def space_params(cls, space: spaces.Space) -> dict[str, Any]:
-        """Constructor arguments read off one run's action space (a supported one):
-        ``n_arms`` of a ``Discrete`` space, which must start at 0."""
+        """Constructor arguments read off one run's action space, which must be supported.
+
+        The base reads ``n_arms`` of a ``Discrete`` space, which must start at 0.
+        """
         if not isinstance(space, spaces.Discrete):
             raise NotImplementedError(f"{cls.name} reads no parameters off {space}")
         if space.start != 0:
@@ -167,7 +172,7 @@ class Agent(ABC):
 
     @classmethod
     def _unit_test_params(cls) -> list[dict[str, Any]]:
-        """The parameter sets the contract suite runs the agent with (``test_params`` first)."""
+        """The parameter sets the contract suite runs the agent with, ``test_params`` first."""
         return [dict(cls.test_params)]
 
     def _fresh_streams(self) -> None:
@@ -179,8 +184,11 @@ class Agent(ABC):
         return self._mechanism_seeds.spawn(1)[0]
 
     def noise_source(self) -> dict[str, Any]:
-        """Keyword arguments that give one mechanism of this agent its noise: a fresh seed
-        sequence of its own (:meth:`spawn`), or in secure mode the OS CSPRNG."""
+        """Keyword arguments that give one mechanism of this agent its noise.
+
+        The noise comes from a fresh seed sequence of its own, made by :meth:`spawn`, or in
+        secure mode from the OS CSPRNG.
+        """
         return {"secure": True} if self.secure else {"seed": self.spawn()}
 
     def reset(self, seed: Any = None) -> None:
@@ -200,11 +208,11 @@ class Agent(ABC):
         return self._act(self._batch(obs, "obs"))
 
     def observe(self, obs: Any, action: Any, reward: Any, next_obs: Any) -> None:
-        """Learn from one round (batched for ``num_envs=N`` agents).
+        """Learn from one round, batched for ``num_envs=N`` agents.
 
         Raises:
-            TypeError: an action of the wrong type (a float or bool for a ``Discrete`` space),
-                non-numeric rewards or observations.
+            TypeError: an action of the wrong type, such as a float or bool for a ``Discrete``
+                space; non-numeric rewards or observations.
             ValueError: an action outside the agent's action space, NaN or inf in a reward or an
                 observation, wrong shapes.
         """
@@ -252,13 +260,13 @@ class Agent(ABC):
 
     @property
     def privacy(self) -> Privacy | None:
-        """The guarantee the agent gives (``None`` for non-private agents)."""
+        """The guarantee the agent gives; ``None`` for non-private agents."""
         if self._privacy is None:
             return None
         return dataclasses.replace(self._privacy, secure=self.secure)
 
     def commitment(self) -> np.ndarray:
-        """Rounds (N,) the agent commits to playing its current action (1 for per-round agents)."""
+        """Rounds (N,) the agent commits to playing its current action; 1 for per-round agents."""
         return np.ones(self._n, dtype=np.int64)
 
     def __repr__(self) -> str:
@@ -268,7 +276,7 @@ class Agent(ABC):
     # ------------------------------------------------------------------ to implement
     @abstractmethod
     def _init_state(self, n: int) -> None:
-        """Create the learning state for ``n`` runs (called by ``__init__`` and ``reset``)."""
+        """Create the learning state for ``n`` runs; ``__init__`` and ``reset`` call it."""
 
     @abstractmethod
     def _act(self, obs: np.ndarray) -> np.ndarray:
@@ -288,15 +296,16 @@ class _PrivateMixin:
 
     def declare_privacy(self, model: str, epsilon: Any, delta: Any = 0.0, unit: str = "reward",
                         lower: Any = 0.0, upper: Any = 1.0) -> None:
-        """Declare the guarantee the agent gives: call it in ``__init__`` before
-        ``super().__init__`` (which builds the state, and with it the mechanisms that read
-        ``epsilon``, ``delta``, ``lower`` and ``upper``).
+        """Declare the guarantee the agent gives.
+
+        Call it in ``__init__`` before ``super().__init__``. That call builds the state, and
+        with it the mechanisms that read ``epsilon``, ``delta``, ``lower`` and ``upper``.
 
         Args:
             model: ``"local"`` or ``"global"``.
             epsilon: the privacy budget, > 0 and finite.
             delta: the delta of an (epsilon, delta) guarantee, in [0, 1).
-            unit: what one user's data is (``"reward"``, ``"user"``, ...), as
+            unit: what one user's data is, such as ``"reward"`` or ``"user"``, as
                 :class:`~ldp_gym.wrappers.mechanisms.privacy.Privacy` states it.
             lower: the declared lower bound of the protected values.
             upper: the declared upper bound; the agent clips to ``[lower, upper]`` before
@@ -315,19 +324,19 @@ class _PrivateMixin:
 class LocalDPAgent(_PrivateMixin, Agent):
     """An agent under local DP: a user side and a server side in one object.
 
-    * user side: :meth:`act` (raw context and the server's public state) and
-      :meth:`local_report`, which sees the round's whole feedback (observation,
-      action, reward, next observation) and builds the message, privatised with
+    * user side: :meth:`act`, on the raw context and the server's public state, and
+      :meth:`local_report`. It sees the round's whole feedback: observation,
+      action, reward, next observation. It builds the message, privatised with
       mechanisms from :mod:`ldp_gym.wrappers.mechanisms`;
-    * server side: :meth:`update` sees the report and nothing else;
-      :meth:`public_state` is what the server broadcasts, read-only
-      (:func:`readonly`).
+    * server side: :meth:`update` sees the report and nothing else.
+      :meth:`public_state` is what the server broadcasts, read-only through
+      :func:`readonly`.
 
     ``observe`` is written once here: ``report = local_report(...)``, then
-    ``update(report)`` (a compiled agent may run both steps in one call of the
-    same code, as the LDP contextual agents do). ``last_report`` keeps the last (batched) message so a
-    lab can show what the server received (``None`` before the first round and after
-    :meth:`reset`).
+    ``update(report)``. A compiled agent may run both steps in one call of the
+    same code, as the LDP contextual agents do. ``last_report`` keeps the last batched
+    message, so a lab can show what the server received. It is ``None`` before the first
+    round and after :meth:`reset`.
     """
 
     last_report: dict[str, np.ndarray] | None = None
@@ -350,15 +359,18 @@ class LocalDPAgent(_PrivateMixin, Agent):
 
     @abstractmethod
     def public_state(self) -> dict[str, np.ndarray]:
-        """What the server broadcasts to users (batched, read-only arrays: :func:`readonly`)."""
+        """What the server broadcasts to users, as batched read-only arrays from :func:`readonly`."""
         raise NotImplementedError
 
     def _user_inputs(self, obs: Any, actions: Any, rewards: Any,
                      next_obs: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The inputs of :meth:`local_report` checked as ``observe`` checks a batch: finite
-        ``obs`` and ``next_obs`` (N, ...) of one shape, actions of the action space, finite
-        rewards (N,); one ``TypeError``/``ValueError`` naming the argument otherwise. The
-        observations come back as float64 (what the compiled user sides read)."""
+        """The inputs of :meth:`local_report` checked as ``observe`` checks a batch.
+
+        It wants finite ``obs`` and ``next_obs`` (N, ...) of one shape, actions of the action
+        space and finite rewards (N,). Otherwise it raises one ``TypeError``/``ValueError``
+        naming the argument. The observations come back as float64, which the compiled user
+        sides read.
+        """
         obs, next_obs = (self._batch(x, name).astype(np.float64, copy=False)
                          for x, name in ((obs, "obs"), (next_obs, "next_obs")))
         if next_obs.shape != obs.shape:
@@ -368,8 +380,11 @@ class LocalDPAgent(_PrivateMixin, Agent):
             self._rewards(rewards, (self._n,)), next_obs
 
     def _broadcast(self, public_state: Any) -> dict[str, np.ndarray]:
-        """``public_state`` checked against the server's own broadcast: the same parts,
-        shapes and dtypes, finite numbers (a user side that indexes with it checks more)."""
+        """``public_state`` checked against the server's own broadcast.
+
+        It must have the same parts, shapes and dtypes, and finite numbers. A user side that
+        indexes with it checks more.
+        """
         own = self.public_state()
         schema = {k: Part(v.shape, "real" if v.dtype.kind == "f" else
                           "mask" if v.dtype.kind == "b" else "int",
@@ -380,11 +395,13 @@ class LocalDPAgent(_PrivateMixin, Agent):
 
     def local_report(self, obs: Any, actions: Any, rewards: Any, next_obs: Any,
                      public_state: Any) -> dict[str, np.ndarray]:
-        """User side: the privatised message of a batch of users, from the round's feedback
-        (``next_obs`` included: semi-bandit and two-point settings report on it) and the
-        server's broadcast. The inputs are checked as ``observe`` checks them
-        (:meth:`_user_inputs`, and :meth:`_broadcast` where the user side reads it), then
-        :meth:`_report`."""
+        """User side: the privatised message of a batch of users.
+
+        It is built from the round's feedback and the server's broadcast. The feedback
+        includes ``next_obs``, as semi-bandit and two-point settings report on it. The inputs
+        are checked as ``observe`` checks them, by :meth:`_user_inputs`. Where the user side
+        reads the broadcast, :meth:`_broadcast` checks it. Then :meth:`_report` runs.
+        """
         return self._report(*self._user_inputs(obs, actions, rewards, next_obs),
                             self._broadcast(public_state) if self.report_reads_public_state
                             else public_state)
@@ -392,17 +409,19 @@ class LocalDPAgent(_PrivateMixin, Agent):
     @abstractmethod
     def _report(self, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
                 next_obs: np.ndarray, public_state: Any) -> dict[str, np.ndarray]:
-        """:meth:`local_report` on checked inputs and broadcast (``observe`` calls it directly,
-        with the server's own :meth:`public_state`)."""
+        """:meth:`local_report` on checked inputs and broadcast.
+
+        ``observe`` calls it directly, with the server's own :meth:`public_state`.
+        """
         raise NotImplementedError
 
     def update(self, report: dict[str, np.ndarray]) -> None:
         """Server side: fold a batch of reports into the server's state.
 
-        The server trusts no message: the report is checked completely against
-        :meth:`report_schema` (every part present and none other, numeric, of its shape,
-        finite, inside the schema's bounds; :func:`~ldp_gym.validation.check_message`) and
-        then :meth:`_consistent`, before any state changes. A refused report raises one
+        The server trusts no message. Before any state changes, the report is checked
+        completely against :meth:`report_schema` by :func:`~ldp_gym.validation.check_message`.
+        Every part must be present and none other, numeric, of its shape, finite and
+        inside the schema's bounds. Then :meth:`_consistent` checks it. A refused report raises one
         ``TypeError`` or ``ValueError`` naming the part and leaves the state bitwise
         unchanged.
         """
@@ -412,12 +431,14 @@ class LocalDPAgent(_PrivateMixin, Agent):
 
     @abstractmethod
     def report_schema(self) -> dict[str, Part]:
-        """The message schema of a batch of reports (:class:`~ldp_gym.validation.Part` by
-        name), as the server checks it."""
+        """The message schema of a batch of reports, as the server checks it.
+
+        It maps each part's name to its :class:`~ldp_gym.validation.Part`.
+        """
         raise NotImplementedError
 
     def _consistent(self, report: dict[str, np.ndarray]) -> None:
-        """Checks of a schema-valid report against the server's state (default: none)."""
+        """Checks of a schema-valid report against the server's state; none by default."""
 
     @abstractmethod
     def _fold(self, report: dict[str, np.ndarray]) -> None:

@@ -1,48 +1,52 @@
 """Bandit convex optimisation agents: one-point and two-point feedback, all non-private.
 
-One point per round: :class:`FKM` (Flaxman, Kalai and McMahan 2005; sphere
-sampling, any convex or strongly convex loss), :class:`SahaTewari` (Saha and
-Tewari 2011; convex smooth losses) and :class:`HazanLevy` (Hazan and Levy 2014;
-strongly convex smooth losses), the last two with ellipsoidal sampling
-shaped by the self-concordant barrier of the ball. Two points per round:
-:class:`TwoPointGD` (Agarwal, Dekel and Xiao 2010, "ADX").
+One point per round:
 
-The decision set is the ball X = R B of radius R in R^d (``radius``, ``dim``);
-the action space is ``Box(-R, R, (d,))`` (``Box(-R, R, (2d,))`` for two points,
-point i being ``action[i*d:(i+1)*d]``). The agents read the loss off the
-feedback: ``f_t(x_t) = -reward`` for one point, and only the difference
-``f_t(x_{t,1}) - f_t(x_{t,2}) = next_obs[:, 0] - next_obs[:, 1]`` for two points
-(never the reward). The declared constants of the losses (bound B, Lipschitz
-constant G, strong convexity mu, smoothness beta) tune the schedules;
-:meth:`~BCOAgent.from_env` reads them off the env's core, constructor
-arguments override them.
+* :class:`FKM`, of Flaxman, Kalai and McMahan 2005, samples on a sphere and takes
+  any convex or strongly convex loss;
+* :class:`SahaTewari`, of Saha and Tewari 2011, is for convex smooth losses;
+* :class:`HazanLevy`, of Hazan and Levy 2014, is for strongly convex smooth losses.
+
+The last two sample on ellipsoids shaped by the self-concordant barrier of the
+ball. Two points per round: :class:`TwoPointGD`, of Agarwal, Dekel and Xiao 2010,
+named "ADX".
+
+The decision set is the ball X = R B of radius R in R^d, set by ``radius`` and
+``dim``. The action space is ``Box(-R, R, (d,))``, or ``Box(-R, R, (2d,))`` for two
+points, with point i being ``action[i*d:(i+1)*d]``. The agents read the loss off the
+feedback: ``f_t(x_t) = -reward`` for one point. For two points they read only the
+difference ``f_t(x_{t,1}) - f_t(x_{t,2}) = next_obs[:, 0] - next_obs[:, 1]``, and never
+the reward. The declared constants of the losses tune the schedules: the bound B, the
+Lipschitz constant G, the strong convexity mu and the smoothness beta.
+:meth:`~BCOAgent.from_env` reads them off the env's core; constructor arguments
+override them.
 
 Privacy, by the black-box reduction of Zheng et al. (2020): every agent here is
-an ordinary non-private algorithm (``privacy`` is ``None``). Run a one-point
-agent on an env whose reward passes through the Gaussian reward wrapper
-(``GaussianReward`` / ``VectorGaussianReward`` with ``lower=-B, upper=B``, as
-``ldp_gym.wrappers.bco.one_point`` builds it: the loss clipped to [-B, B] plus
-N(0, sigma^2), sigma = 2B sqrt(2 ln(1.25/delta))/eps) and the whole interaction
-is Zheng's Alg 1, (eps, delta)-LDP per user's loss (their Thm 2); the agent
-only post-processes the releases. Run the two-point agent behind the two-point
-release wrapper (``TwoPointGaussian`` / ``VectorTwoPointGaussian``: the
-difference of the two losses, clipped to G ||x_1 - x_2||, plus
-n^T (x_1 - x_2), n ~ N(0, sigma^2 I_d), sigma = 2G sqrt(2 ln(1.25/delta))/eps)
-and it is Zheng's Alg 2, (eps, delta)-LDP per user's pair of losses (their
-Thm 5).
+an ordinary non-private algorithm, and its ``privacy`` is ``None``. Run a one-point
+agent on an env whose reward passes through the Gaussian reward wrapper,
+``GaussianReward`` / ``VectorGaussianReward`` with ``lower=-B, upper=B``.
+``ldp_gym.wrappers.bco.one_point`` builds it so: the loss clipped to [-B, B] plus
+N(0, sigma^2), sigma = 2B sqrt(2 ln(1.25/delta))/eps. The whole interaction is then
+Zheng's Alg 1, (eps, delta)-LDP per user's loss by their Thm 2; the agent only
+post-processes the releases. Run the two-point agent behind the two-point release
+wrapper, ``TwoPointGaussian`` / ``VectorTwoPointGaussian``. It releases the
+difference of the two losses, clipped to G ||x_1 - x_2||, plus n^T (x_1 - x_2),
+n ~ N(0, sigma^2 I_d), sigma = 2G sqrt(2 ln(1.25/delta))/eps. The interaction is then
+Zheng's Alg 2, (eps, delta)-LDP per user's pair of losses by their Thm 5.
 
-Paths: every agent plays round by round (``act``, the env's ``step``,
-``observe``); FKM and ADX also play whole blocks of the runner's block path
-(``block_play = PLAYS_EVALUATED``, :meth:`FKM.play_world`): one compiled kernel runs
-act, the env's compiled round, the release's compiled transform (if a release
-wraps the env) and observe, with the unit vectors drawn ahead from the agent's
-stream, bitwise the rounds played one by one. No release formula is written
+Paths: every agent plays round by round, through ``act``, the env's ``step`` and
+``observe``. Every agent here also plays whole blocks of the runner's block path
+(``block_play = PLAYS_EVALUATED``, :meth:`FKM.play_world`): FKM, ADX, Saha-Tewari and
+Hazan-Levy. One compiled kernel runs
+act, the env's compiled round, the release's compiled transform if a release wraps
+the env, and observe. The unit vectors are drawn ahead from the agent's stream, so
+the block is bitwise the rounds played one by one. No release formula is written
 here: the env and the wrapper hand their compiled functions over.
 
-All agents are batch-first: N runs advance together on (N, d) arrays, unit
-vectors are drawn for all runs at once, and the barrier methods use closed
-forms of the ball's barrier (its Hessian is a multiple of the identity plus a
-rank-one term, so its inverse square root is explicit; no eigendecomposition).
+All agents are batch-first: N runs advance together on (N, d) arrays, and unit
+vectors are drawn for all runs at once. The barrier methods use closed forms of the
+ball's barrier. Its Hessian is a multiple of the identity plus a rank-one term, so
+its inverse square root is explicit and needs no eigendecomposition.
 
 Example:
     >>> import numpy as np
@@ -97,8 +101,8 @@ _NO_PARAMS = np.empty(0)
 
 @njit(**_JIT)
 def _unit_row(z, i):  # pragma: no cover - compiled
-    """Row i of z divided by its norm, in place (a standard Gaussian row becomes uniform on the
-    unit sphere: its law is rotation invariant)."""
+    """Row i of z divided by its norm, in place. A standard Gaussian row becomes uniform on the
+    unit sphere, as its law is rotation invariant."""
     d = z.shape[1]
     s = 0.0
     for j in range(d):
@@ -127,8 +131,8 @@ def _sphere_play(z, rho, y, out):  # pragma: no cover - compiled
 
 @njit(**_JIT)
 def _step_project(y, u, values, scale, cap):  # pragma: no cover - compiled
-    """``y_i <- Proj_{cap B}(y_i + scale values_i u_i)`` row by row, in place (radial projection
-    ``y min(1, cap / ||y||)``)."""
+    """``y_i <- Proj_{cap B}(y_i + scale values_i u_i)`` row by row, in place. The projection is
+    radial: ``y min(1, cap / ||y||)``."""
     n, d = y.shape
     for i in range(n):
         c = scale * values[i]
@@ -187,8 +191,8 @@ _INSIDE = 1.0 - 1e-12
 def _barrier_root(a, radius):  # pragma: no cover - compiled
     """The root r in [0, radius) of ``a (radius^2 - r^2) = 2 r`` (a >= 0), computed stably:
     ``r = a radius^2 / (1 + sqrt(1 + (a radius)^2))``, capped at
-    ``radius (1 - 1e-12)`` (for huge a the root rounds to the radius, where the barrier
-    is infinite)."""
+    ``radius (1 - 1e-12)``. For huge a the root rounds to the radius, where the barrier
+    is infinite."""
     r = a * radius * radius / (1.0 + math.sqrt(1.0 + (a * radius) ** 2))
     return min(r, radius * _INSIDE)
 
@@ -217,10 +221,10 @@ def _hazan_levy_update(c, w, rewards, mu, curvature, eta, radius, iterations,
     ``x = argmin c^T x + (curvature/2) ||x||^2 + R(x)/eta = -r c/||c||``, r in [0, radius) the
     root of ``phi(r) = curvature r + (2/eta) r / (radius^2 - r^2) - ||c||``.
 
-    phi is increasing and convex on [0, radius): Newton's method started at an upper bound of the
-    root (the smaller of the roots without the barrier and without the quadratic) decreases
-    monotonically to it, every iterate inside the ball. Returns the most Newton steps any row
-    took.
+    phi is increasing and convex on [0, radius). Newton's method starts at an upper bound of the
+    root: the smaller of the roots without the barrier and without the quadratic. It decreases
+    monotonically to the root, every iterate inside the ball. Returns the most Newton steps any
+    row took.
     """
     n, d = x.shape
     r2 = radius * radius
@@ -270,11 +274,13 @@ WORLD_FIELDS = ("draws", "args", "params", "noise", "rewards", "losses", "regret
 
 @njit(**_INLINE)
 def _world_round(x, xa, radius, play, feedback, world, s):  # pragma: no cover - compiled
-    """Round ``s`` of a block kernel after act: the setting's compiled round on a copy ``xa``
-    of the points (its checks, projection and round), observe's check of the agent's own
-    action, then what the learner sees (``feedback``); the round's regret and projected
-    flags kept. False (nothing of the round played or learned) for an action the env or
-    ``observe`` refuses."""
+    """Round ``s`` of a block kernel after act.
+
+    The setting's compiled round runs its checks, projection and round on a copy ``xa`` of
+    the points. Then observe checks the agent's own action, and ``feedback`` gives what the
+    learner sees. The round's regret and projected flags are kept. Returns False for an
+    action the env or ``observe`` refuses; nothing of that round is then played or learned.
+    """
     draws, args, params, noise, rewards, losses, regret, projected, seen, mech, regrets, \
         flags = world
     xa[:] = x
@@ -305,7 +311,7 @@ def _gd_block(normals, state, rule, play, feedback, world, x):  # pragma: no cov
     side, ``play(x, draws[s], *args)`` its round and ``feedback(x, losses, rewards, noise[s],
     params, seen, mech[s])`` what the learner sees, ``seen`` (N, 1 + k): the reward, then the
     observation. Returns the rounds played: L, or the round whose action the env or the
-    agent refuses (x then holds it; nothing of that round was learned)."""
+    agent refuses. x then holds that action, and nothing of that round was learned."""
     y, u = state
     rho, t0, mu, eta, gain, cap, loss_cap, radius, two = rule
     seen = world[8]
@@ -379,8 +385,8 @@ _BLOCK_KERNELS: dict[tuple, Any] = {}
 
 def _block_kernel(block: Any, args: tuple) -> Any:
     """``block`` (:func:`_gd_block` or :func:`_barrier_block`) compiled for the types of its
-    arguments ``args`` (``normals, state, rule, play, feedback, world, x``; the round and
-    feedback functions are typed by the arguments they are called with)."""
+    arguments ``args``: ``normals, state, rule, play, feedback, world, x``. The round and
+    feedback functions are typed by the arguments they are called with."""
     normals, state, rule, world, x = (numba.typeof(args[i]) for i in (0, 1, 2, 5, 6))
     key = (block.__name__, normals, state, rule, world, x)
     kernel = _BLOCK_KERNELS.get(key)
@@ -401,7 +407,7 @@ def ellipsoid_point(x: np.ndarray, u: np.ndarray, radius: float, lam: float = 0.
                     scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """``(x + scale M^{-1/2} u, M^{1/2} u)`` row by row, ``M = grad^2 R(x) + lam I`` for the barrier
     ``R(x) = -ln(radius^2 - ||x||^2)`` of the ball: the compiled step the barrier agents play
-    with (u unit rows, x (N, d) strictly inside the ball)."""
+    with. u holds unit rows, and x (N, d) lies strictly inside the ball."""
     x = np.ascontiguousarray(x, dtype=np.float64)
     u = np.array(u, dtype=np.float64)
     y, w = np.empty_like(x), np.empty_like(x)
@@ -411,7 +417,8 @@ def ellipsoid_point(x: np.ndarray, u: np.ndarray, radius: float, lam: float = 0.
 
 def _release_noise(env: Any) -> float:
     """The standard deviation of the noise a reward release between the agent and the env adds
-    to each loss (Gaussian: sigma; Laplace: sqrt(2) times its scale), 0.0 without one."""
+    to each loss, 0.0 without one. It is sigma for a Gaussian release, and sqrt(2) times the
+    scale for a Laplace one."""
     while env is not None and hasattr(env, "env"):
         mech = getattr(env, "mechanism", None)
         if mech is not None and getattr(env, "unit", None) == "reward":
@@ -427,27 +434,27 @@ class BCOAgent(Agent):
     """Base of the bandit convex optimisation agents: the ball, the loss constants, the schedule.
 
     Args:
-        dim: d, the dimension of one point (default 5, the env's).
+        dim: d, the dimension of one point; default 5, the env's.
         radius: R, the radius of the ball X (> 0). X contains the ball of radius r = R, which
             is the inner radius the schedules use.
-        points: points played per round (1 for the one-point agents, 2 for ADX; read off the
-            env by ``from_env``, refused if the algorithm plays another number).
+        points: points played per round: 1 for the one-point agents, 2 for ADX. ``from_env``
+            reads it off the env. A number the algorithm does not play is refused.
         loss_bound: B > 0, declared bound on |f_t| over X.
-        loss_noise: the standard deviation of the noise a release adds to every observed loss
-            (Zheng et al.'s Alg 1: the Gaussian reward wrapper's sigma; :meth:`from_env` reads
-            it off a reward wrapper of the env, 0 without one). The one-point schedules are
-            tuned for the released losses' range :attr:`loss_range`, as Zheng et al.'s Thm 3
-            tunes the black box.
+        loss_noise: the standard deviation of the noise a release adds to every observed loss.
+            Under Zheng et al.'s Alg 1 it is the Gaussian reward wrapper's sigma.
+            :meth:`from_env` reads it off a reward wrapper of the env, and takes 0 without one.
+            The one-point schedules are tuned for the released losses' range
+            :attr:`loss_range`, as Zheng et al.'s Thm 3 tunes the black box.
         lipschitz: G > 0, declared Lipschitz constant of f_t on X.
-        strong_convexity: mu >= 0 (0: not strongly convex).
+        strong_convexity: mu >= 0; 0 means not strongly convex.
         smoothness: beta > 0, ``inf`` for non-smooth losses.
-        horizon: T (required: every schedule uses it).
+        horizon: T, required: every schedule uses it.
         num_envs, seed, secure: as for every :class:`~ldp_gym.agents.Agent`. ``n_arms`` is
-            accepted for the common signature and unused (the action space is a Box).
+            accepted for the common signature and unused, as the action space is a Box.
 
-    Every parameter is validated when the agent is built, with one ``ValueError`` (or
-    ``TypeError`` for wrong types) naming it. ``observe`` learns from the round the last
-    ``act`` played (its direction u_t, kept by the agent); the action passed is validated
+    Every parameter is validated when the agent is built, with one ``ValueError`` naming it,
+    or ``TypeError`` for wrong types. ``observe`` learns from the round the last ``act``
+    played, through its direction u_t, which the agent keeps. The action passed is validated
     against the action space, not re-read.
     """
 
@@ -471,7 +478,7 @@ class BCOAgent(Agent):
     # ------------------------------------------------------------------ construction
     @classmethod
     def space_params(cls, space: spaces.Space) -> dict[str, Any]:
-        """``radius`` (and ``dim``, for ``points_per_round`` points) of a ``Box(-R, R, (m,))`` action
+        """``radius``, and ``dim`` for ``points_per_round`` points, of a ``Box(-R, R, (m,))`` action
         space of floats; the env's core then gives the number of points and d (``env_params``)."""
         box = space if isinstance(space, spaces.Box) else None
         ok = box is not None and len(box.shape) == 1 and box.dtype.kind == "f"
@@ -533,16 +540,22 @@ class BCOAgent(Agent):
 
     @property
     def loss_range(self) -> float:
-        """The bound the one-point schedules are tuned for: B, plus ``loss_noise sqrt(2 ln(2T))``
-        (what a released loss reaches but for probability 1/T) when a release adds noise to
-        the loss, as Zheng et al.'s Thm 3 tunes the black box under their Alg 1."""
+        """The bound the one-point schedules are tuned for, as Zheng et al.'s Thm 3 tunes the
+        black box under their Alg 1.
+
+        It is B, plus ``loss_noise sqrt(2 ln(2T))`` when a release adds noise to the loss. A
+        released loss stays within it but for probability 1/T.
+        """
         return self.loss_bound + self.loss_noise * math.sqrt(2.0 * math.log(2.0 * self.rounds))
 
     @property
     def loss_cap(self) -> float:
         """What an observed loss is clipped to before it is learned from: B, plus 40 sd of a
-        release's noise (which no released loss reaches but with probability below 1e-300),
-        so that no finite input (1e308 included) can make an action or the state non-finite."""
+        release's noise.
+
+        No released loss reaches it but with probability below 1e-300. The clip keeps every
+        finite input, 1e308 included, from making an action or the state non-finite.
+        """
         return self.loss_bound + 40.0 * self.loss_noise
 
     def _observe(self, obs, actions, rewards, next_obs):
@@ -565,7 +578,7 @@ class BCOAgent(Agent):
         return int(horizon)
 
     def _check_algorithm(self) -> None:
-        """Refuse losses the algorithm is not made for (one clear error naming the parameter)."""
+        """Refuse losses the algorithm is not made for, with one clear error naming the parameter."""
 
     @abstractmethod
     def _schedule(self) -> None:
@@ -626,10 +639,11 @@ class _PlaysWorld(BCOAgent):
                    release: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Play ``len(world)`` rounds of N runs in one compiled kernel: act, the setting's
         compiled round (``round_kernel``, :class:`~ldp_gym.protocols.RoundKernel`), the
-        release's compiled feedback (``release``, :class:`~ldp_gym.protocols.ReleaseKernel`,
-        or None: the env's feedback), observe. Bitwise the rounds played by ``act``, the env's
-        ``step`` (under the release's wrapper) and ``observe``: the unit vectors are drawn
-        ahead from the agent's stream (one call: the same numbers).
+        release's compiled feedback (``release``, :class:`~ldp_gym.protocols.ReleaseKernel`),
+        observe. With ``release`` None the feedback is the env's. The rounds are bitwise those
+        played by ``act``, the env's ``step`` under the release's wrapper, and ``observe``. The
+        unit vectors are drawn ahead from the agent's stream in one call, which gives the same
+        numbers.
 
         Returns:
             ``(regrets, projected, seen)``: the instantaneous regrets (L, N), the env's
@@ -637,8 +651,8 @@ class _PlaysWorld(BCOAgent):
             the reward, then the observation.
 
         Raises:
-            ValueError: an action the env's ``step`` or ``observe`` refuses, as they would (the
-                rounds before it are played and learned from).
+            ValueError: an action the env's ``step`` or ``observe`` refuses, as they would. The
+                rounds before it are played and learned from.
         """
         length, n, k = int(world.shape[0]), self._n, self.points
         regrets, flags = np.empty((length, n)), np.empty((length, n), dtype=bool)
@@ -664,8 +678,8 @@ class _PlaysWorld(BCOAgent):
 
 
 class _GradientDescent(_SchedulePicker, _PlaysWorld):
-    """FKM and ADX: gradient descent on y from sphere sampling around it (:func:`_gd_block`
-    on the block path)."""
+    """FKM and ADX: gradient descent on y from sphere sampling around it. On the block path
+    :func:`_gd_block` plays their rounds."""
 
     _block = staticmethod(_gd_block)
     rho: float
@@ -686,39 +700,41 @@ class _GradientDescent(_SchedulePicker, _PlaysWorld):
 
 
 class FKM(_GradientDescent):
-    """FKM: bandit gradient descent with one-point sphere sampling (Flaxman, Kalai and McMahan 2005).
+    """FKM: the bandit gradient descent of Flaxman, Kalai and McMahan 2005, with one-point sphere sampling.
 
-    Algorithm BGD of Flaxman, Kalai and McMahan (2005, "Online convex optimization in
-    the bandit setting: gradient descent without a gradient"), batched over runs: with
+    Algorithm BGD of Flaxman, Kalai and McMahan (2005), "Online convex optimization in
+    the bandit setting: gradient descent without a gradient", batched over runs. With
     y_1 = 0, every round draws u_t uniform on the unit sphere and plays
-    ``x_t = y_t + rho u_t``; from the loss f_t(x_t) = -reward it forms the one-point
-    estimate ``g_t = (d / rho) f_t(x_t) u_t`` (unbiased for the gradient of the smoothed
-    loss E_v f_t(y + rho v), v uniform in the unit ball, their Lemma 1) and steps
-    ``y_{t+1} = Proj_{(1 - xi) X}(y_t - eta_t g_t)``, so that x_t stays in X (X contains
-    the ball of radius r = R, and xi = rho / r).
+    ``x_t = y_t + rho u_t``. From the loss f_t(x_t) = -reward it forms the one-point
+    estimate ``g_t = (d / rho) f_t(x_t) u_t``. By their Lemma 1 this is unbiased for the
+    gradient of the smoothed loss E_v f_t(y + rho v), v uniform in the unit ball. It
+    steps ``y_{t+1} = Proj_{(1 - xi) X}(y_t - eta_t g_t)``, so that x_t stays in X:
+    X contains the ball of radius r = R, and xi = rho / r.
 
-    Schedule (``schedule``, default ``auto``: strongly convex when mu > 0):
+    The ``schedule`` argument picks the schedule. Its default, ``auto``, picks the strongly
+    convex one when mu > 0:
 
-    * ``convex``: their Theorem 2 for L-Lipschitz losses (the T^{3/4} bound; with
-      their C = B, L = G and r = R for the ball): ``rho = T^{-1/4} sqrt(R r d B / (3 (G r + B)))``,
-      ``xi = rho / r`` and their step ``nu = R / (B sqrt(T))`` on ``f_t(x_t) u_t``, that
-      is ``eta = nu rho / d`` on g_t; expected regret at most
-      ``2 T^{3/4} sqrt(3 R d B (G + B / r))``.
-    * ``strongly_convex`` (mu > 0): ``eta_t = 1/(mu t)`` (Hazan, Agarwal and Kale 2007)
-      and ``rho = ((d B)^2 (1 + ln T) / (3 mu G T))^{1/3}``, ``xi = rho / r``, which
-      balances the terms ``(d B / rho)^2 (1 + ln T) / (2 mu)`` and ``3 G rho T`` of the
-      regret of that step on the smoothed losses: O(T^{2/3}), the one-point strongly
-      convex rate of Agarwal, Dekel and Xiao (2010) that Zheng et al. (2020, Table 1)
-      privatise.
+    * ``convex``: their Theorem 2 for L-Lipschitz losses, the T^{3/4} bound, with
+      their C = B, L = G and r = R for the ball. It takes
+      ``rho = T^{-1/4} sqrt(R r d B / (3 (G r + B)))``, ``xi = rho / r`` and their step
+      ``nu = R / (B sqrt(T))`` on ``f_t(x_t) u_t``, that is ``eta = nu rho / d`` on g_t.
+      The expected regret is at most ``2 T^{3/4} sqrt(3 R d B (G + B / r))``.
+    * ``strongly_convex``, for mu > 0: ``eta_t = 1/(mu t)``, as in Hazan, Agarwal and Kale
+      2007, and ``rho = ((d B)^2 (1 + ln T) / (3 mu G T))^{1/3}``, ``xi = rho / r``. This
+      rho balances the terms ``(d B / rho)^2 (1 + ln T) / (2 mu)`` and ``3 G rho T`` of the
+      regret of that step on the smoothed losses. The regret is O(T^{2/3}), the one-point
+      strongly convex rate of Agarwal, Dekel and Xiao (2010) that Zheng et al. (2020),
+      Table 1, privatise.
 
-    In both, ``rho`` is capped at ``r / 2`` (``xi <= 1/2``; the theorems need T large
-    enough that their rho is below r anyway).
+    In both, ``rho`` is capped at ``r / 2``, so ``xi <= 1/2``. The theorems need T large
+    enough that their rho is below r anyway.
 
-    Privacy: none (an ordinary non-private agent). Under the Gaussian reward wrapper
-    (:func:`~ldp_gym.wrappers.bco.one_point`: B from the env; :meth:`from_env` then tunes the
-    schedule for the released losses, ``loss_noise``) it is Zheng et al.
-    (2020)'s Alg 1 for BCO, (epsilon, delta)-LDP per user's loss (their Thm 2), regret
-    O~(T^{3/4}/eps) convex and O~(T^{2/3}/eps) strongly convex (their Table 1).
+    Privacy: none; it is an ordinary non-private agent. Under the Gaussian reward wrapper,
+    :func:`~ldp_gym.wrappers.bco.one_point` with B from the env, it is Zheng et al.
+    (2020)'s Alg 1 for BCO: (epsilon, delta)-LDP per user's loss, by their Thm 2.
+    :meth:`from_env` then tunes the schedule for the released losses, through
+    ``loss_noise``. The regret is O~(T^{3/4}/eps) convex and O~(T^{2/3}/eps) strongly
+    convex, as in their Table 1.
 
     Example:
         >>> import numpy as np
@@ -773,8 +789,8 @@ class FKM(_GradientDescent):
 
 
 class _BarrierAgent(_PlaysWorld):
-    """Ellipsoidal sampling around x_t with the barrier ``R(x) = -ln(R^2 - ||x||^2)`` of the ball
-    (a nu-self-concordant barrier with nu = 1); x_1 = argmin R = 0. On the block path
+    """Ellipsoidal sampling around x_t with the barrier ``R(x) = -ln(R^2 - ||x||^2)`` of the ball,
+    a nu-self-concordant barrier with nu = 1; x_1 = argmin R = 0. On the block path
     :func:`_barrier_block` plays its rounds."""
 
     _block = staticmethod(_barrier_block)
@@ -803,37 +819,39 @@ class _BarrierAgent(_PlaysWorld):
 
 class SahaTewari(_BarrierAgent):
     """Saha-Tewari: FTRL with the ball's barrier and ellipsoidal one-point estimates, for convex
-    beta-smooth losses (Saha and Tewari 2011).
+    beta-smooth losses, from Saha and Tewari 2011.
 
-    Algorithm 1 of Saha and Tewari (2011, "Improved regret guarantees for online smooth
-    convex optimization with bandit feedback"), SCRiBLe-style sampling (Abernethy,
-    Hazan and Rakhlin 2008) with a time-invariant exploration radius delta, batched
-    over runs. With the barrier ``R(x) = -ln(R^2 - ||x||^2)`` (nu = 1) and x_1 = 0:
+    Algorithm 1 of Saha and Tewari (2011), "Improved regret guarantees for online smooth
+    convex optimization with bandit feedback", batched over runs. It uses the SCRiBLe-style
+    sampling of Abernethy, Hazan and Rakhlin 2008, with a time-invariant exploration radius
+    delta. With the barrier ``R(x) = -ln(R^2 - ||x||^2)`` (nu = 1) and x_1 = 0:
 
     * ``A_t = delta (grad^2 R(x_t))^{-1/2}``, ``grad^2 R(x) = (2/s) I + (4/s^2) x x^T``,
-      ``s = R^2 - ||x||^2`` (closed-form inverse square root, :func:`ellipsoid_point`);
-    * play ``y_t = x_t + A_t u_t``, u_t uniform on the unit sphere (inside X: the Dikin
-      ellipsoid of radius delta <= 1 is);
+      ``s = R^2 - ||x||^2``. The inverse square root has a closed form,
+      :func:`ellipsoid_point`;
+    * play ``y_t = x_t + A_t u_t``, u_t uniform on the unit sphere. y_t is inside X, as the
+      Dikin ellipsoid of radius delta <= 1 is;
     * ``g_t = d f_t(y_t) A_t^{-1} u_t`` with f_t(y_t) = -reward;
     * ``x_{t+1} = argmin_x eta sum_{s<=t} g_s^T x + R(x)``, in closed form for the ball:
       ``x_{t+1} = -eta S_t R^2 / (1 + sqrt(1 + eta^2 ||S_t||^2 R^2))``, S_t = sum g_s.
 
-    Schedule: delta and eta of order T^{-1/6} and T^{-2/3} as in their main theorem
-    (regret O~(T^{2/3})); the constants are this implementation's, chosen to balance
-    the three terms of its regret decomposition on the ball, ``nu ln T / eta`` (FTRL),
-    ``2 eta T (d B / delta)^2`` (local norms of g_t) and ``beta R^2 delta^2 T / 2`` (smoothing, since
-    ``||(grad^2 R)^{-1}|| <= R^2 / 2``)::
+    Schedule: delta and eta of order T^{-1/6} and T^{-2/3}, as in their main theorem, for
+    regret O~(T^{2/3}). The constants are this implementation's. They balance the three
+    terms of its regret decomposition on the ball: ``nu ln T / eta`` from FTRL,
+    ``2 eta T (d B / delta)^2`` from the local norms of g_t, and ``beta R^2 delta^2 T / 2``
+    from smoothing, since ``||(grad^2 R)^{-1}|| <= R^2 / 2``::
 
         delta = min(1, (2 sqrt(2) d B sqrt(nu ln T / T) / (beta R^2))^{1/3})
         eta   = delta sqrt(nu ln T / (2 T)) / (d B)
 
     with ln T floored at 1.
 
-    Privacy: none (an ordinary non-private agent). Under the Gaussian reward wrapper
-    (:func:`~ldp_gym.wrappers.bco.one_point`: B from the env; :meth:`from_env` then tunes the
-    schedule for the released losses, ``loss_noise``) it is Zheng et al.
-    (2020)'s Alg 1 with this black box (their Corollary 4): (epsilon, delta)-LDP per
-    user's loss (Thm 2), regret O~(T^{2/3}/eps) for convex smooth losses.
+    Privacy: none; it is an ordinary non-private agent. Under the Gaussian reward wrapper,
+    :func:`~ldp_gym.wrappers.bco.one_point` with B from the env, it is Zheng et al.
+    (2020)'s Alg 1 with this black box, as in their Corollary 4. :meth:`from_env` then
+    tunes the schedule for the released losses, through ``loss_noise``. It is
+    (epsilon, delta)-LDP per user's loss by Thm 2, with regret O~(T^{2/3}/eps) for convex
+    smooth losses.
 
     Example:
         >>> import numpy as np
@@ -881,35 +899,36 @@ class SahaTewari(_BarrierAgent):
 
 class HazanLevy(_BarrierAgent):
     """Hazan-Levy: FTRL with time-shrinking ellipsoidal sampling, for mu-strongly convex and
-    beta-smooth losses (Hazan and Levy 2014).
+    beta-smooth losses, from Hazan and Levy 2014.
 
-    Algorithm 1 of Hazan and Levy (2014, "Bandit convex optimization: towards tight
-    bounds"), batched over runs, with the barrier ``R(x) = -ln(R^2 - ||x||^2)`` of the
+    Algorithm 1 of Hazan and Levy (2014), "Bandit convex optimization: towards tight
+    bounds", batched over runs. It uses the barrier ``R(x) = -ln(R^2 - ||x||^2)`` of the
     ball (nu = 1) and x_1 = argmin R = 0:
 
-    * ``B_t = (grad^2 R(x_t) + eta mu t I)^{-1/2}`` (closed form: the Hessian is
-      ``(2/s) I + (4/s^2) x x^T``, s = R^2 - ||x||^2; :func:`ellipsoid_point`);
-    * play ``y_t = x_t + B_t u_t``, u_t uniform on the unit sphere (inside X: the Dikin
-      ellipsoid of radius 1 is, and B_t only shrinks it);
+    * ``B_t = (grad^2 R(x_t) + eta mu t I)^{-1/2}``, in closed form: the Hessian is
+      ``(2/s) I + (4/s^2) x x^T``, s = R^2 - ||x||^2, as in :func:`ellipsoid_point`;
+    * play ``y_t = x_t + B_t u_t``, u_t uniform on the unit sphere. y_t is inside X: the
+      Dikin ellipsoid of radius 1 is, and B_t only shrinks it;
     * ``g_t = d f_t(y_t) B_t^{-1} u_t`` with f_t(y_t) = -reward;
     * ``x_{t+1} = argmin_x sum_{s<=t} (g_s^T x + (mu/2) ||x - x_s||^2) + R(x) / eta``.
       For the ball this is exact and one-dimensional: with ``c = sum_s (g_s - mu x_s)``,
       ``x_{t+1} = -r c / ||c||`` where r in [0, R) solves
-      ``mu t r + (2/eta) r / (R^2 - r^2) = ||c||`` (increasing and convex in r). Newton's
-      method started from an upper bound of the root (the smaller of ``||c|| / (mu t)``
-      and the barrier-only root) decreases monotonically to it, so every iterate, and
-      x_{t+1}, stays strictly inside the ball.
+      ``mu t r + (2/eta) r / (R^2 - r^2) = ||c||``. The left side is increasing and convex
+      in r. Newton's method starts from an upper bound of the root: the smaller of
+      ``||c|| / (mu t)`` and the barrier-only root. It decreases monotonically to the root,
+      so every iterate, and x_{t+1}, stays strictly inside the ball.
 
-    Schedule: their main theorem's step (order sqrt(ln T / T) / d),
-    ``eta = sqrt((nu + 2 beta / mu) ln T / (2 d^2 B^2 T))`` (L = B; the step of three
-    independent public implementations), for which the expected regret is at most
-    ``4 d B sqrt((nu + 2 beta/mu) T ln T)`` plus lower-order terms (ln T floored at 1).
+    Schedule: their main theorem's step, of order sqrt(ln T / T) / d, with L = B:
+    ``eta = sqrt((nu + 2 beta / mu) ln T / (2 d^2 B^2 T))``. It is the step of three
+    independent public implementations. With it the expected regret is at most
+    ``4 d B sqrt((nu + 2 beta/mu) T ln T)`` plus lower-order terms. ln T is floored at 1.
 
-    Privacy: none (an ordinary non-private agent). Under the Gaussian reward wrapper
-    (:func:`~ldp_gym.wrappers.bco.one_point`: B from the env; :meth:`from_env` then tunes the
-    schedule for the released losses, ``loss_noise``) it is Zheng et al.
-    (2020)'s Alg 1 with this black box (their Corollary 4): (epsilon, delta)-LDP per
-    user's loss (Thm 2), regret O~(sqrt(T)/eps) for strongly convex smooth losses.
+    Privacy: none; it is an ordinary non-private agent. Under the Gaussian reward wrapper,
+    :func:`~ldp_gym.wrappers.bco.one_point` with B from the env, it is Zheng et al.
+    (2020)'s Alg 1 with this black box, as in their Corollary 4. :meth:`from_env` then
+    tunes the schedule for the released losses, through ``loss_noise``. It is
+    (epsilon, delta)-LDP per user's loss by Thm 2, with regret O~(sqrt(T)/eps) for
+    strongly convex smooth losses.
 
     Example:
         >>> import numpy as np
@@ -980,29 +999,31 @@ class HazanLevy(_BarrierAgent):
 
 
 class TwoPointGD(_GradientDescent):
-    """ADX: projected gradient descent with two-point feedback (Agarwal, Dekel and Xiao 2010).
+    """ADX: projected gradient descent with two-point feedback, from Agarwal, Dekel and Xiao 2010.
 
-    The two-point algorithm of Agarwal, Dekel and Xiao (2010, "Optimal algorithms for
-    online convex optimization with multi-point bandit feedback"), as Algorithm 4 of
-    Zheng et al. (2020, appendix C), batched over runs: with y_1 = 0, every round draws
-    u_t uniform on the unit sphere and plays the two points
-    ``x_{t,1} = y_t + rho u_t`` and ``x_{t,2} = y_t - rho u_t`` (the action is
-    ``[x_{t,1}, x_{t,2}]``, shape (2d,)); from the difference of their losses,
+    The two-point algorithm of Agarwal, Dekel and Xiao (2010), "Optimal algorithms for
+    online convex optimization with multi-point bandit feedback", as Algorithm 4 of
+    Zheng et al. (2020), appendix C. It is batched over runs. With y_1 = 0, every round
+    draws u_t uniform on the unit sphere and plays the two points
+    ``x_{t,1} = y_t + rho u_t`` and ``x_{t,2} = y_t - rho u_t``. The action is
+    ``[x_{t,1}, x_{t,2}]``, of shape (2d,). From the difference of their losses,
     ``D_t = f_t(x_{t,1}) - f_t(x_{t,2}) = next_obs[:, 0] - next_obs[:, 1]``, it forms
     ``g_t = (d / (2 rho)) D_t u_t`` and steps ``y_{t+1} = Proj_{(1 - xi) X}(y_t - eta_t g_t)``.
     It never reads the reward: behind the two-point privacy wrapper the observation is
     the centred pair (D/2, -D/2) of the private release and the reward is 0.
 
-    Schedule (Zheng et al. 2020, Alg 2 and Thm 6, from ADX): ``eta = 1/sqrt(T)``,
-    ``rho = ln T / T``, ``xi = rho / r`` (r = R: X contains the ball of radius R);
-    strongly convex (``schedule``, default ``auto``: when mu > 0) ``eta_t = 1/(mu t)``
-    with the same rho and xi. ln T is floored at 1 (T < 3) and rho capped at r / 2.
+    Schedule, from ADX as in Zheng et al. 2020, Alg 2 and Thm 6: ``eta = 1/sqrt(T)``,
+    ``rho = ln T / T``, ``xi = rho / r``, with r = R as X contains the ball of radius R.
+    The strongly convex schedule is ``eta_t = 1/(mu t)`` with the same rho and xi.
+    ``schedule`` picks it; its default, ``auto``, picks it when mu > 0. ln T is floored at
+    1 (T < 3) and rho capped at r / 2.
 
-    Privacy: none (an ordinary non-private agent). Behind the two-point release wrapper
-    (``VectorTwoPointGaussian``: ``f(x_1) - f(x_2)`` clipped to ``G ||x_1 - x_2||`` plus
-    ``n^T (x_1 - x_2)``, n ~ N(0, sigma^2 I_d), sigma = 2G sqrt(2 ln(1.25/delta))/eps)
-    it is Zheng et al. (2020)'s Alg 2, (epsilon, delta)-LDP per user's pair of losses (their Thm 5), regret
-    O~(d^3 sqrt(T)/eps^2) convex and O~(d^3 ln T/(mu eps^2)) strongly convex (Thm 6).
+    Privacy: none; it is an ordinary non-private agent. Behind the two-point release
+    wrapper it is Zheng et al. (2020)'s Alg 2, (epsilon, delta)-LDP per user's pair of
+    losses by their Thm 5. That wrapper, ``VectorTwoPointGaussian``, releases
+    ``f(x_1) - f(x_2)`` clipped to ``G ||x_1 - x_2||`` plus ``n^T (x_1 - x_2)``,
+    n ~ N(0, sigma^2 I_d), sigma = 2G sqrt(2 ln(1.25/delta))/eps. The regret is
+    O~(d^3 sqrt(T)/eps^2) convex and O~(d^3 ln T/(mu eps^2)) strongly convex, by Thm 6.
 
     Example:
         >>> import numpy as np

@@ -4,10 +4,10 @@ Non-private: :class:`UCB1`, :class:`KLUCB`, :class:`ThompsonSampling`,
 :class:`Exp3`, :class:`TsallisINF`. Local DP: :class:`LDPUCB`. Global DP:
 :class:`DPUCB`, :class:`DPSE`, :class:`AdaPUCB`, :class:`AdaPKLUCB`.
 
-Rewards are taken in ``[lower, upper]`` (default [0, 1]); private agents clip
+Rewards are taken in ``[lower, upper]``, by default [0, 1]. Private agents clip
 every reward to these declared bounds before it enters any statistic.
-Ties between equal indices are broken uniformly at random (many KL-UCB indices
-equal 1 early on; the first index would favour arm 0).
+Ties between equal indices are broken uniformly at random. Many KL-UCB indices
+equal 1 early on, and taking the first index would favour arm 0.
 
 Example:
     >>> import gymnasium as gym
@@ -28,11 +28,12 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from typing_extensions import override
 
+from ldp_gym.envs.mab import d_epsilon
 from ldp_gym.protocols import BlockPlay
 from ldp_gym.validation import Part, check_finite, check_input, check_real
 from ldp_gym.wrappers.mechanisms import (
@@ -46,12 +47,13 @@ from . import mab_kernels as kernels
 from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random, readonly
 from .mab_kernels import kl_ucb_index
 
-__all__ = ["DPSE", "DPUCB", "KLUCB", "LDPUCB", "UCB1", "AdaPKLUCB", "AdaPUCB", "Exp3",
-           "ThompsonSampling", "TsallisINF", "kl_ucb_index"]
+__all__ = ["DPIMED", "DPKLUCB", "DPSE", "DPUCB", "KLUCB", "LDPUCB", "UCB1", "AdaPKLUCB",
+           "AdaPUCB", "Exp3", "ThompsonSampling", "TsallisINF", "dp_klucb_index", "kl_ucb_index",
+           "phase_grid"]
 
 
 class MABAgent(Agent):
-    """Base of the MAB agents: per-arm counts and sums, updated by (arm, rounds, reward sum)."""
+    """Base of the MAB agents: per-arm counts and sums, updated by arm, rounds and reward sum."""
 
     lower: float = 0.0
     upper: float = 1.0
@@ -68,20 +70,20 @@ class MABAgent(Agent):
                           reward_bounds: tuple[float, float] | None = None) -> None:
         """Learn from ``counts[i]`` rounds of ``actions[i]`` whose rewards summed to ``reward_sums[i]``.
 
-        Only for agents that commit (``block_play = COMMITS``): within a commitment,
+        Only for agents that commit, with ``block_play = COMMITS``. Within a commitment,
         such agents use nothing but the sum of the rewards. A sum cannot be
         clipped reward by reward, and clipping the sum does not bound one
-        reward's influence (one reward of 1000 among 16 rewards of 0.5 moves a
-        clipped mean in [0, 1] from 0.5 to 1), so sums are taken only from a
+        reward's influence. For example, one reward of 1000 among 16 rewards of 0.5 moves a
+        clipped mean in [0, 1] from 0.5 to 1. So sums are taken only from a
         setting that guarantees every reward lies in ``reward_bounds``, inside
-        the agent's ``[lower, upper]`` (``BanditCore.bounded_rewards``).
+        the agent's ``[lower, upper]``. ``BanditCore.bounded_rewards`` says so.
 
         Args:
             actions: (N,) the arms played.
-            counts: (N,) the rounds played (0 allowed).
+            counts: (N,) the rounds played; 0 is allowed.
             reward_sums: (N,) the sums of their rewards.
             reward_bounds: ``(lo, hi)``, the interval every one of these rewards is guaranteed
-                to lie in (required).
+                to lie in. Required.
 
         Raises:
             ValueError: ``reward_bounds`` is missing or not inside ``[lower, upper]``, or a sum
@@ -119,9 +121,11 @@ class MABAgent(Agent):
 
 
 class _Compiled(MABAgent):
-    """An agent whose rule is a kernel of :mod:`~ldp_gym.agents.mab_kernels`: the same
-    compiled code chooses in ``act``, learns in ``observe`` and plays whole blocks of drawn
-    rounds (``play_block``, the runner's block path), bitwise alike."""
+    """An agent whose rule is a kernel of :mod:`~ldp_gym.agents.mab_kernels`.
+
+    The same compiled code chooses in ``act``, learns in ``observe`` and plays whole blocks
+    of drawn rounds in ``play_block``, the runner's block path. All three are bitwise alike.
+    """
 
     kind: ClassVar[int]
     block_play = BlockPlay.PLAYS_BLOCKS
@@ -138,9 +142,12 @@ class _Compiled(MABAgent):
                      np.ascontiguousarray(actions, np.int64).reshape(-1, 1))
 
     def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
-        """Play the L rounds of a drawn block: every arm's rewards (N, L, K) (``obs``, the
-        constant observations, unused); returns the actions (N, L). The kernel of ``act`` and
-        ``observe``, round after round: bitwise the per-round path."""
+        """Play the L rounds of a drawn block, given every arm's rewards (N, L, K).
+
+        ``obs`` holds the constant observations and is unused. Returns the actions (N, L).
+        It runs the kernel of ``act`` and ``observe``, round after round, so it is bitwise
+        the per-round path.
+        """
         r = check_finite(rewards, "rewards")
         if r.ndim != 3 or r.shape[0] != self._n or r.shape[2] != self.n_arms:
             raise ValueError(f"rewards must have shape (N={self._n}, L, K={self.n_arms}), got "
@@ -155,8 +162,11 @@ _NO_NOISE = np.zeros(0)
 
 
 class _CompiledRule(_Compiled):
-    """UCB1, KL-UCB and Thompson sampling: per-arm pulls, reward sums (and Thompson's
-    successes), :func:`~ldp_gym.agents.mab_kernels.ucb1_rounds` and its siblings."""
+    """UCB1, KL-UCB and Thompson sampling on their compiled kernels.
+
+    They keep per-arm pulls and reward sums; Thompson sampling keeps successes too. The
+    kernels are :func:`~ldp_gym.agents.mab_kernels.ucb1_rounds` and its siblings.
+    """
 
     c: float = 0.0
 
@@ -176,7 +186,7 @@ class _CompiledRule(_Compiled):
         self.sums[self._rows, actions] += reward_sums
 
     def index(self) -> np.ndarray:
-        """The index (N, K) ``act`` maximises (+inf for unpulled arms)."""
+        """The index (N, K) ``act`` maximises; unpulled arms have +inf."""
         return kernels.index_values(self.kind, self._params, self.counts, self.sums, self.t,
                                     np.empty(self.counts.shape))
 
@@ -212,8 +222,8 @@ class UCB1(_CompiledRule):
 class KLUCB(_CompiledRule):
     """KL-UCB (Garivier and Cappe 2011) with Bernoulli kl, for rewards in [0, 1].
 
-    Index ``max{q : kl(mean, q) <= (ln t + c ln ln t)/n}``; ``c = 0`` by
-    default (the paper's experiments), 3 in its theorem. The rule is
+    Index ``max{q : kl(mean, q) <= (ln t + c ln ln t)/n}``. ``c = 0`` by
+    default, as in the paper's experiments; its theorem uses 3. The rule is
     :func:`~ldp_gym.agents.mab_kernels.kl_ucb_rounds`, compiled, on every path.
     Privacy: none.
 
@@ -243,8 +253,8 @@ class KLUCB(_CompiledRule):
 class ThompsonSampling(_CompiledRule):
     """Thompson sampling with Beta(1, 1) priors (Agrawal and Goyal 2012).
 
-    Rewards in [0, 1] are binarised (a Bernoulli trial with success
-    probability equal to the reward, Agrawal and Goyal's trick), so the Beta
+    Rewards in [0, 1] are binarised by Agrawal and Goyal's trick: a Bernoulli trial
+    with success probability equal to the reward. So the Beta
     posterior stays conjugate for any bounded rewards. The rule is
     :func:`~ldp_gym.agents.mab_kernels.thompson_rounds`, compiled, on every
     path. Privacy: none.
@@ -273,8 +283,11 @@ class ThompsonSampling(_CompiledRule):
 
 
 class _Adversarial(_Compiled):
-    """Exp3 and Tsallis-INF: importance-weighted loss estimates ``L[a] += (1 - r)/p[a]`` for
-    rewards in [0, 1], :func:`~ldp_gym.agents.mab_kernels.adversarial_rounds`."""
+    """Exp3 and Tsallis-INF on :func:`~ldp_gym.agents.mab_kernels.adversarial_rounds`.
+
+    They keep importance-weighted loss estimates ``L[a] += (1 - r)/p[a]`` for rewards in
+    [0, 1].
+    """
 
     def _init_state(self, n):
         super()._init_state(n)
@@ -326,10 +339,10 @@ class Exp3(_Adversarial):
 class TsallisINF(_Adversarial):
     """Tsallis-INF with alpha = 1/2 (Zimmert and Seldin 2021, Alg 1, IW estimator).
 
-    ``p_i = 4 (eta_t (L_i - x))^-2`` with ``x`` normalising, ``eta_t = 2/sqrt(t)``;
-    optimal in both the stochastic and the adversarial regime, the black box
-    of Zheng et al. (2020, appendix B) for MAB. Privacy: none (run it on a
-    reward-privatised env for LDP).
+    ``p_i = 4 (eta_t (L_i - x))^-2`` with ``x`` normalising, ``eta_t = 2/sqrt(t)``.
+    It is optimal in both the stochastic and the adversarial regime. It is the black box
+    of Zheng et al. (2020, appendix B) for MAB. Privacy: none. For LDP, run it on a
+    reward-privatised env.
 
     Example:
         >>> import numpy as np
@@ -359,19 +372,21 @@ class TsallisINF(_Adversarial):
 class LDPUCB(LocalDPAgent, _Compiled):
     """LDP-UCB: CUCB-LDP1 of Chen et al. (2020, Alg 1) with one base arm per super arm.
 
-    User side: the user pulls the arm the public state designates (a function
-    of the server's broadcast only) and sends ``reward + Lap((upper - lower + g)/epsilon)``
-    (float-safe Laplace on the grid g, reward clipped to ``[lower, upper]``). Server side:
-    running means of the noisy rewards; index
-    ``min(mu~ + 4 (upper - lower) sqrt(2 ln T / (epsilon^2 n)), upper)``
-    (Chen et al. eq. for CUCB-LDP1 with K = 1), infinite for unpulled arms.
+    User side: the user pulls the arm the public state designates, a function
+    of the server's broadcast only. The user sends ``reward + Lap((upper - lower + g)/epsilon)``,
+    with float-safe Laplace noise on the grid g and the reward clipped to ``[lower, upper]``.
+    Server side: running means of the noisy rewards, and the index
+    ``min(mu~ + 4 (upper - lower) sqrt(2 ln T / (epsilon^2 n)), upper)``.
+    This is Chen et al.'s equation for CUCB-LDP1 with K = 1. Unpulled arms have an infinite
+    index.
 
-    One compiled kernel (:func:`~ldp_gym.agents.mab_kernels.ldp_ucb_rounds`) chooses in
-    ``act`` and plays whole blocks (``play_block``: choice, the report from the mechanism's
-    noise stream, the update); ``observe`` builds the report with the mechanism (the same
-    arithmetic and noise) and folds it in: the block path is bitwise the per-round path.
+    One compiled kernel, :func:`~ldp_gym.agents.mab_kernels.ldp_ucb_rounds`, chooses in
+    ``act``. It also plays whole blocks in ``play_block``: the choice, the report from the
+    mechanism's noise stream, the update. ``observe`` builds the report with the mechanism,
+    with the same arithmetic and noise, and folds it in. So the block path is bitwise the
+    per-round path.
 
-    Privacy: epsilon-LDP per user (one reward), pure.
+    Privacy: epsilon-LDP per user, who sends one reward; pure.
 
     Example:
         >>> import gymnasium as gym
@@ -471,19 +486,20 @@ class _GlobalMAB(GlobalDPAgent, MABAgent):
 class DPUCB(_Compiled, _GlobalMAB):
     """DP-UCB (Mishra and Thakurta 2015; Tossou and Dimitrakakis 2016), as run by Azize and Basu.
 
-    Each arm's reward stream goes through a binary tree mechanism
-    (:class:`~ldp_gym.wrappers.mechanisms.TreeMechanism`, Laplace of scale
-    ``levels/epsilon`` per node, ``levels = floor(log2 T) + 1``). Index
-    (as Azize and Basu run it):
+    Each arm's reward stream goes through a binary tree mechanism,
+    :class:`~ldp_gym.wrappers.mechanisms.TreeMechanism`. It adds Laplace noise of scale
+    ``levels/epsilon`` per node, with ``levels = floor(log2 T) + 1``. The index, as Azize
+    and Basu run it, is
     ``S~/n + sqrt(2 log(2/gamma)/n) + sqrt(8) log(T)^1.5 log(2/gamma)/(epsilon n)``
-    where ``S~`` is the tree's noisy sum (``mu^ + Y/N`` in the paper's notation: the
-    raw mean plus the tree noise over n), gamma = 0.1.
+    with gamma = 0.1. ``S~`` is the tree's noisy sum. In the paper's notation it is
+    ``mu^ + Y/N``: the raw mean plus the tree noise over n.
 
-    One compiled kernel (:func:`~ldp_gym.agents.mab_kernels.dp_ucb_rounds`) chooses in
-    ``act``, adds the reward to the pulled arm's tree in ``observe`` (the tree mechanism's
-    own :func:`~ldp_gym.wrappers.mechanisms.continual.tree_add`, with its next noise value) and plays
-    whole drawn blocks (``play_block``): the block path is bitwise the per-round path. An arm
-    not yet pulled has index +inf; ties are broken uniformly at random.
+    One compiled kernel, :func:`~ldp_gym.agents.mab_kernels.dp_ucb_rounds`, chooses in
+    ``act``. In ``observe`` it adds the reward to the pulled arm's tree with the tree
+    mechanism's own :func:`~ldp_gym.wrappers.mechanisms.continual.tree_add` and its next
+    noise value. It also plays whole drawn blocks in ``play_block``, and the block path is
+    bitwise the per-round path. An arm not yet pulled has index +inf; ties are broken
+    uniformly at random.
 
     Privacy: epsilon-global DP per reward: every reward enters one node per
     level, each node is noised once and reused, actions depend on noisy sums only.
@@ -533,7 +549,7 @@ class DPUCB(_Compiled, _GlobalMAB):
 
     @property
     def indices(self) -> np.ndarray:
-        """The index (N, K) ``act`` maximises (+inf for unpulled arms)."""
+        """The index (N, K) ``act`` maximises; unpulled arms have +inf."""
         return kernels.index_values(kernels.DP_UCB, self._params, self.counts,
                                     self.tree.noisy_sums, self.t, np.empty(self.counts.shape))
 
@@ -560,16 +576,16 @@ class DPUCB(_Compiled, _GlobalMAB):
 class DPSE(_GlobalMAB):
     """DP-SE: differentially private successive elimination (Sajed and Sheffet 2019, Alg 2).
 
-    Epoch e (Delta_e = 2^-e): every active arm is pulled
+    In epoch e, with Delta_e = 2^-e, every active arm is pulled
     ``R_e = floor(max(32 ln(8|S|e^2/beta)/Delta_e^2, 8 ln(4|S|e^2/beta)/(Delta_e epsilon))) + 1``
-    times; the epoch mean (its sum divided by R_e, this epoch's rewards only)
-    is released with ``Lap(1/(epsilon R_e))``; arm a is eliminated when
+    times. The epoch mean is released with ``Lap(1/(epsilon R_e))``. It is the sum of this
+    epoch's rewards only, divided by R_e. Arm a is eliminated when
     ``max mu~ - mu~_a > 2 (h_e + c_e)``, ``h_e = sqrt(ln(8|S|e^2/beta)/(2 R_e))``,
     ``c_e = ln(4|S|e^2/beta)/(R_e epsilon)``; beta = 1/T. The survivor is
-    played to the end. Commits to R_e rounds per arm (cheap long horizons).
+    played to the end. Commits to R_e rounds per arm, which makes long horizons cheap.
 
     Privacy: epsilon-global DP per reward: each reward enters exactly one
-    epoch release (disjoint epochs), actions depend on releases only.
+    epoch release, as epochs are disjoint. Actions depend on releases only.
 
     Example:
         >>> import gymnasium as gym
@@ -622,8 +638,11 @@ class DPSE(_GlobalMAB):
         return (np.floor(np.maximum(a, b)) + 1).astype(np.int64)
 
     def _current(self):
-        """The first active arm still owed pulls this epoch; once the last survivor has had
-        its pulls (its epoch never closes), the survivor."""
+        """The first active arm still owed pulls this epoch.
+
+        Once the last survivor has had its pulls, this is the survivor: its epoch never
+        closes.
+        """
         todo = self.active & (self.epoch_counts < self.R[:, None])
         return np.where(todo.any(axis=1)[:, None], todo, self.active).argmax(axis=1)
 
@@ -667,17 +686,17 @@ class DPSE(_GlobalMAB):
 class AdaPUCB(_GlobalMAB):
     """AdaP-UCB (Azize and Basu 2022, Alg 1 with the index of eq. 7).
 
-    Play each arm once; then in episodes: at t_l choose
-    ``A_l = argmax_a I_a`` (ties uniformly at random) and play it until its
-    count doubles. Arm a's index uses only the rewards of its last active
-    episode (``n_a = N_a/2`` of them), released once as
-    ``mu~_a = mean + Lap(1/(epsilon n_a))`` (float-safe):
-    ``I_a = mu~_a + sqrt(alpha log t_l / (2 n_a)) + alpha log t_l / (epsilon n_a)``
-    (privacy term outside the root; the ablation experiment runs the other reading), alpha = 3.1.
+    Play each arm once; then play in episodes. At t_l choose
+    ``A_l = argmax_a I_a``, with ties broken uniformly at random, and play it until its
+    count doubles. Arm a's index uses only the ``n_a = N_a/2`` rewards of its last active
+    episode. Their mean is released once, with float-safe Laplace noise, as
+    ``mu~_a = mean + Lap(1/(epsilon n_a))``. The index, with alpha = 3.1, is
+    ``I_a = mu~_a + sqrt(alpha log t_l / (2 n_a)) + alpha log t_l / (epsilon n_a)``.
+    The privacy term is outside the root; the ablation experiment runs the other reading.
     Commits to whole episodes, so T = 1e7 costs O(K log T) decisions.
 
     Privacy: epsilon-global DP per reward: each reward enters exactly one
-    release (its episode's mean), actions are post-processing of releases.
+    release, its episode's mean. Actions are post-processing of releases.
 
     Example:
         >>> import numpy as np
@@ -768,10 +787,10 @@ class AdaPKLUCB(AdaPUCB):
     """AdaP-KLUCB (Azize and Basu 2022, Alg 1 with the index of eq. 8).
 
     As :class:`AdaPUCB`, with index ``max{q in [0, 1] : kl(mu', q) <= alpha log t_l / n_a}``
-    where ``mu' = clip(mu~ + alpha log t_l / (epsilon n_a), 0, 1)`` (the
-    epsilon-shift reading of eq. 8), Bernoulli kl, alpha = 3.1.
+    where ``mu' = clip(mu~ + alpha log t_l / (epsilon n_a), 0, 1)``. This is the
+    epsilon-shift reading of eq. 8. It uses Bernoulli kl and alpha = 3.1.
 
-    Privacy: epsilon-global DP per reward (as AdaP-UCB).
+    Privacy: epsilon-global DP per reward, as AdaP-UCB.
 
     Example:
         >>> import gymnasium as gym
@@ -799,6 +818,214 @@ class AdaPKLUCB(AdaPUCB):
         return kl_ucb_index(mu, a / n)
 
 
+# =========================================================================== optimal global DP
+
+
+def phase_grid(alpha: float, rule: str = "pow", up_to: int = 2**62) -> np.ndarray:
+    """The pull counts ``n_0 = 1 < n_1 < ...`` at which an arm's phases end (up to ``up_to``).
+
+    ``"pow"``: ``n_m = max(n_{m-1} + 1, ceil(alpha^m))``. ``"mult"``:
+    ``n_m = max(n_{m-1} + 1, ceil(alpha n_{m-1}))``. Both are the doubling grid at alpha = 2.
+
+    Example:
+        >>> from ldp_gym.agents.mab import phase_grid
+        >>> phase_grid(2.0, up_to=40).tolist()
+        [1, 2, 4, 8, 16, 32, 64]
+        >>> phase_grid(1.5, "mult", up_to=20).tolist()
+        [1, 2, 3, 5, 8, 12, 18, 27]
+    """
+    alpha = check_real("alpha", alpha, low=1.0)
+    if alpha <= 1.0:
+        raise ValueError(f"alpha must be > 1, got {alpha}")
+    if rule not in ("pow", "mult"):
+        raise ValueError(f"grid must be 'pow' or 'mult', got {rule!r}")
+    grid = [1]
+    while grid[-1] < up_to:
+        m = len(grid)
+        step = alpha ** m if rule == "pow" else alpha * grid[-1]
+        # (a relative 1e-12 below: 1.1 * 10 is 11.000000000000002 in floating point, not 12)
+        grid.append(max(grid[-1] + 1, math.ceil(min(step, 2.0 ** 63) * (1.0 - 1e-12))))
+    return np.array(grid, dtype=np.int64)
+
+
+def dp_klucb_index(x: Any, level: Any, epsilon: float, iterations: int = 50) -> np.ndarray:
+    """DP-KLUCB's index ``max{mu in [x, 1] : d_eps(x, mu) <= level}`` (Azize et al. 2025).
+
+    It is exactly 1 when ``d_eps(x, 1) = eps (1 - x) <= level``; otherwise bisection on
+    ``[x, 1]``, where ``d_eps(x, .)`` is nondecreasing. The result is a lower end of the last
+    bracket, so it never overshoots the set.
+
+    Example:
+        >>> from ldp_gym.agents.mab import dp_klucb_index
+        >>> dp_klucb_index([0.5, 0.5], [0.01, 1.0], 0.5).round(4).tolist()
+        [0.5704, 1.0]
+    """
+    x, level = np.broadcast_arrays(np.asarray(x, np.float64), np.asarray(level, np.float64))
+    lo, hi = x.copy(), np.ones_like(x)
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        inside = d_epsilon(x, mid, epsilon) <= level
+        lo = np.where(inside, mid, lo)
+        hi = np.where(inside, hi, mid)
+    return np.where(epsilon * (1.0 - x) <= level, 1.0, lo)
+
+
+class DPKLUCB(_GlobalMAB):
+    """DP-KLUCB (Azize, Wu, Honda, Orabona, Ito and Basu, NeurIPS 2025; arXiv 2505.05613).
+
+    Arm-dependent phases, non-forgetting. Each arm's pulls are cut into phases that end at
+    the counts of :func:`phase_grid` (1, 2, 4, 8, ... at the default alpha = 2). At the end
+    of a phase its reward sum is released once with Laplace noise of scale
+    ``(upper - lower)/epsilon`` and added to the arm's private cumulative sum ``S~``. The
+    agent plays the chosen arm for a whole phase. Its index, computed at a phase's start with
+    ``t`` the round about to be played, is
+    ``U = max{mu in [x, 1] : d_eps(x, mu) <= log(t) / n}``, with ``x = clip(S~ / n, 0, 1)``
+    and n the arm's pulls (:func:`dp_klucb_index`, :func:`~ldp_gym.envs.mab.d_epsilon`).
+    Every arm is played once first; ties are broken uniformly at random.
+
+    The paper's pseudocode could not be read here. The index, the Laplace noise on each
+    phase's sum and the exploration ``log t`` follow its summary. The phase grid, alpha = 2,
+    whole-phase play and the initial pull of each arm are this library's choices. The regret
+    guarantee is for Bernoulli rewards; other rewards in ``[lower, upper]`` run but lose it.
+
+    Privacy: epsilon-global DP per reward. Each reward enters exactly one phase sum. Each sum
+    is released once (a :class:`~ldp_gym.wrappers.mechanisms.PrivateEpisodeMean` release of
+    the phase mean, times its length). ``S~`` and every action are post-processing of the
+    releases, so no budget is split over phases (the paper's Prop. 2).
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import DPKLUCB
+        >>> env = gym.make("LDPMAB-v0", max_episode_steps=200)
+        >>> agent = DPKLUCB.from_env(env, epsilon=1.0, seed=0)
+        >>> obs, _ = env.reset(seed=0)
+        >>> for _ in range(50):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> print(agent.privacy)
+        global DP, epsilon=1 per reward
+        >>> int(agent.counts.sum()), agent.noisy_sums.shape
+        (50, (1, 5))
+    """
+
+    name = "DP-KLUCB"
+    block_play = BlockPlay.COMMITS
+    test_params = {"epsilon": 1.0}
+
+    @classmethod
+    def _unit_test_params(cls):
+        return [{"epsilon": 1.0}, {"epsilon": 0.5, "alpha": 1.5, "grid": "mult"}]
+
+    def __init__(self, n_arms, *, epsilon: float, alpha: float = 2.0, grid: str = "pow",
+                 **kwargs):
+        self.phases = phase_grid(alpha, grid)
+        self.alpha, self.grid = float(alpha), grid
+        super().__init__(n_arms, epsilon=epsilon, **kwargs)
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self.mechanism = PrivateEpisodeMean(self.epsilon, self.lower, self.upper,
+                                            **self.noise_source())
+        self.noisy_sums = np.zeros((n, self.n_arms))     # S~: the released phase sums, added
+        self.phase = np.zeros((n, self.n_arms), dtype=np.int64)  # phases each arm completed
+        self.arm = self.rng.integers(0, self.n_arms, size=n)
+        self.target = np.ones(n, dtype=np.int64)         # count of `arm` ending its phase
+        self.phase_sum = np.zeros(n)
+        self.phase_n = np.zeros(n, dtype=np.int64)
+
+    def _act(self, obs):
+        return self.arm.copy()
+
+    @override
+    def commitment(self):
+        return self.target - self.counts[self._rows, self.arm]
+
+    def private_means(self, rows: np.ndarray) -> np.ndarray:
+        """``x = clip(S~ / n, lower, upper)`` (len(rows), K), mapped to [0, 1]; 0 where n = 0."""
+        n = np.maximum(self.counts[rows], 1)
+        x = np.clip(self.noisy_sums[rows] / n, self.lower, self.upper)
+        return (x - self.lower) / (self.upper - self.lower)
+
+    def index(self, rows: np.ndarray) -> np.ndarray:
+        """The indices (len(rows), K) the next phase's arm maximises."""
+        level = np.log(self.t[rows] + 1.0)[:, None] / np.maximum(self.counts[rows], 1)
+        return dp_klucb_index(self.private_means(rows), level, self.epsilon)
+
+    def _next_arm(self, rows: np.ndarray) -> np.ndarray:
+        """The next phase's arm of each of ``rows``: the best index, ties at random."""
+        return argmax_random(self.rng, self.index(rows))
+
+    def _update(self, actions, counts, reward_sums):
+        if (np.asarray(actions) != self.arm).any():
+            raise ValueError("actions must be the arms the agent chose (it commits to phases)")
+        if (counts > self.commitment()).any():
+            raise ValueError("counts must not exceed commitment(): a phase's rewards enter one "
+                             "release, which closes at the phase's end")
+        super()._update(actions, counts, reward_sums)
+        self.phase_sum += reward_sums
+        self.phase_n += counts
+        ends = self.counts[self._rows, self.arm] >= self.target
+        if not ends.any():
+            return
+        r = np.flatnonzero(ends)
+        arm, length = self.arm[r], self.phase_n[r]
+        self.noisy_sums[r, arm] += self.mechanism.release(self.phase_sum[r], length) * length
+        self.phase[r, arm] += 1
+        self.phase_sum[r], self.phase_n[r] = 0.0, 0
+        nxt = np.zeros(len(r), dtype=np.int64)
+        if self.n_arms > 1:
+            unplayed = self.counts[r] == 0
+            first = unplayed.any(axis=1)  # every arm once first, in random order
+            if first.any():
+                nxt[first] = argmax_random(self.rng, unplayed[first].astype(np.float64))
+            if not first.all():
+                nxt[~first] = self._next_arm(r[~first])
+        self.arm[r] = nxt
+        self.target[r] = self.phases[self.phase[r, nxt]]
+
+
+class DPIMED(DPKLUCB):
+    """DP-IMED (Azize, Wu, Honda, Orabona, Ito and Basu, NeurIPS 2025; arXiv 2505.05613).
+
+    The phases, releases and private means of :class:`DPKLUCB`, with IMED's rule: the next
+    phase goes to ``argmin_i n_i d_eps(x_i, x*) + log n_i``, where ``x* = max_j x_j`` is the
+    largest private mean. Ties are broken uniformly at random. With this reading the regret
+    is heavy-tailed: an early noise deviation can starve the best arm for a long stretch.
+    Report medians and the fraction of runs that starve the best arm beside the mean.
+
+    Privacy: epsilon-global DP per reward (as DP-KLUCB: the same releases).
+
+    Example:
+        >>> import numpy as np
+        >>> from ldp_gym.agents import DPIMED
+        >>> agent = DPIMED(3, epsilon=0.5, num_envs=2, seed=0)
+        >>> obs = np.zeros((2, 1))
+        >>> for _ in range(30):
+        ...     a = agent.act(obs)
+        ...     agent.observe(obs, a, np.where(a == 2, 1.0, 0.0), obs)
+        >>> agent.counts.sum(axis=1).tolist()
+        [30, 30]
+    """
+
+    name = "DP-IMED"
+
+    @override
+    def index(self, rows):
+        """IMED's index (len(rows), K): the next phase goes to its minimum."""
+        n = np.maximum(self.counts[rows], 1)
+        x = self.private_means(rows)
+        best = x.max(axis=1, keepdims=True)
+        return n * d_epsilon(x, best, self.epsilon) + np.log(n)
+
+    @override
+    def _next_arm(self, rows):
+        return argmax_random(self.rng, -self.index(rows))
+
+
 #: The MAB agents by display name (the contract suite and the CLI read this).
 AGENTS: dict[str, type[Agent]] = {cls.name: cls for cls in (
-    UCB1, KLUCB, ThompsonSampling, Exp3, TsallisINF, LDPUCB, DPUCB, DPSE, AdaPUCB, AdaPKLUCB)}
+    UCB1, KLUCB, ThompsonSampling, Exp3, TsallisINF, LDPUCB, DPUCB, DPSE, AdaPUCB, AdaPKLUCB,
+    DPKLUCB, DPIMED)}

@@ -1,10 +1,10 @@
 """Compiled decision rules of the stochastic multi-armed bandit agents.
 
-Each rule is written once here, on one run's arrays, and every path runs it:
-``act`` (one round, choose only), ``observe`` (one round, update only) and
-``play_block`` (L rounds drawn ahead: choose and update in turn, the runner's
-block path). The kernels draw from the agent's own ``numpy.random.Generator``
-(numba draws exactly numpy's numbers from it), in the order of per-round play:
+Each rule is written once here, on one run's arrays, and every path runs it.
+``act`` plays one round and only chooses; ``observe`` plays one round and only updates.
+``play_block`` is the runner's block path: it draws L rounds ahead, then chooses and
+updates in turn. The kernels draw from the agent's own ``numpy.random.Generator``, and
+numba draws exactly numpy's numbers from it. They draw in the order of per-round play:
 in each round, every run's choice, then every run's update. So the per-round
 and the block path give bitwise the same actions and state from the same seed.
 
@@ -12,25 +12,25 @@ Rules (``kind``):
 
 * :data:`UCB1` (Auer et al. 2002): ``mean + sqrt(2 ln t / n)``;
 * :data:`KL_UCB` (Garivier and Cappe 2011): ``max{q : kl(mean, q) <= (ln t + c ln ln t)/n}``
-  for Bernoulli kl, by Newton's method (:func:`kl_ucb`);
+  for Bernoulli kl, by Newton's method in :func:`kl_ucb`;
 * :data:`THOMPSON` (Agrawal and Goyal 2012): a Beta(1 + successes, 1 + failures) draw per
-  arm; the reward r in [0, 1] is a success with probability r (their binarisation);
+  arm. The reward r in [0, 1] is a success with probability r, as in their binarisation;
 * :data:`EXP3` (Auer et al. 2002; Bubeck and Cesa-Bianchi 2012, Thm 3.1) and
   :data:`TSALLIS_INF` (Zimmert and Seldin 2021, Alg 1, alpha = 1/2): a distribution over the
-  arms from the importance-weighted loss estimates ``L[a] += (1 - r)/p[a]``, sampled with one
-  uniform (:func:`adversarial_rounds`);
+  arms from the importance-weighted loss estimates ``L[a] += (1 - r)/p[a]``. It is sampled
+  with one uniform, in :func:`adversarial_rounds`;
 * :data:`LDP_UCB` (Chen et al. 2020, Alg 1 with one base arm): ``min(mu~ + width/sqrt(n),
-  cap)`` on noisy sums; the round's user report (the reward clipped, snapped to the Laplace
-  mechanism's grid, plus its next noise value) is built in the kernel too;
+  cap)`` on noisy sums. The kernel builds the round's user report too: the reward clipped,
+  snapped to the Laplace mechanism's grid, plus its next noise value;
 * :data:`DP_UCB` (Mishra and Thakurta 2015, as Azize and Basu run it):
-  ``S~/n + sqrt(c1/n) + c2/n`` on each arm's binary-tree noisy sum S~, the reward (clipped)
-  added to the pulled arm's tree in the kernel (:func:`~ldp_gym.wrappers.mechanisms.continual.tree_add`,
-  the tree mechanism's own code, with its next noise value).
+  ``S~/n + sqrt(c1/n) + c2/n`` on each arm's binary-tree noisy sum S~. The kernel adds the
+  clipped reward to the pulled arm's tree with the tree mechanism's own code,
+  :func:`~ldp_gym.wrappers.mechanisms.continual.tree_add`, and its next noise value.
 
-The index rules (all but Exp3 and Tsallis-INF) share one round loop (:func:`_rounds`) and
-take their constants as one array ``params``: KL-UCB's ``c``; LDP-UCB's ``width, cap,
-lower, upper, grid`` (the mechanism's bounds and grid); DP-UCB's ``c1, c2, lower, upper,
-grid, horizon`` (the tree's bounds, grid and length).
+The index rules are all but Exp3 and Tsallis-INF. They share one round loop, :func:`_rounds`,
+and take their constants as one array ``params``. KL-UCB's is ``c``. LDP-UCB's are
+``width, cap, lower, upper, grid``: the mechanism's bounds and grid. DP-UCB's are
+``c1, c2, lower, upper, grid, horizon``: the tree's bounds, grid and length.
 
 An arm not yet pulled has index +inf. Ties are broken uniformly at random:
 one uniform is drawn when the best index is shared, none otherwise.
@@ -72,8 +72,8 @@ def kl_ucb(p, level):  # pragma: no cover - compiled
     """``max{q in [p, 1] : kl(p, q) <= level}`` for Bernoulli kl.
 
     Newton's method in ``u = -log(1 - q)``, where ``kl(p, q(u))`` is convex and increasing
-    for ``q >= p``: started on the right of the root (the Pinsker bound
-    ``q = p + sqrt(level/2)``), the iterates decrease monotonically to it; 10 steps agree
+    for ``q >= p``. Started on the right of the root, at the Pinsker bound
+    ``q = p + sqrt(level/2)``, the iterates decrease monotonically to it. 10 steps agree
     with a 100-step bisection to 1e-12 over p in [0, 1] and levels in [1e-8, 300].
     """
     p = min(max(p, 0.0), 1.0)
@@ -98,11 +98,14 @@ def kl_ucb(p, level):  # pragma: no cover - compiled
 
 @njit(**_INLINE)
 def _below(p, level, best):  # pragma: no cover - compiled
-    """Whether ``kl_ucb(p, level) < best`` is sure without computing it: ``kl(p, best) >
-    level`` for ``p < best`` (kl(p, .) increases on [p, 1]), one logarithm instead of Newton's
-    steps. The test keeps a relative margin of 1e-9: Newton's result lies a hair right of the
-    root, so an arm whose exact index equals the best (an exact tie, e.g. two arms with the
-    same pulls and sums) is never ruled out and the tie is broken uniformly."""
+    """Whether ``kl_ucb(p, level) < best`` is sure without computing it.
+
+    It is sure when ``kl(p, best) > level`` for ``p < best``, since kl(p, .) increases on
+    [p, 1]. This costs one logarithm instead of Newton's steps. The test keeps a relative
+    margin of 1e-9, because Newton's result lies a hair right of the root. So an arm whose
+    exact index equals the best is never ruled out, and the tie is broken uniformly. Such an
+    exact tie arises, for example, between two arms with the same pulls and sums.
+    """
     if not p < best:
         return False
     if best >= 1.0:
@@ -113,14 +116,17 @@ def _below(p, level, best):  # pragma: no cover - compiled
 
 @vectorize(["float64(float64, float64)"], cache=True)
 def kl_ucb_index(p, level):  # pragma: no cover - compiled
-    """:func:`kl_ucb` as a numpy ufunc (broadcasts over arrays)."""
+    """:func:`kl_ucb` as a numpy ufunc, which broadcasts over arrays."""
     return kl_ucb(p, level)
 
 
 @njit(**_INLINE)
 def _width(kind, params, t):  # pragma: no cover - compiled
-    """The numerator of the exploration term at round t: UCB1's ``2 ln t``, KL-UCB's level
-    ``ln t + c ln ln t``, LDP-UCB's constant width (DP-UCB's terms are constants: none)."""
+    """The numerator of the exploration term at round t.
+
+    It is UCB1's ``2 ln t``, KL-UCB's level ``ln t + c ln ln t`` and LDP-UCB's constant
+    width. DP-UCB has none, as its terms are constants.
+    """
     if kind == LDP_UCB or kind == DP_UCB:
         return params[0]
     log_t = math.log(max(t, 1))
@@ -129,8 +135,10 @@ def _width(kind, params, t):  # pragma: no cover - compiled
 
 @njit(**_INLINE)
 def _index(kind, params, n, total, width):  # pragma: no cover - compiled
-    """The index of an arm pulled ``n >= 1`` times with reward sum ``total`` (``width``:
-    :func:`_width` of the round)."""
+    """The index of an arm pulled ``n >= 1`` times with reward sum ``total``.
+
+    ``width`` is :func:`_width` of the round.
+    """
     if kind == UCB1:
         return total / n + math.sqrt(width / n)
     if kind == LDP_UCB:
@@ -143,8 +151,11 @@ def _index(kind, params, n, total, width):  # pragma: no cover - compiled
 @njit(**_INLINE)
 def _choose(kind, params, r, counts, sums, successes, t, rng,
             values):  # pragma: no cover - compiled
-    """Run r's arm: the largest value (index, or Thompson's draw), ties broken uniformly by
-    one draw (none without ties); ``values``: scratch of length K."""
+    """Run r's arm: the one with the largest index, or Thompson's largest draw.
+
+    Ties are broken uniformly by one draw; without ties nothing is drawn. ``values`` is
+    scratch of length K.
+    """
     width = _width(kind, params, t[r]) if kind != THOMPSON else 0.0
     best, ties, arm = -np.inf, 0, 0
     for k in range(counts.shape[1]):
@@ -166,8 +177,10 @@ def _choose(kind, params, r, counts, sums, successes, t, rng,
 
 @njit(**_INLINE)
 def _tie_break(values, best, ties, arm, rng):  # pragma: no cover - compiled
-    """``arm`` (the first of the ``ties`` arms whose value is ``best``), or with several of
-    them one drawn uniformly by one uniform."""
+    """``arm``, or one of the ``ties`` arms drawn uniformly by one uniform if there are several.
+
+    ``arm`` is the first of the ``ties`` arms whose value is ``best``.
+    """
     if ties > 1:
         j = int(rng.random() * ties)
         for k in range(values.shape[0]):
@@ -181,11 +194,14 @@ def _tie_break(values, best, ties, arm, rng):  # pragma: no cover - compiled
 @njit(**_INLINE)
 def _update(kind, params, r, arm, reward, noise, counts, sums, successes, tree, t,
             rng):  # pragma: no cover
-    """Run r's statistics after ``reward`` of ``arm`` (Thompson: a Bernoulli(r) success;
-    LDP-UCB: the user's report, the reward clipped and snapped to the mechanism's grid plus
-    the ``noise`` value of this report, is what the server adds; DP-UCB: the reward clipped
-    enters the arm's tree, whose noisy prefix sum replaces the sum). Returns the exact value
-    the round's release protects (DP-UCB's closed node; 0 otherwise)."""
+    """Run r's statistics after ``reward`` of ``arm``.
+
+    Thompson counts a Bernoulli(r) success. With LDP-UCB the server adds the user's report:
+    the reward clipped and snapped to the mechanism's grid, plus the ``noise`` value of this
+    report. With DP-UCB the clipped reward enters the arm's tree, and the tree's noisy prefix
+    sum replaces the sum. Returns the exact value the round's release protects. This is
+    DP-UCB's closed node, and 0 for the other rules.
+    """
     protected = 0.0
     if kind == THOMPSON and rng.random() < min(max(reward, 0.0), 1.0):
         successes[r, arm] += 1.0
@@ -217,23 +233,24 @@ def _rounds(kind, mode, params, noise, rng, rewards, actions, counts, sums, succ
     """Rounds of the rule ``kind`` over all runs, in place.
 
     Args:
-        kind: the rule (a constant in each compiled entry point below: its other branches
-            are compiled away).
-        mode: :data:`CHOOSE` (write ``actions[:, 0]``), :data:`UPDATE` (learn
-            ``rewards[:, 0, 0]`` of ``actions[:, 0]``) or :data:`PLAY` (every round of a
-            block: rewards (N, L, K) of every arm, actions (N, L) written).
-        params: the rule's constants (module docstring).
-        noise: LDP-UCB's and DP-UCB's noise values, round-major (N per round, the order in
-            which the mechanism's stream serves the per-round releases); empty otherwise.
+        kind: the rule. It is a constant in each compiled entry point below, so its other
+            branches are compiled away.
+        mode: :data:`CHOOSE` writes ``actions[:, 0]``. :data:`UPDATE` learns
+            ``rewards[:, 0, 0]`` of ``actions[:, 0]``. :data:`PLAY` plays every round of a
+            block: it reads rewards (N, L, K) of every arm and writes actions (N, L).
+        params: the rule's constants, listed in the module docstring.
+        noise: LDP-UCB's and DP-UCB's noise values, round-major, N per round. This is the
+            order in which the mechanism's stream serves the per-round releases. Empty
+            otherwise.
         rng: the agent's decision generator.
-        rewards: the rewards of the rounds (see ``mode``).
-        actions: the actions of the rounds (see ``mode``).
+        rewards: the rewards of the rounds, as ``mode`` says.
+        actions: the actions of the rounds, as ``mode`` says.
         counts: (N, K) int64 plays of every arm, in place.
         sums: (N, K) reward sums of every arm, in place.
-        successes: (N, K) binarised successes (Thompson; (N, 0) otherwise), in place.
+        successes: (N, K) binarised successes of Thompson, in place; (N, 0) otherwise.
         tree: DP-UCB's ``(alpha, noisy)``, each (N, K, levels), the arms' trees, in place.
-        protected: (L N,) where DP-UCB writes what each round's release protects (for the
-            mechanism's trace), round-major.
+        protected: (L N,) where DP-UCB writes what each round's release protects,
+            round-major. The mechanism's trace reads it.
         t: (N,) int64 rounds played by every run, in place.
     """
     n, k = counts.shape
@@ -283,7 +300,10 @@ def thompson_rounds(mode, params, noise, rng, rewards, actions, counts, sums, su
 def ldp_ucb_rounds(mode, params, noise, rng, rewards, actions, counts, sums, successes,
                    t):  # pragma: no cover - compiled
     """:func:`_rounds` of LDP-UCB: the server's index and the user's choice, the user's
-    report (exactly the mechanism's release, from its noise stream), the server's update."""
+    report and the server's update.
+
+    The user's report is exactly the mechanism's release, from its noise stream.
+    """
     _rounds(LDP_UCB, mode, params, noise, rng, rewards, actions, counts, sums, successes,
             _no_tree(), np.zeros(0), t)
 
@@ -291,9 +311,12 @@ def ldp_ucb_rounds(mode, params, noise, rng, rewards, actions, counts, sums, suc
 @njit(**_JIT)
 def dp_ucb_rounds(mode, params, noise, rng, rewards, actions, counts, sums, alpha, noisy,
                   protected, t):  # pragma: no cover - compiled
-    """:func:`_rounds` of DP-UCB: the index on the trees' noisy sums, the reward added to the
-    pulled arm's tree (``alpha``, ``noisy``: its open and released nodes) with the tree
-    mechanism's next noise value; ``protected`` (L N,) gets the closed nodes' exact sums."""
+    """:func:`_rounds` of DP-UCB: the index on the trees' noisy sums.
+
+    The reward is added to the pulled arm's tree with the tree mechanism's next noise value.
+    ``alpha`` and ``noisy`` hold the tree's open and released nodes. ``protected`` (L N,)
+    gets the closed nodes' exact sums.
+    """
     _rounds(DP_UCB, mode, params, noise, rng, rewards, actions, counts, sums,
             np.zeros((0, 0)), (alpha, noisy), protected, t)
 
@@ -305,8 +328,10 @@ ROUNDS = {UCB1: ucb1_rounds, KL_UCB: kl_ucb_rounds, THOMPSON: thompson_rounds,
 
 @njit(**_JIT)
 def index_values(kind, params, counts, sums, t, out):  # pragma: no cover - compiled
-    """Every run's index (N, K) of a deterministic rule (UCB1, KL-UCB, LDP-UCB's broadcast),
-    +inf for unpulled arms."""
+    """Every run's index (N, K) of a deterministic rule, +inf for unpulled arms.
+
+    The deterministic rules are UCB1, KL-UCB and LDP-UCB's broadcast.
+    """
     n, k = counts.shape
     for r in range(n):
         width = _width(kind, params, t[r])
@@ -321,8 +346,11 @@ def index_values(kind, params, counts, sums, t, out):  # pragma: no cover - comp
 
 @njit(**_INLINE)
 def _learning_rate(kind, horizon, k, t):  # pragma: no cover - compiled
-    """Exp3's eta (``sqrt(2 ln K/(T K))`` with a horizon T > 0, else the anytime
-    ``sqrt(ln K/(t K))``); Tsallis-INF's ``eta_t = 2/sqrt(t + 1)``."""
+    """Exp3's or Tsallis-INF's learning rate eta.
+
+    Exp3's is ``sqrt(2 ln K/(T K))`` with a horizon T > 0, else the anytime
+    ``sqrt(ln K/(t K))``. Tsallis-INF's is ``eta_t = 2/sqrt(t + 1)``.
+    """
     if kind == TSALLIS_INF:
         return 2.0 / math.sqrt(max(t, 0) + 1.0)
     if horizon > 0:
@@ -374,15 +402,17 @@ def _sample(p, u):  # pragma: no cover - compiled
 @njit(**_JIT)
 def adversarial_rounds(mode, kind, horizon, rng, rewards, actions, counts, losses, probs,
                        t):  # pragma: no cover - compiled
-    """Rounds of Exp3 or Tsallis-INF over all runs, in place (``mode``, ``rewards``,
-    ``actions`` as :func:`_rounds`): choose draws every run's distribution (kept in
-    ``probs`` (N, K), the p of the update) and one uniform per run; update adds
-    ``(1 - clip(r, 0, 1))/p[a]`` to the loss estimate of the arm played.
+    """Rounds of Exp3 or Tsallis-INF over all runs, in place.
+
+    ``mode``, ``rewards`` and ``actions`` are as in :func:`_rounds`. Choose draws every
+    run's distribution and one uniform per run. The distribution is kept in ``probs``
+    (N, K): it is the p of the update. Update adds ``(1 - clip(r, 0, 1))/p[a]`` to the loss
+    estimate of the arm played.
 
     Args:
         mode: as :func:`_rounds`.
         kind: :data:`EXP3` or :data:`TSALLIS_INF`.
-        horizon: T for Exp3's rate (0: anytime).
+        horizon: T for Exp3's rate; 0 gives the anytime rate.
         rng: the agent's decision generator.
         rewards: as :func:`_rounds`.
         actions: as :func:`_rounds`.

@@ -1,37 +1,40 @@
-"""Nonparametric contextual bandit agents: LDPMAB (with and without auxiliary data), ABSE, uniform.
+"""Nonparametric contextual bandit agents: LDPMAB with and without auxiliary data, ABSE, uniform.
 
 Contexts lie in [0, 1]^d, the K arms' mean rewards are smooth functions of the
 context and nothing parametric is assumed (``LDPNonparametricBandit-v0``).
 
 * :class:`LDPMAB`: Ma et al. (2025), Alg 1-2: a max-edge dyadic partition
   refined adaptively, arm elimination in every bin, every user privatising
-  one indicator and one reward per (active bin, arm) slot with Laplace noise;
-  epsilon-LDP per user, pure.
+  one indicator and one reward per slot with Laplace noise, one slot per active
+  bin and arm; epsilon-LDP per user, pure.
 * :class:`LDPMABAux`: Ma et al. (2025), Alg 3: the same, after a jump-start
-  over logged auxiliary datasets (covariate shift), each privatised with its
+  over logged auxiliary datasets under covariate shift, each privatised with its
   own budget, combined by the multi-source estimator of eq. 26-28.
 * :class:`ABSE`: Perchet and Rigollet (2013), adaptively binned successive
   elimination; non-private, the reference of Ma et al.'s experiments.
 * :class:`UniformRandom`: every arm with probability 1/K, the floor of every
-  comparison (it runs on any setting with a ``Discrete`` action space).
+  comparison. It runs on any setting with a ``Discrete`` action space.
 
 **One kernel.** The partition agents are written once as compiled (numba)
 rounds of one kernel per algorithm, with the steps of :mod:`ldp_gym.agents.glm_kernels`:
-``CHOOSE`` (user: the bin of the context, an arm uniformly among its active
-arms), ``REPORT`` (user: the inputs of every slot of the message, released
-by the :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` of its part),
-``UPDATE`` (server: the message added to the bins' sums, then elimination and
-refinement) and, for the runner's block path, ``FAST``: the server's sums
-after each user, built from the same slot inputs plus noise the same
-mechanisms drew ahead (:func:`ldp_gym.wrappers.mechanisms.compiled.snap_add`, the
-float-safe ``snap(x) + k g``), only for the sums the algorithm can still
-read: an eliminated arm's sums, the reward sums of a bin with one active arm
-and every sum of a bin with one active arm at the depth cap are never read
-again, so their noise is not drawn. Everything else is the per-user
-protocol, user by user and slot by slot, with the same decision stream; the
-law of every action, every partition and every elimination is that of
-``local_report`` + ``update`` (tested against it with a statistical test in
-``tests/test_nonparametric_agents.py``). Noise is drawn ahead in fixed chunks
+
+* ``CHOOSE``, by the user: the bin of the context, then an arm uniformly among its
+  active arms.
+* ``REPORT``, by the user: the inputs of every slot of the message, released by the
+  :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` of its part.
+* ``UPDATE``, by the server: the message added to the bins' sums, then elimination and
+  refinement.
+* ``FAST``, for the runner's block path: the server's sums after each user, built from
+  the same slot inputs plus noise the same mechanisms drew ahead. The noise is added by
+  :func:`ldp_gym.wrappers.mechanisms.compiled.snap_add`, the float-safe ``snap(x) + k g``.
+  It covers only the sums the algorithm can still read: an eliminated arm's sums, the
+  reward sums of a bin with one active arm and every sum of a bin with one active arm at
+  the depth cap are never read again, so their noise is not drawn.
+
+Everything else is the per-user protocol, user by user and slot by slot, with the same
+decision stream. The law of every action, every partition and every elimination is that
+of ``local_report`` + ``update``; a statistical test in
+``tests/test_nonparametric_agents.py`` checks it. Noise is drawn ahead in fixed chunks
 by the mechanisms and used step by step over all runs, so results do not
 depend on how the rounds are split into blocks.
 
@@ -128,11 +131,12 @@ def _pick(arms_row, u):  # pragma: no cover - compiled
 
 
 class Partition(NamedTuple):
-    """The server's partition of [0, 1]^d per run (axis 1: nodes, grown between calls): each
-    node's bounds ``lo``, ``hi`` (N, nodes, d), ``depth``, ``split`` coordinate and first child
-    ``left`` (N, nodes) once refined, whether it is ``active`` (a bin of the partition) and its
-    active ``arms`` (N, nodes, K); the active bins in slot order (the first ``n_active`` of
-    each row of ``bins``) and the nodes used, ``n_nodes`` (N,)."""
+    """The server's partition of [0, 1]^d per run; axis 1 holds the nodes, grown between calls.
+
+    Each node has its bounds ``lo``, ``hi`` (N, nodes, d), ``depth``, ``split`` coordinate and
+    first child ``left`` (N, nodes) once refined, whether it is ``active``, that is a bin of
+    the partition, and its active ``arms`` (N, nodes, K). The first ``n_active`` of each row
+    of ``bins`` are the active bins in slot order; ``n_nodes`` (N,) counts the nodes used."""
 
     lo: np.ndarray
     hi: np.ndarray
@@ -177,9 +181,11 @@ class Rule(NamedTuple):
 
 
 class Draws(NamedTuple):
-    """The randomness drawn ahead: the decision uniforms (``decisions``, read from
-    ``decision_pos[0]``) and the two mechanisms' noise (``noise_u``, ``noise_v``, read from
-    ``noise_pos[0]`` and ``[1]``) on their grids ``grid_u``, ``grid_v``."""
+    """The randomness drawn ahead: the decision uniforms and the two mechanisms' noise.
+
+    The uniforms ``decisions`` are read from ``decision_pos[0]``. The noise ``noise_u``,
+    ``noise_v`` is read from ``noise_pos[0]`` and ``[1]``, on the grids ``grid_u``,
+    ``grid_v``."""
 
     decisions: np.ndarray
     decision_pos: np.ndarray
@@ -192,7 +198,7 @@ class Draws(NamedTuple):
 
 class Messages(NamedTuple):
     """The reports of a block (L, N, B, ...): each slot's ``bins``, indicator ``U`` and reward
-    ``V`` inputs (``REPORT`` writes them, ``UPDATE`` reads the released ones)."""
+    ``V`` inputs. ``REPORT`` writes them; ``UPDATE`` reads the released ones."""
 
     bins: np.ndarray
     U: np.ndarray
@@ -206,15 +212,16 @@ class Messages(NamedTuple):
 
 @njit(**_INLINE)
 def _estimate(su, sv, users, eps, warmup, multi_source, n, b, k):  # pragma: no cover - compiled
-    """Arm k's estimate and radius over ``C sqrt(log n)`` in bin b of run n (radius inf
-    when undefined), from the sums of the released indicators ``su`` and rewards ``sv`` and
-    the users counted.
+    """Arm k's estimate and radius over ``C sqrt(log n)`` in bin b of run n; the radius is inf
+    when undefined. Both come from the sums of the released indicators ``su`` and rewards
+    ``sv`` and the users counted.
 
     One source (eq. 13-14): ``r^ = sum V~ / sum U~``,
     ``sqrt(max{sum U~, N/eps^2}) / sum U~``. Several (eq. 26-28): weights
-    ``lambda_s = min{1, eps_s^2 sum U~_s / N_s}`` (0 below the warm-up, and clipped at 0),
+    ``lambda_s = min{1, eps_s^2 sum U~_s / N_s}``,
     ``r^ = sum_s lambda_s sum V~_s / sum_s lambda_s sum U~_s`` and
-    ``sqrt(sum_s lambda_s^2 max{sum U~_s, N_s/eps_s^2}) / sum_s lambda_s sum U~_s``."""
+    ``sqrt(sum_s lambda_s^2 max{sum U~_s, N_s/eps_s^2}) / sum_s lambda_s sum U~_s``.
+    A weight is 0 below the warm-up, and clipped at 0."""
     if not multi_source:
         s_u = su[n, b, 0, k]
         if s_u <= 0.0:
@@ -258,9 +265,11 @@ def _longest_edge(lo, hi, u):  # pragma: no cover - compiled
 
 @njit(**_JIT)
 def _split(n, b, u, part, sums):  # pragma: no cover - compiled
-    """Refine bin b of run n (Alg 1): split it at the midpoint of one of its longest edges
-    (``floor(u t)``-th of the t tied ones); its two children replace it at the end of the
-    active list, with its active arms and fresh sums (the parent's data are not reused)."""
+    """Refine bin b of run n (Alg 1): split it at the midpoint of one of its longest edges.
+
+    The edge is the ``floor(u t)``-th of the t tied ones. The two children replace the bin at
+    the end of the active list, with its active arms and fresh sums: the parent's data are
+    not reused."""
     lo, hi, d = part.lo, part.hi, part.lo.shape[2]
     dim = _longest_edge(lo[n, b], hi[n, b], u)
     c = part.n_nodes[n]
@@ -305,9 +314,10 @@ def _split(n, b, u, part, sums):  # pragma: no cover - compiled
 @njit(**_INLINE)
 def _fits(mode, forced_row, depth, bins, n_active, n_nodes, cap, max_depth, need_per_slot,
           decisions_left):  # pragma: no cover - compiled
-    """Whether the next round fits the node capacity ``cap`` (a refinement of every
-    splittable bin) and the ``decisions_left`` uniforms; returns the noise values it needs
-    (``need_per_slot`` per active slot), or -1 when it does not fit."""
+    """Whether the next round fits the node capacity ``cap`` and the ``decisions_left`` uniforms.
+
+    The capacity must hold a refinement of every splittable bin. Returns the noise values the
+    round needs, ``need_per_slot`` per active slot, or -1 when it does not fit."""
     need_dec, need_noise = 0, 0
     for n in range(n_active.shape[0]):
         na = n_active[n]
@@ -328,8 +338,8 @@ def _fits(mode, forced_row, depth, bins, n_active, n_nodes, cap, max_depth, need
 @njit(**_INLINE)
 def _report(msg_bins, msg_u, msg_v, s, n, bins, na, node, arm, y):  # pragma: no cover
     """The user's message inputs: in every slot i of the active list (``bins``, ``na``
-    long), ``U = 1{bin i is the context's, arm k}`` and ``V = y U`` (``y`` the reward scaled
-    to [0, 1])."""
+    long), ``U = 1{bin i is the context's, arm k}`` and ``V = y U``, with ``y`` the reward
+    scaled to [0, 1]."""
     for i in range(msg_bins.shape[2]):
         b = bins[n, i] if i < na else -1
         msg_bins[s, n, i] = b
@@ -342,11 +352,11 @@ def _report(msg_bins, msg_u, msg_v, s, n, bins, na, node, arm, y):  # pragma: no
 @njit(**_INLINE)
 def _add_released(su, sv, arms, noise_u, noise_v, grid_u, grid_v, nk, src, n, b, node, arm, y,
                   pu, pv):  # pragma: no cover - compiled
-    """Release the slots of bin b that the server can still read (the ``FAST`` path).
+    """Release the slots of bin b that the server can still read, on the ``FAST`` path.
 
     Each slot of its ``nk`` active arms gets ``snap(input) + noise`` from ``noise_u[pu:]``.
-    While two arms or more are left, the slot also gets ``noise_v[pv:]`` (the reward sums are
-    read only to eliminate). A zero input's release is its noise. Returns the noise values
+    While two arms or more are left, the slot also gets ``noise_v[pv:]``: the reward sums are
+    read only to eliminate. A zero input's release is its noise. Returns the noise values
     used of each, in one int: a tuple returned from an inlined helper in this loop measured
     35 % slower.
     """
@@ -377,9 +387,10 @@ def _add_reported(su, sv, msg_u, msg_v, src, s, n, i, b):  # pragma: no cover - 
 @njit(**_INLINE)
 def _reuse_sums(su, sv, users, reused, arms, eps, warmup, batch, src, n,
                 b):  # pragma: no cover - compiled
-    """The ablation's ``REUSED_SUMS`` (NOT private): once every ``batch`` users of a source,
-    its weighted cumulative sums are added again into ``reused``; False between batches (the
-    public code checks the bin only then)."""
+    """The ablation's ``REUSED_SUMS``, which is NOT private.
+
+    Once every ``batch`` users of a source, its weighted cumulative sums are added again into
+    ``reused``. Returns False between batches: the public code checks the bin only then."""
     c = users[n, b, src]
     if c % batch != 0:
         return False
@@ -433,7 +444,7 @@ def _rounds(mode, obs, rewards, forced, src, start, stop, rule, part, sums, draw
             actions, departures):  # pragma: no cover - compiled
     # (the protocol's round in one compiled loop: splitting it further into helpers that
     # take the state structures measured 35-45 % slower, see the engine's notes)
-    """The body of :func:`partition_rounds` (``departures``: a constant of each entry point)."""
+    """The body of :func:`partition_rounds`; ``departures`` is a constant of each entry point."""
     lo, hi, depth, split, left, active, arms, bins, n_active, n_nodes = part
     su, sv, users, reused = sums
     lower, width, eps, warmup, radius_c, multi_source, max_depth, taus, batch = rule
@@ -528,24 +539,26 @@ def _rounds(mode, obs, rewards, forced, src, start, stop, rule, part, sums, draw
 @njit(**_JIT)
 def partition_rounds(mode, obs, rewards, forced, src, start, stop, rule, part, sums, draws, msgs,
                      actions):  # pragma: no cover - compiled
-    """LDPMAB rounds ``start .. stop - 1`` of every run (Ma et al. Alg 2; Alg 3 for the
-    auxiliary sources), step by step over all runs; returns the round reached (``stop`` when
-    done, earlier when the node capacity, the decision uniforms or the noise buffers would
-    not cover the next round (:func:`_fits`): the caller grows or refills them and calls
-    again).
+    """LDPMAB rounds ``start .. stop - 1`` of every run, step by step over all runs.
 
-    Steps (``mode``): ``CHOOSE`` the user's arm, uniform among the active arms of the bin of
-    its context (``forced`` >= 0: the logged or given arm); ``REPORT`` the inputs of every
-    slot of its message into ``msgs`` (:func:`_report`), released by the caller's
-    mechanisms; ``UPDATE`` the server adds the released messages of source ``src`` to the
+    This is Ma et al. Alg 2, and Alg 3 for the auxiliary sources. Returns the round reached:
+    ``stop`` when done, earlier when the node capacity, the decision uniforms or the noise
+    buffers would not cover the next round (:func:`_fits`). The caller then grows or refills
+    them and calls again.
+
+    Steps (``mode``): ``CHOOSE``: the user's arm, uniform among the active arms of the bin of
+    its context; a ``forced`` arm >= 0 is the logged or given arm. ``REPORT``: the inputs of
+    every slot of its message into ``msgs`` (:func:`_report`), released by the caller's
+    mechanisms. ``UPDATE``: the server adds the released messages of source ``src`` to the
     sums of the active bins (N(A) += 1; :func:`_add_reported`) and checks each bin
-    (:func:`_check_bin`: elimination eq. 16/29, refinement eq. 17); ``FAST`` the same sums,
-    each slot the server can still read being ``snap(input) + noise`` with the noise the
-    mechanisms drew (:func:`_add_released`), then the checks. ``rewards`` (N, L, K) every
-    arm's or (N, L, 1) the given arm's; contexts ``obs`` (N, L, d) in [0, 1]^d. Constants
-    and state: :class:`Rule`, :class:`Partition`, :class:`BinSums`, :class:`Draws`,
-    :class:`Messages`, each passed as that NamedTuple or as a plain tuple of its fields in
-    order (the agents pass plain tuples: numba dispatches them about twice as fast)."""
+    (:func:`_check_bin`), with elimination by eq. 16/29 and refinement by eq. 17. ``FAST``:
+    the same sums, each slot the server can still read being ``snap(input) + noise`` with
+    the noise the mechanisms drew (:func:`_add_released`), then the checks. ``rewards`` (N,
+    L, K) holds every arm's reward or (N, L, 1) the given arm's; contexts ``obs`` (N, L, d)
+    lie in [0, 1]^d. Constants and state: :class:`Rule`, :class:`Partition`,
+    :class:`BinSums`, :class:`Draws`, :class:`Messages`, each passed as that NamedTuple or
+    as a plain tuple of its fields in order. The agents pass plain tuples, which numba
+    dispatches about twice as fast."""
     return _rounds(mode, obs, rewards, forced, src, start, stop, Rule(*rule), Partition(*part),
                    BinSums(*sums), Draws(*draws), Messages(*msgs), actions, 0)
 
@@ -553,11 +566,13 @@ def partition_rounds(mode, obs, rewards, forced, src, start, stop, rule, part, s
 @njit(**_JIT)
 def partition_rounds_departures(mode, obs, rewards, forced, src, start, stop, rule, part, sums,
                                 draws, msgs, actions, departures):  # pragma: no cover - compiled
-    """:func:`partition_rounds` with the public code's departures (bit flags, NOT private:
-    the diagnostic ablation of :class:`LDPMAB`): ``REUSED_SUMS`` checks a bin only every
-    ``batch`` users of a source and then adds the source's weighted cumulative sums again
-    into ``reused`` (:func:`_reuse_sums`), which the estimate and radius read;
-    ``NOISE_IN_BIN`` adds noise only to the slots of the user's own bin (``FAST``)."""
+    """:func:`partition_rounds` with the public code's departures, given as bit flags.
+
+    They are NOT private: this is the diagnostic ablation of :class:`LDPMAB`.
+    ``REUSED_SUMS`` checks a bin only every ``batch`` users of a source and then adds the
+    source's weighted cumulative sums again into ``reused`` (:func:`_reuse_sums`), which the
+    estimate and radius read; ``NOISE_IN_BIN`` adds noise only to the slots of the user's own
+    bin (``FAST``)."""
     return _rounds(mode, obs, rewards, forced, src, start, stop, Rule(*rule), Partition(*part),
                    BinSums(*sums), Draws(*draws), Messages(*msgs), actions, departures)
 
@@ -581,16 +596,16 @@ def _abse_leaf(x, lo, side, child, active):  # pragma: no cover - compiled
 
 @njit(**_INLINE)
 def _abse_bound(tau, local_horizon):  # pragma: no cover - compiled
-    """``U(tau, m) = 2 sqrt(2 max(1, log(m / tau)) / tau)`` (Perchet and Rigollet's SE)."""
+    """The SE bound of Perchet and Rigollet, ``U(tau, m) = 2 sqrt(2 max(1, log(m / tau)) / tau)``."""
     return 2.0 * math.sqrt(2.0 * max(1.0, math.log(local_horizon / tau)) / tau)
 
 
 class Cubes(NamedTuple):
-    """ABSE's partition of [0, 1]^d into hypercubes per run (axis 1: nodes, grown between
-    calls): each cube's lower corner ``lo`` (N, nodes, d) and ``side``, ``depth``, first
-    ``child`` once split (N, nodes), whether it is ``active`` and its active ``arms``
-    (N, nodes, K), its arms' ``pulls`` and reward ``sums`` (N, nodes, K), its completed
-    elimination ``rounds`` tau (N, nodes); the nodes used, ``n_nodes`` (N,)."""
+    """ABSE's partition of [0, 1]^d into hypercubes per run; axis 1 holds the nodes, grown
+    between calls. It keeps each cube's lower corner ``lo`` (N, nodes, d) and ``side``,
+    ``depth``, first ``child`` once split (N, nodes), whether it is ``active`` and its active
+    ``arms`` (N, nodes, K), its arms' ``pulls`` and reward ``sums`` (N, nodes, K), its
+    completed elimination ``rounds`` tau (N, nodes); the nodes used, ``n_nodes`` (N,)."""
 
     lo: np.ndarray
     side: np.ndarray
@@ -606,7 +621,7 @@ class Cubes(NamedTuple):
 
 @njit(**_INLINE)
 def _round_robin(arms, pulls, n, node):  # pragma: no cover - compiled
-    """The active arm with the fewest pulls in the cube (the first on ties)."""
+    """The active arm with the fewest pulls in the cube, the first on ties."""
     best = -1
     for k in range(arms.shape[2]):
         if arms[n, node, k] and (best < 0 or pulls[n, node, k] < pulls[n, node, best]):
@@ -616,8 +631,9 @@ def _round_robin(arms, pulls, n, node):  # pragma: no cover - compiled
 
 @njit(**_INLINE)
 def _round_done(arms, pulls, n, node, tau):  # pragma: no cover - compiled
-    """The active arms left if every one has ``tau`` pulls (a round of successive
-    elimination is complete), else 0."""
+    """The active arms left if every one has ``tau`` pulls, else 0.
+
+    With ``tau`` pulls each, a round of successive elimination is complete."""
     m = 0
     for k in range(arms.shape[2]):
         if arms[n, node, k]:
@@ -671,16 +687,18 @@ def _abse_split(cubes, n, node):  # pragma: no cover - compiled
 def abse_rounds(mode, obs, rewards, forced, start, stop, horizon, split_constant, max_depth,
                 cubes, actions):  # pragma: no cover - compiled
     """ABSE rounds ``start .. stop - 1`` (Perchet and Rigollet 2013, section 5) on the
-    :class:`Cubes` ``cubes`` (or a plain tuple of its fields in order); returns the round
-    reached (earlier when a split would exceed the node capacity).
+    :class:`Cubes` ``cubes``; returns the round reached.
 
-    ``CHOOSE``: in the cube B of the context, the active arm with the fewest pulls in B
-    (round robin, :func:`_round_robin`). ``UPDATE``: the reward of the (given) arm enters
-    B's statistics; when every active arm has ``tau`` pulls (a round of successive
-    elimination, :func:`_round_done`), arms with ``max_j Ybar_j - Ybar_i > U(tau, T |B|^d)``
-    are eliminated (:func:`_abse_eliminate`), and once
-    ``tau >= l_B = ceil(c |B|^-2 max(1, log(T |B|^(d+2))))`` with two or more arms left and
-    the depth below the cap, B is split into its 2^d half-side hypercubes
+    ``cubes`` may also be a plain tuple of its fields in order. The round reached is earlier
+    than ``stop`` when a split would exceed the node capacity.
+
+    ``CHOOSE``: in the cube B of the context, the active arm with the fewest pulls in B, by
+    round robin (:func:`_round_robin`). ``UPDATE``: the reward of the arm, chosen or given,
+    enters B's statistics. When every active arm has ``tau`` pulls, a round of successive
+    elimination is over (:func:`_round_done`). Then arms with
+    ``max_j Ybar_j - Ybar_i > U(tau, T |B|^d)`` are eliminated (:func:`_abse_eliminate`).
+    Once ``tau >= l_B = ceil(c |B|^-2 max(1, log(T |B|^(d+2))))`` with two or more arms left
+    and the depth below the cap, B is split into its 2^d half-side hypercubes
     (:func:`_abse_split`)."""
     cubes = Cubes(*cubes)
     lo, side, depth, child, active, arms, pulls, sums, rounds, n_nodes = cubes
@@ -755,8 +773,9 @@ def _check_block_rewards(rewards: Any, n: int, k_arms: int) -> np.ndarray:
 
 
 def _partition_env_params(cls: Any, env: Any) -> dict[str, Any]:
-    """``dim`` of a setting with contexts in [0, 1]^d (its public description has the
-    auxiliary datasets' specifications)."""
+    """``dim`` of a setting with contexts in [0, 1]^d.
+
+    Such a setting's public description has the auxiliary datasets' specifications."""
     setting = getattr(env.unwrapped, "setting", None) or {}
     if "auxiliary" not in setting or "dim" not in setting:
         raise ValueError(f"env: {cls.name} needs contexts in [0, 1]^d "
@@ -768,57 +787,56 @@ def _partition_env_params(cls: Any, env: Any) -> dict[str, Any]:
 
 
 class LDPMAB(LocalDPAgent):
-    """LDPMAB: Ma et al. (2025), Alg 1-2 (partition, eq. 8 policy, eq. 11-17 protocol).
+    """LDPMAB: Ma et al. (2025), Alg 1-2: the partition, the eq. 8 policy, the eq. 11-17 protocol.
 
     **Partition** (Alg 1): a max-edge dyadic tree on [0, 1]^d, grown adaptively; a
     bin is split at the midpoint of one of its longest edges, chosen uniformly among
-    the tied ones from the agent's decision stream (contexts below the midpoint go
-    left). **Policy** (eq. 8): the user's arm is uniform over the active arms of the
+    the tied ones from the agent's decision stream. Contexts below the midpoint go
+    left. **Policy** (eq. 8): the user's arm is uniform over the active arms of the
     bin of its context.
 
-    **User** (eq. 11-12): for every bin A of the active partition and every arm k
-    (K slots per bin, in the order of the public list ``bins``, whatever the user's
-    data) the user sends ``U~ = U + (4/eps) zeta`` and ``V~ = V + (4/eps) xi`` with
-    ``U = 1{X in A, pulled k}``, ``V = Y U`` (``Y`` mapped from the declared
-    ``[lower, upper]`` to [0, 1] and clipped) and one standard Laplace draw per slot:
-    each slot is released by a float-safe :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism`
-    at ``eps/4`` for inputs in [0, 1] (scale ``(1 + g) 4/eps``). A user changes at most
-    two slots of U and two of V, by at most 1 each: l1 sensitivity 2 per part, budget
-    eps/2 each.
+    **User** (eq. 11-12): for every bin A of the active partition and every arm k,
+    the user sends ``U~ = U + (4/eps) zeta`` and ``V~ = V + (4/eps) xi`` with
+    ``U = 1{X in A, pulled k}``, ``V = Y U`` and one standard Laplace draw per slot.
+    That makes K slots per bin, in the order of the public list ``bins``, whatever the
+    user's data. ``Y`` is the reward mapped from the declared ``[lower, upper]`` to [0, 1]
+    and clipped. Each slot is released by a float-safe
+    :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` at ``eps/4`` for inputs in
+    [0, 1], with scale ``(1 + g) 4/eps``. A user changes at most two slots of U and two of
+    V, by at most 1 each: l1 sensitivity 2 per part, budget eps/2 each.
 
-    **Server**: over the N(A) users since A became active (every user reports to every
-    active bin; the data of a refined bin are not passed on to its children),
-    ``r^_k = sum V~ / sum U~`` (eq. 13) and radius
-    ``r_k = C sqrt(ln n) sqrt(max{sum U~, N(A)/eps^2}) / sum U~`` (eq. 14; infinite
-    while ``sum U~ <= 0``), with ``C = sqrt(2/ln 2)`` by default, i.e.
-    ``C sqrt(ln n) = sqrt(2 log2 n)``, n the horizon (the public code's constant).
-    After every user, in every active bin with ``N(A) >= floor(log2 n)^2`` (the
-    warm-up), arm k is eliminated if an active k' has
-    ``r^_k' - max(r_k', tau_j) > r^_k + max(r_k, tau_j)`` (eq. 16),
-    ``tau_j = 2^(-j/d)`` at depth j (eq. 17); then the bin is refined if
+    **Server**: over the N(A) users since A became active, ``r^_k = sum V~ / sum U~``
+    (eq. 13) and radius ``r_k = C sqrt(ln n) sqrt(max{sum U~, N(A)/eps^2}) / sum U~``
+    (eq. 14). Every user reports to every active bin; the data of a refined bin are not
+    passed on to its children. The radius is infinite while ``sum U~ <= 0``. By default
+    ``C = sqrt(2/ln 2)``, i.e. ``C sqrt(ln n) = sqrt(2 log2 n)`` with n the horizon: the
+    public code's constant. After every user, in every active bin past the warm-up
+    ``N(A) >= floor(log2 n)^2``, arm k is eliminated if an active k' has
+    ``r^_k' - max(r_k', tau_j) > r^_k + max(r_k, tau_j)`` (eq. 16), with
+    ``tau_j = 2^(-j/d)`` at depth j (eq. 17). Then the bin is refined if
     ``r_k < tau_j`` for every active arm and ``j`` is below the cap
     ``floor(min{log2(2n) d/(2+d), log2(2n eps^2) d/(2+2d)})``. Children inherit the
     bin's active arms, so an elimination holds in all its descendants.
 
-    Paths: ``act``/``observe`` run the per-user protocol (``local_report`` then
-    ``update``); ``play_block`` runs the compiled ``FAST`` step (module docstring):
+    Paths: ``act``/``observe`` run the per-user protocol, ``local_report`` then
+    ``update``. ``play_block`` runs the compiled ``FAST`` step of the module docstring:
     the same law, fewer noise draws. ``play_block`` needs every reward inside
-    ``[lower, upper]`` (no clipping on that path); otherwise it plays the block
+    ``[lower, upper]``, as that path does not clip; otherwise it plays the block
     through ``act``/``observe``.
 
-    Privacy: epsilon-LDP per user (context, action and reward), pure: two float-safe
-    Laplace releases of l1 sensitivity 2 at eps/2 each; the slots and their layout
-    depend on the public partition only.
+    Privacy: pure epsilon-LDP per user, whose context, action and reward are protected
+    together: two float-safe Laplace releases of l1 sensitivity 2 at eps/2 each. The slots
+    and their layout depend on the public partition only.
 
-    **Ablation: the public code's departures (NOT PRIVATE).** ``departures`` names
-    departures of the authors' public code, for diagnosis only: ``"reused_sums"``
-    checks a bin once every ``departure_batch`` users of a source (default 100, the
-    code's batch) and adds the source's weighted cumulative sums *again* at each check
-    (``num += lambda sum V~``, ``den += lambda sum U~``,
-    ``var += lambda^2 max{sum U~, N/eps^2}``; estimate ``num/(den + 1e-4)`` clipped to
-    [0, 1], radius ``C sqrt(ln n) sqrt(var + 1e-4)/|den|``), so the radius shrinks with
-    the number of batches as well as the users and the results depend on the batch size;
-    ``"noise_in_bin"`` adds Laplace noise only to the slots of the user's own bin, the
+    **Ablation: the public code's departures, NOT PRIVATE.** ``departures`` names
+    departures of the authors' public code, for diagnosis only. ``"reused_sums"`` checks
+    a bin once every ``departure_batch`` users of a source, by default 100 as in the code's
+    batch. At each check it adds the source's weighted cumulative sums *again*:
+    ``num += lambda sum V~``, ``den += lambda sum U~``,
+    ``var += lambda^2 max{sum U~, N/eps^2}``. The estimate is ``num/(den + 1e-4)`` clipped
+    to [0, 1] and the radius ``C sqrt(ln n) sqrt(var + 1e-4)/|den|``. So the radius shrinks
+    with the number of batches as well as the users, and the results depend on the batch
+    size. ``"noise_in_bin"`` adds Laplace noise only to the slots of the user's own bin, the
     other slots being exact zeros, which reveals the user's bin to the server. **With
     either departure the agent is NOT locally private**: ``privacy`` is ``None``,
     ``repr`` says so, and ``secure=True`` is refused. Never deploy it; it exists to show
@@ -826,14 +844,14 @@ class LDPMAB(LocalDPAgent):
 
     Args:
         n_arms: K.
-        epsilon: the budget per user (nominal only with ``departures``).
-        dim: d, the context dimension (read from the env by ``from_env``).
+        epsilon: the budget per user; nominal only with ``departures``.
+        dim: d, the context dimension, read from the env by ``from_env``.
         C: the radius constant (> 0).
         lower, upper: declared reward bounds (mapped to [0, 1]).
         max_depth: override the depth cap (an int >= 0).
         warmup: override the warm-up length (an int >= 1).
         departures: NOT PRIVATE ablation, names among ``"reused_sums"``,
-            ``"noise_in_bin"`` (default none: the faithful, private algorithm).
+            ``"noise_in_bin"``. The default, none, is the faithful, private algorithm.
         departure_batch: the batch of ``"reused_sums"`` (an int >= 1).
         horizon: n (required).
 
@@ -898,7 +916,7 @@ class LDPMAB(LocalDPAgent):
         return _partition_env_params(cls, env)
 
     def _constants(self) -> None:
-        """n, the warm-up, the radius factor and the depth cap (class docstring)."""
+        """n, the warm-up, the radius factor and the depth cap of the class docstring."""
         assert self.horizon is not None  # needs_horizon
         sources = [(self.horizon, self.epsilon)] + list(zip(self.aux_sizes, self.aux_epsilons))
         n = max(size for size, _ in sources)
@@ -966,10 +984,11 @@ class LDPMAB(LocalDPAgent):
 
     # ------------------------------------------------------------------ state views
     def public_state(self) -> dict[str, np.ndarray]:
-        """The partition and the active arms (read-only): ``lo``, ``hi`` (N, nodes, d),
-        ``split``, ``left`` (N, nodes) (a refined node's coordinate and first child),
-        ``active`` (N, nodes), ``arms`` (N, nodes, K), ``bins`` and ``n_active`` (the active
-        list, in slot order)."""
+        """The partition and the active arms, read-only.
+
+        ``lo``, ``hi`` (N, nodes, d); ``split``, ``left`` (N, nodes), a refined node's
+        coordinate and first child; ``active`` (N, nodes); ``arms`` (N, nodes, K); ``bins``
+        and ``n_active``, the active list in slot order."""
         return readonly(lo=self.lo, hi=self.hi, split=self.split, left=self.left,
                         active=self.active, arms=self.arms, bins=self.bins,
                         n_active=self.n_active)
@@ -1018,9 +1037,10 @@ class LDPMAB(LocalDPAgent):
     def _rounds(self, mode: int, obs: np.ndarray, rewards: np.ndarray, forced: np.ndarray,
                 src: int, start: int, stop: int, part: tuple | None, draws: tuple, msgs: tuple,
                 actions: np.ndarray) -> int:
-        """:func:`partition_rounds` on this agent's constants and sums (with the departures:
-        :func:`partition_rounds_departures`), on ``part`` (a :class:`Partition` as a plain
-        tuple; ``None``: the server's own)."""
+        """:func:`partition_rounds` on this agent's constants and sums, on ``part``.
+
+        With the departures it is :func:`partition_rounds_departures`. ``part`` is a
+        :class:`Partition` as a plain tuple, or ``None`` for the server's own."""
         rule, sums, own = self._structures_now()
         part = own if part is None else part
         if self._departure_flags:
@@ -1031,10 +1051,12 @@ class LDPMAB(LocalDPAgent):
                                 draws, msgs, actions)
 
     def _structures_now(self) -> tuple[tuple, tuple, tuple]:
-        """The rounds' constants, the server's sums and its partition (a :class:`Rule`,
-        :class:`BinSums` and :class:`Partition` as plain tuples, which numba dispatches faster
-        than named ones), built once per set of node arrays (:func:`_grow` replaces them)
-        rather than at every call (the per-round path)."""
+        """The rounds' constants, the server's sums and its partition.
+
+        They are a :class:`Rule`, :class:`BinSums` and :class:`Partition` as plain tuples,
+        which numba dispatches faster than named ones. They are built once per set of node
+        arrays, which :func:`_grow` replaces, rather than at every call on the per-round
+        path."""
         cached = self.__dict__.get("_structures")
         if cached is None or cached[0] is not self.indicator_sums:
             rule = Rule(float(self.lower), float(self._width), self.source_epsilons,
@@ -1047,7 +1069,7 @@ class LDPMAB(LocalDPAgent):
         return cached[1], cached[2], cached[3]
 
     def _partition(self) -> Partition:
-        """The server's partition (its arrays, written in place by the rounds)."""
+        """The server's partition: its arrays, written in place by the rounds."""
         return Partition(self.lo, self.hi, self.depth, self.split, self.left, self.active,
                          self.arms, self.bins, self.n_active, self.n_nodes)
 
@@ -1069,17 +1091,20 @@ class LDPMAB(LocalDPAgent):
         return self._kernel(CHOOSE, x[:, None], _NO_REWARDS, np.full((self._n, 1), -1))[:, 0]
 
     def local_report(self, obs, actions, rewards, next_obs, public_state, source: int = 0):
-        """As :meth:`LocalDPAgent.local_report`; ``source`` the dataset of the users (0: the
-        target; m: auxiliary dataset m, released with its own budget)."""
+        """As :meth:`LocalDPAgent.local_report`; ``source`` is the dataset of the users.
+
+        0 is the target; m is auxiliary dataset m, released with its own budget."""
         return self._report(*self._user_inputs(obs, actions, rewards, next_obs),
                             _check_partition(self._broadcast(public_state), self.dim), source)
 
     def _report(self, obs, actions, rewards, next_obs, public_state, source: int = 0):
-        """User side: the message of each run's user given the public partition: ``bins``
-        (N, B) the active bins in slot order (B the largest number of active bins over the
-        runs; -1 pads the runs with fewer, whose padding slots carry no data and are ignored),
-        ``U`` and ``V`` (N, B, K) the released slots, ``source`` (N,) the dataset (0: the
-        target users; m: auxiliary dataset m, released with its own budget)."""
+        """User side: the message of each run's user given the public partition.
+
+        ``bins`` (N, B) holds the active bins in slot order, B being the largest number of
+        active bins over the runs. -1 pads the runs with fewer; their padding slots carry no
+        data and are ignored. ``U`` and ``V`` (N, B, K) are the released slots and ``source``
+        (N,) the dataset: 0 for the target users, m for auxiliary dataset m, released with
+        its own budget."""
         x = _check_contexts(obs, self._n, self.dim)
         acts, r = actions.astype(np.int64), rewards
         src = check_int("source", source, low=0)
@@ -1115,7 +1140,7 @@ class LDPMAB(LocalDPAgent):
     # ------------------------------------------------------------------ server side
     def report_schema(self):
         """``bins`` (N, B) node ids (-1 pads), ``U``, ``V`` (N, B, K) finite, ``source`` (N,)
-        the dataset (0: target; m: auxiliary dataset m)."""
+        the dataset: 0 for the target, m for auxiliary dataset m."""
         n, k = self._n, self.n_arms
         bound = max(m.release_bound() for pair in self.mechanisms for m in pair)
         return {"bins": Part((n, None), "int", -1, self.lo.shape[1] - 1),
@@ -1123,7 +1148,7 @@ class LDPMAB(LocalDPAgent):
                 "source": Part((n,), "int", 0, len(self.mechanisms) - 1)}
 
     def _consistent(self, report):
-        """The slots are those of the server's active partition (every run), all from one
+        """The slots are those of the server's active partition in every run, all from one
         source."""
         bins, src = report["bins"], report["source"]
         if bins.shape[1] < int(self.n_active.max()):
@@ -1142,8 +1167,10 @@ class LDPMAB(LocalDPAgent):
             raise ValueError("report['source'] must be the same dataset for every run")
 
     def _fold(self, report):
-        """Server side: add a batch of messages (one per run, all from one source) to the
-        active bins' sums, then eliminate and refine (class docstring)."""
+        """Server side: add a batch of messages to the active bins' sums, then eliminate and refine.
+
+        The batch holds one message per run, all from one source. The class docstring gives
+        the rules."""
         src = report["source"]
         msgs = {k: np.ascontiguousarray(report[k])[None] for k in ("bins", "U", "V")}
         self._kernel(UPDATE, _NO_OBS, _NO_REWARDS, np.full((self._n, 1), -1), int(src[0]), msgs)
@@ -1157,11 +1184,12 @@ class LDPMAB(LocalDPAgent):
 
     # ------------------------------------------------------------------ block path
     def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
-        """Play L rounds drawn ahead: contexts ``obs`` (N, L + 1, d) (the last opens the next
-        round) and every arm's rewards (N, L, K); returns the actions (N, L).
+        """Play L rounds drawn ahead: contexts ``obs`` (N, L + 1, d) and every arm's rewards
+        (N, L, K); returns the actions (N, L).
 
-        The compiled ``FAST`` step (module docstring): the law of per-user play. The
-        block's messages are not materialised (``last_report`` is left as it was). Rewards
+        The last context opens the next round. This is the compiled ``FAST`` step of the
+        module docstring, with the law of per-user play. The block's messages are not
+        materialised: ``last_report`` is left as it was. Rewards
         outside ``[lower, upper]`` cannot be clipped on this path: such a block is played by
         ``act``/``observe`` instead.
         """
@@ -1183,8 +1211,9 @@ class LDPMAB(LocalDPAgent):
 
     @property
     def departures(self) -> tuple[str, ...]:
-        """The public code's departures this agent runs (read-only: fixed at construction, as
-        the kernel's flags are)."""
+        """The public code's departures this agent runs; read-only.
+
+        They are fixed at construction, as the kernel's flags are."""
         return self._departures
 
     @property
@@ -1200,10 +1229,11 @@ class LDPMAB(LocalDPAgent):
 
 
 def _check_partition(pub: dict[str, np.ndarray], dim: int) -> dict[str, np.ndarray]:
-    """A broadcast partition the compiled user side can walk (one ``ValueError`` otherwise):
-    from the root, every node is active or split on a coordinate in [0, d) into two children
-    ``left, left + 1`` of higher ids (so every walk ends, inside the arrays), and the active
-    list ``bins`` holds node ids or -1, ``n_active`` within its width."""
+    """A broadcast partition the compiled user side can walk; one ``ValueError`` otherwise.
+
+    From the root, every node is active or split on a coordinate in [0, d) into two children
+    ``left, left + 1`` of higher ids, so every walk ends, inside the arrays. The active list
+    ``bins`` holds node ids or -1, and ``n_active`` lies within its width."""
     split, left, active = pub["split"], pub["left"], pub["active"]
     nodes = left.shape[1]
     refined = ~active & (left >= 0)
@@ -1233,49 +1263,50 @@ _NO_MSGS = {"bins": np.zeros((0, 0, 0), np.int64), "U": np.zeros((0, 0, 0, 0)),
 
 
 class LDPMABAux(LDPMAB):
-    """LDPMAB with auxiliary data: Ma et al. (2025), Alg 3 (jump-start, eq. 24-29).
+    """LDPMAB with auxiliary data: Ma et al. (2025), Alg 3, the jump-start of eq. 24-29.
 
-    Before the first target user, the M auxiliary datasets (logged contexts, arms and
-    rewards under covariate shift) are fed once, in the given order, user by user:
-    each auxiliary user sends the same slot messages as a target user (eq. 24-25),
-    released with its dataset's own budget eps_m (noise ``4/eps_m`` per slot), and the
+    Before the first target user, the M auxiliary datasets are fed once, in the given
+    order, user by user. They hold logged contexts, arms and rewards under covariate
+    shift. Each auxiliary user sends the same slot messages as a target user (eq. 24-25),
+    released with its dataset's own budget eps_m, that is noise ``4/eps_m`` per slot. The
     server keeps separate sums and counts per source s = 0 (target), 1..M. After every
-    user (auxiliary or target) the server checks every active bin with the
+    user, auxiliary or target, the server checks every active bin with the
     multi-source estimator (eq. 26) ``r^_k = sum_s lambda_s sum V~_s / sum_s lambda_s
     sum U~_s``, weights (eq. 27) ``lambda_s = min{1, eps_s^2 sum U~_s / N_s(A)}`` when
-    ``N_s(A)`` exceeds the warm-up, else 0 (and 0 for a negative noisy sum, which would
-    make a negative weight), and radius (eq. 28)
+    ``N_s(A)`` exceeds the warm-up, else 0, and radius (eq. 28)
     ``C sqrt(ln n) sqrt(sum_s lambda_s^2 max{sum U~_s, N_s/eps_s^2}) / sum_s lambda_s
-    sum U~_s``; elimination (eq. 29) and refinement as :class:`LDPMAB`, once some source
-    has passed the warm-up. Here n is the largest sample size (the horizon or an n_m),
-    for the warm-up ``floor(log2 n)^2`` and ``C sqrt(ln n)``; the depth cap is
+    sum U~_s``. A weight is also 0 for a negative noisy sum, which would make it negative.
+    Elimination (eq. 29) and refinement are as in :class:`LDPMAB`, once some source has
+    passed the warm-up. Here n is the largest sample size, the horizon or an n_m, for the
+    warm-up ``floor(log2 n)^2`` and ``C sqrt(ln n)``. The depth cap is
     ``floor(max_s min{log2(2 n_s (M+1)) d/(2+d), log2(2 n_s eps_s^2 (M+1)) d/(2+2d)})``
     over the target (n_0 = horizon) and the auxiliary datasets.
 
     **Where the datasets come from.** ``from_env`` reads the datasets' sizes and budgets
     from the env's public ``auxiliary`` specifications and keeps no reference to the env.
     The datasets of each episode come as data, by :meth:`receive_auxiliary`, after the
-    env's reset (``ldp_gym.run`` does it; in a Gymnasium loop,
-    ``agent.receive_auxiliary(env.unwrapped.auxiliary_datasets())``); they are fed at the
+    env's reset. ``ldp_gym.run`` does it; in a Gymnasium loop, call
+    ``agent.receive_auxiliary(env.unwrapped.auxiliary_datasets())``. They are fed at the
     agent's first ``act``, ``observe`` or ``play_block``, once, and not kept. Alternatively
-    pass them explicitly:
-    ``auxiliary`` a per-run list (one entry per run, a single one without ``num_envs``)
-    of the M datasets ``(X (n_m, d), A (n_m,), Y (n_m,))`` with ``aux_epsilons`` their
-    budgets; these are kept and fed again after every ``reset``. Without either, there is
-    no auxiliary data (the multi-source estimator over the target alone).
+    pass them explicitly: ``auxiliary`` is a per-run list of the M datasets
+    ``(X (n_m, d), A (n_m,), Y (n_m,))``, with one entry per run, or a single one without
+    ``num_envs``, and ``aux_epsilons`` their budgets. These are kept and fed again after
+    every ``reset``. Without either, there is no auxiliary data: the multi-source
+    estimator runs over the target alone.
 
-    Paths: feeding runs the compiled ``FAST`` step (the law of feeding user by user with
-    ``local_report(..., source=m)`` and ``update``), unless a reward lies outside
-    ``[lower, upper]``; then user by user.
+    Paths: feeding runs the compiled ``FAST`` step, which has the law of feeding user by
+    user with ``local_report(..., source=m)`` and ``update``. If a reward lies outside
+    ``[lower, upper]``, feeding goes user by user instead.
 
-    Privacy: epsilon-LDP per target user and eps_m-LDP per user of auxiliary dataset m
-    (context, action and reward), pure, by the slot messages of :class:`LDPMAB`.
+    Privacy: pure epsilon-LDP per target user and eps_m-LDP per user of auxiliary dataset
+    m, by the slot messages of :class:`LDPMAB`. Each user's context, action and reward are
+    protected together.
 
     Args:
-        auxiliary: explicit datasets, per run (see above).
+        auxiliary: explicit datasets, per run, as described above.
         aux_epsilons: their budgets eps_m (> 0), one per dataset.
-        aux_sizes: the sizes n_m of datasets to be received (:meth:`receive_auxiliary`),
-            one per ``aux_epsilons`` entry (set by ``from_env``).
+        aux_sizes: the sizes n_m of datasets to be received by :meth:`receive_auxiliary`,
+            one per ``aux_epsilons`` entry; ``from_env`` sets them.
         **kwargs: the others as :class:`LDPMAB`.
 
     Example:
@@ -1347,8 +1378,10 @@ class LDPMABAux(LDPMAB):
 
     @classmethod
     def env_params(cls, env: Any, is_vec: bool) -> dict[str, Any]:
-        """:class:`LDPMAB`'s, and the auxiliary datasets' public specifications (their sizes
-        and budgets): the datasets themselves come by :meth:`receive_auxiliary`."""
+        """:class:`LDPMAB`'s, and the auxiliary datasets' public specifications.
+
+        These are their sizes and budgets; the datasets themselves come by
+        :meth:`receive_auxiliary`."""
         params = super().env_params(env, is_vec)
         specs = env.unwrapped.setting["auxiliary"]
         params["aux_epsilons"] = [s["epsilon"] for s in specs]
@@ -1358,7 +1391,7 @@ class LDPMABAux(LDPMAB):
     @property
     def privacy(self) -> Any:
         """epsilon-LDP per target user, and in ``sources`` eps_m-LDP per user of auxiliary
-        dataset m (1-based, as the paper's m); ``None`` with ``departures``."""
+        dataset m; ``None`` with ``departures``. m is 1-based, as the paper's m."""
         target = super().privacy
         if target is None or not self.aux_epsilons:
             return target
@@ -1376,13 +1409,14 @@ class LDPMABAux(LDPMAB):
         return super().from_env(env, **kwargs)
 
     def receive_auxiliary(self, datasets: Any) -> None:
-        """Receive this episode's auxiliary datasets, as data, before the first target user:
-        a per-run list (one entry per run, a single one without ``num_envs``) of the M
-        datasets ``(X (n_m, d), A (n_m,), Y (n_m,))`` of the declared sizes (``aux_sizes``).
-        They are fed at the next ``act``, ``observe`` or ``play_block`` and not kept.
-        ``ldp_gym.run`` calls it after every reset of the env; in a Gymnasium loop, call it
-        with ``env.unwrapped.auxiliary_datasets()`` after ``env.reset`` (and, from the second
-        episode on, after ``agent.reset()``).
+        """Receive this episode's auxiliary datasets, as data, before the first target user.
+
+        ``datasets`` is a per-run list of the M datasets ``(X (n_m, d), A (n_m,), Y (n_m,))``
+        of the declared sizes ``aux_sizes``, with one entry per run, or a single one without
+        ``num_envs``. They are fed at the next ``act``, ``observe`` or ``play_block`` and not
+        kept. ``ldp_gym.run`` calls it after every reset of the env. In a Gymnasium loop,
+        call it with ``env.unwrapped.auxiliary_datasets()`` after ``env.reset``; from the
+        second episode on, also after ``agent.reset()``.
 
         Raises:
             ValueError: datasets of other shapes or sizes, or the target users have begun.
@@ -1456,8 +1490,8 @@ class LDPMABAux(LDPMAB):
              per_user: bool = False) -> None:
         """Feed one auxiliary dataset (source m >= 1) of every run: contexts X (N, n_m, d),
         logged arms A (N, n_m), rewards Y (N, n_m). Compiled (``FAST``), or ``per_user``:
-        ``local_report(..., source=m)`` then ``update``, user by user (also taken when a
-        reward lies outside ``[lower, upper]``)."""
+        ``local_report(..., source=m)`` then ``update``, user by user. The per-user path is
+        also taken when a reward lies outside ``[lower, upper]``."""
         src = check_int("source", source)
         if src >= len(self.mechanisms):
             raise ValueError(f"source must be < {len(self.mechanisms)}, got {src}")
@@ -1483,22 +1517,22 @@ class LDPMABAux(LDPMAB):
 class ABSE(Agent):
     """ABSE: adaptively binned successive elimination (Perchet and Rigollet 2013, section 5).
 
-    Bins are hypercubes of [0, 1]^d; a bin B of side |B| runs successive elimination
-    (their section 3) on its active arms I_B: the user whose context falls in B pulls
-    the active arm with the fewest pulls in B (round robin); after each round tau
-    (every active arm pulled tau times in B), arm i is eliminated if
+    Bins are hypercubes of [0, 1]^d. A bin B of side |B| runs successive elimination on its
+    active arms I_B, as in their section 3. The user whose context falls in B pulls the
+    active arm with the fewest pulls in B, by round robin. After each round tau, when every
+    active arm has been pulled tau times in B, arm i is eliminated if
     ``max_j Ybar_j(tau) - Ybar_i(tau) > U(tau, T |B|^d)`` with
-    ``U(tau, m) = 2 sqrt(2 max(1, log(m/tau)) / tau)`` (T |B|^d: the bin's share of the
-    horizon under a bounded density). Once ``tau >= l_B = ceil(c |B|^-2
+    ``U(tau, m) = 2 sqrt(2 max(1, log(m/tau)) / tau)``. Here T |B|^d is the bin's share of
+    the horizon under a bounded density. Once ``tau >= l_B = ceil(c |B|^-2
     max(1, log(T |B|^(d+2))))`` with two or more arms left, B is replaced by its 2^d
-    half-side hypercubes, which inherit I_B with fresh statistics; bins are not split
-    below side ``2^-max_depth``, ``max_depth = floor(log2(T) / (d + 2))`` by default
-    (the bin width ``T^(-1/(d+2))`` of their binned policy, up to logs). ``c``
-    (``split_constant``, default 1) scales the rounds before a split. Rewards enter the
+    half-side hypercubes, which inherit I_B with fresh statistics. Bins are not split
+    below side ``2^-max_depth``, with ``max_depth = floor(log2(T) / (d + 2))`` by default:
+    the bin width ``T^(-1/(d+2))`` of their binned policy, up to logs. ``c``, the
+    ``split_constant`` (default 1), scales the rounds before a split. Rewards enter the
     statistics as observed; an arm given to ``observe`` that is not active in the bin is
     ignored.
 
-    Privacy: none (the non-private reference of Ma et al. 2025's experiments).
+    Privacy: none. ABSE is the non-private reference of Ma et al. 2025's experiments.
 
     Example:
         >>> import gymnasium as gym
@@ -1586,8 +1620,9 @@ class ABSE(Agent):
                      np.asarray(actions, np.int64).reshape(-1, 1))
 
     def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
-        """Play L rounds drawn ahead (contexts (N, L + 1, d), every arm's rewards (N, L, K)):
-        the same kernel as ``act``/``observe``, so bitwise the same actions and state."""
+        """Play L rounds drawn ahead: contexts (N, L + 1, d) and every arm's rewards (N, L, K).
+
+        It runs the same kernel as ``act``/``observe``, so bitwise the same actions and state."""
         r = _check_block_rewards(rewards, self._n, self.n_arms)
         length = r.shape[1]
         x = _check_contexts(obs, self._n, self.dim, (length + 1,))[:, :length]
@@ -1601,11 +1636,11 @@ class ABSE(Agent):
 class UniformRandom(Agent):
     """The uniform-random policy: every arm with probability 1/K, whatever it observes.
 
-    The floor of every comparison (Ma et al. 2025 draw it on their regret plots); an
+    The floor of every comparison; Ma et al. 2025 draw it on their regret plots. An
     arm is ``floor(K u)`` for a uniform u of the decision stream, so ``act`` and
     ``play_block`` give bitwise the same arms from the same seed.
 
-    Privacy: none needed (nothing is learned from the users).
+    Privacy: none needed, as nothing is learned from the users.
 
     Example:
         >>> from ldp_gym.agents import UniformRandom
@@ -1628,7 +1663,7 @@ class UniformRandom(Agent):
         self.t += 1
 
     def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
-        """Arms (N, L) for L rounds drawn ahead (the rounds' uniforms in the order of ``act``)."""
+        """Arms (N, L) for L rounds drawn ahead, with the rounds' uniforms in the order of ``act``."""
         r = check_finite(rewards, "rewards")
         if r.ndim != 3 or r.shape[0] != self._n:
             raise ValueError(f"rewards must have shape (N={self._n}, L, K), got {r.shape}")

@@ -2,12 +2,12 @@
 disk, keyed by everything that determines them, so that an interrupted sweep resumes where
 it stopped with bitwise the same results (``ldp-gym reproduce NAME --resume``).
 
-A key is the SHA-256 of the task's arguments (env and its kwargs, agents by class and
-kwargs, horizon, runs, seed, checkpoints, wrappers, secure mode; not progress, label, n_jobs
-or backend) and of the library's version, source files, numpy's and Python's versions.
-Classes and functions count by their module's source (local ones also by their code and
-what they capture). A task that cannot be keyed (``seed=None``, agent objects, lambdas whose
-code cannot be read) runs every time, with a warning.
+A key is the SHA-256 of the task's arguments and of the library's version, source files,
+numpy's and Python's versions. The arguments are the env and its kwargs, the agents by class
+and kwargs, horizon, runs, seed, checkpoints, wrappers and secure mode; progress, label, n_jobs
+and backend are left out. Classes and functions count by their module's source, and local ones
+also by their code and what they capture. A task that cannot be keyed runs every time, with a
+warning: ``seed=None``, agent objects, or lambdas whose code cannot be read.
 """
 
 from __future__ import annotations
@@ -38,20 +38,21 @@ _NOT_IN_KEY = frozenset({"progress", "label", "n_jobs", "backend"})
 
 
 class Uncacheable(Exception):
-    """Something in a task that a cache key cannot cover (its message says what)."""
+    """Something in a task that a cache key cannot cover; its message says what."""
 
 
 class TaskCache:
-    """The folder of :func:`~ldp_gym.runner.sweep`'s ``cache_dir``: one ``<key>.npz`` per finished task (the
-    regret arrays, checkpoints, and meta and timings as JSON; no pickles), ``key`` the SHA-256
-    of everything that determines the task's results (:meth:`key`)."""
+    """The folder of :func:`~ldp_gym.runner.sweep`'s ``cache_dir``: one ``<key>.npz`` per finished task.
+
+    An entry holds the regret arrays, checkpoints, and meta and timings as JSON; no pickles.
+    ``key`` is the SHA-256 of everything that determines the task's results (:meth:`key`)."""
 
     def __init__(self, folder: str | os.PathLike):
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
 
     def key(self, i: int, task: dict[str, Any]) -> str | None:
-        """The task's key, or None (with a warning) when it cannot have one."""
+        """The task's key, or None with a warning when it cannot have one."""
         h = hashlib.sha256()
         try:
             if task.get("seed", 0) is None:
@@ -80,7 +81,7 @@ class TaskCache:
         return self.folder / f"{key}.npz"
 
     def load(self, key: str) -> Results | None:
-        """The results kept under ``key``; None if there are none (or they are unreadable)."""
+        """The results kept under ``key``; None if there are none or they are unreadable."""
         path = self._path(key)
         if not path.is_file():
             return None
@@ -95,9 +96,10 @@ class TaskCache:
             return None  # (run again and written anew)
 
     def save(self, key: str, res: Results) -> None:
-        """Keep ``res`` under ``key``: written to a temporary file, then renamed into place
-        (an interrupted write leaves no entry); not kept (a warning) if its meta would not
-        read back exactly."""
+        """Keep ``res`` under ``key``: written to a temporary file, then renamed into place.
+
+        An interrupted write leaves no entry. If its meta would not read back exactly, it is
+        not kept and a warning says so."""
         meta = json.dumps(res.meta)
         if not _same(json.loads(meta), res.meta):
             warnings.warn(f"a sweep task's results are not kept in {self.folder}: their meta "
@@ -119,7 +121,7 @@ class TaskCache:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """``a`` and ``b`` equal, with the same types all the way down (floats bit for bit)."""
+    """``a`` and ``b`` equal, with the same types all the way down; floats bit for bit."""
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
@@ -133,8 +135,10 @@ def _same(a: Any, b: Any) -> bool:
 
 @lru_cache(maxsize=1)
 def _versions() -> tuple[str, ...]:
-    """ldp-gym's version and a digest of its source files (envs, agents, wrappers, runner:
-    an edit anywhere starts every cache afresh), numpy's and Python's versions."""
+    """ldp-gym's version, a digest of its source files, numpy's and Python's versions.
+
+    The source files are the envs, agents, wrappers and runner: an edit anywhere starts every
+    cache afresh."""
     import importlib.util
 
     from . import __version__
@@ -157,8 +161,9 @@ _CLASS_BOOKKEEPING = frozenset({"__dict__", "__weakref__", "__module__", "__qual
 
 
 def _by_name(obj: Any) -> bool:
-    """Whether ``obj`` (a class or function) is what its module holds under its qualified name
-    (so that its module's source pins it down), not a local one or one made at run time."""
+    """Whether the class or function ``obj`` is what its module holds under its qualified name.
+
+    Then its module's source pins it down. A local one or one made at run time is not."""
     target: Any = sys.modules.get(obj.__module__)
     for part in obj.__qualname__.split("."):
         target = getattr(target, part, None)
@@ -166,7 +171,7 @@ def _by_name(obj: Any) -> bool:
 
 
 def _named_global(obj: Any) -> bool:
-    """Whether ``obj`` (not a class or function) is held by its module under its qualified
+    """Whether ``obj``, not a class or function, is held by its module under its qualified
     name and that module's source is known: its name and source pin it down."""
     module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
     return isinstance(module, str) and isinstance(name, str) and bool(_module_digest(module)) \
@@ -175,7 +180,7 @@ def _named_global(obj: Any) -> bool:
 
 @lru_cache(maxsize=256)
 def _module_digest(module: str) -> str:
-    """SHA-256 of the source file of ``module`` ("" when it has none: builtins, a notebook)."""
+    """SHA-256 of the source file of ``module``; "" when it has none, as builtins or a notebook."""
     file = getattr(sys.modules.get(module), "__file__", None)
     try:
         return hashlib.sha256(Path(file).read_bytes()).hexdigest() if file else ""
@@ -184,12 +189,13 @@ def _module_digest(module: str) -> str:
 
 
 def _feed(h: Any, value: Any, stack: list[int]) -> None:
-    """Feed ``value`` into the hash ``h``, canonically and unambiguously (every part typed
-    and length-prefixed): types and values of numbers, strings, arrays (dtype, shape, bytes),
-    lists, tuples, dicts (in order), SeedSequences; classes and functions by qualified name,
-    their module's source and, for functions and local classes, their defaults and closures;
-    other objects by what pickling them would keep (``__reduce_ex__``). Raises
-    :class:`Uncacheable` for what it cannot cover."""
+    """Feed ``value`` into the hash ``h``, canonically and unambiguously.
+
+    Every part is typed and length-prefixed. It feeds the types and values of numbers,
+    strings, arrays with their dtype, shape and bytes, lists, tuples, dicts in order and
+    SeedSequences; classes and functions by qualified name, their module's source and, for
+    functions and local classes, their defaults and closures; other objects by what pickling
+    them would keep (``__reduce_ex__``). Raises :class:`Uncacheable` for what it cannot cover."""
 
     def tag(kind: str, payload: bytes = b"") -> None:
         h.update(b"%s%d:" % (kind.encode(), len(payload)) + payload)

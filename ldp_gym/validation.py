@@ -1,13 +1,13 @@
 """Validation of parameters and inputs, in one module used by every path.
 
-Envs (single and vector, through their cores), agents, mechanisms, wrappers
-and the runner call these functions, so the same bad value gets the same
-error everywhere: a ``TypeError`` for a wrong type (bools included, never
-taken as numbers), a ``ValueError`` for a wrong value, both naming the
-parameter and never echoing a private value. Actions are checked against
-a Gymnasium action space (:func:`check_action` for one run,
-:func:`check_actions` for a batch): -1 and K are out of range (ValueError),
-1.5, NaN and bools are not integers (TypeError), wrong shapes are ValueErrors.
+Envs, agents, mechanisms, wrappers and the runner call these functions; envs
+do so through their cores, single and vector alike. So the same bad value gets
+the same error everywhere. A wrong type gives a ``TypeError``: bools count as a
+wrong type, never taken as numbers. A wrong value gives a ``ValueError``. Both
+name the parameter and never echo a private value. Actions are checked against
+a Gymnasium action space: :func:`check_action` checks one run's action and
+:func:`check_actions` a batch. -1 and K are out of range (ValueError),
+1.5, NaN and bools are not integers (TypeError), and wrong shapes are ValueErrors.
 
 Example:
     >>> from ldp_gym.validation import check_int
@@ -70,7 +70,7 @@ def check_real(name: str, value: Any, *, low: float | None = None, high: float |
 
 
 def check_int(name: str, value: Any, *, low: int = 1) -> int:
-    """Return ``value`` as an int after checking it is an integer ``>= low`` (bools refused)."""
+    """Return ``value`` as an int after checking it is an integer ``>= low``; bools are refused."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
     if value < low:
@@ -84,7 +84,7 @@ def check_optional_int(name: str, value: Any, *, low: int = 1) -> int | None:
 
 
 def check_bool(name: str, value: Any) -> bool:
-    """Return ``value`` as a bool after checking it is ``True`` or ``False`` (numpy bools too)."""
+    """Return ``value`` as a bool after checking it is ``True`` or ``False``, numpy bools included."""
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
     return bool(value)
@@ -96,9 +96,12 @@ def check_epsilon(epsilon: Any) -> float:
 
 
 def check_share(name: str, epsilon: float, parts: float) -> float:
-    """``epsilon / parts``, the budget of one of ``parts`` mechanisms a learner splits
-    ``epsilon`` (its parameter ``name``) into, refused with one line naming ``name`` if it
-    falls below :data:`MIN_EPSILON`."""
+    """``epsilon / parts``: the budget of one of ``parts`` mechanisms a learner splits
+    ``epsilon`` into.
+
+    ``name`` is the learner's parameter that holds ``epsilon``. A share below
+    :data:`MIN_EPSILON` is refused with one line naming ``name``.
+    """
     share = epsilon / parts
     if share < MIN_EPSILON:
         raise ValueError(f"{name}={epsilon:g} is split in {parts:g} parts of {share:g}, below the "
@@ -108,8 +111,10 @@ def check_share(name: str, epsilon: float, parts: float) -> float:
 
 
 def check_delta(delta: Any, *, allow_zero: bool = False) -> float:
-    """Validate an approximate-DP delta: a real in [MIN_DELTA, 1) (1e-100; smaller deltas are
-    beyond what float64 privacy profiles resolve), or exactly 0 with ``allow_zero``."""
+    """Validate an approximate-DP delta: a real in [MIN_DELTA, 1), or exactly 0 with ``allow_zero``.
+
+    :data:`MIN_DELTA` is 1e-100: smaller deltas are beyond what float64 privacy profiles resolve.
+    """
     if allow_zero and not isinstance(delta, (bool, np.bool_)) and isinstance(delta, numbers.Real) \
             and delta == 0:
         return 0.0
@@ -147,8 +152,8 @@ def _all_finite(flat: np.ndarray) -> bool:  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _box_status(flat: np.ndarray, low: np.ndarray, high: np.ndarray) -> int:  # pragma: no cover
-    """0: every value finite and inside its bounds (``flat`` is runs x ``low.size`` values);
-    1: a NaN or inf; 2: a finite value outside the bounds."""
+    """0: every value finite and inside its bounds; 1: a NaN or inf; 2: a finite value outside
+    the bounds. ``flat`` is runs x ``low.size`` values."""
     m = low.shape[0]
     status = 0
     for i in range(flat.shape[0]):
@@ -161,8 +166,11 @@ def _box_status(flat: np.ndarray, low: np.ndarray, high: np.ndarray) -> int:  # 
 
 
 def all_finite(arr: np.ndarray) -> bool:
-    """Whether a float array holds no NaN or inf: compiled for contiguous float32 and float64
-    arrays (no temporary array; what makes a per-round check cheap), numpy otherwise."""
+    """Whether a float array holds no NaN or inf.
+
+    Compiled for contiguous float32 and float64 arrays, numpy otherwise. The compiled check
+    needs no temporary array, which makes a per-round check cheap.
+    """
     if arr.flags.c_contiguous and arr.dtype in _COMPILED_FLOATS:
         return bool(_all_finite(arr.reshape(-1)))
     return bool(np.isfinite(arr).all())
@@ -171,10 +179,13 @@ def all_finite(arr: np.ndarray) -> bool:
 
 @njit(cache=True, nogil=True)
 def finite_into(out: np.ndarray, x: np.ndarray, y: np.ndarray) -> int:  # pragma: no cover
-    """Check x then y (C-contiguous float arrays of out's size) for NaN and inf; 0 after
-    copying x into out (float64), 1 if x holds a NaN or inf, 2 if y does (out untouched).
-    Compiled: the per-round calls of agents check and load their inputs with it (see
-    :func:`plain_floats` for the inputs it takes)."""
+    """Check x then y for NaN and inf: 0 after copying x into out (float64), 1 if x holds a
+    NaN or inf, 2 if y does.
+
+    x and y are C-contiguous float arrays of out's size. On 1 or 2, out is untouched.
+    Compiled: the per-round calls of agents check and load their inputs with it.
+    :func:`plain_floats` tells which inputs it takes.
+    """
     src, dst = x.reshape(-1), out.reshape(-1)
     for v in src:
         if not math.isfinite(v):
@@ -190,13 +201,13 @@ def finite_into(out: np.ndarray, x: np.ndarray, y: np.ndarray) -> int:  # pragma
 def plain_floats(x: Any, shape: tuple[int, ...]) -> bool:
     """Whether x is a float32 or float64 array of ``shape``, C-contiguous, aligned and writeable:
     the inputs a compiled per-round call bound to the type ``array(dtype, ndim, C)`` takes as
-    they are (a False sends the caller to its general path)."""
+    they are. A False sends the caller to its general path."""
     return type(x) is np.ndarray and x.shape == shape and x.dtype in _COMPILED_FLOATS \
         and x.flags.carray
 
 
 def check_finite(x: Any, name: str = "x") -> np.ndarray:
-    """Return ``x`` as a real numeric array (any float or integer dtype, not converted); refuse
+    """Return ``x`` as a real numeric array of any float or integer dtype, not converted; refuse
     bools, non-numbers, NaN and inf without echoing values."""
     arr = x if type(x) is np.ndarray else np.asarray(x)
     kind = arr.dtype.kind
@@ -224,9 +235,10 @@ class Part:
     """One part of a local-DP message schema, as a server checks it.
 
     Attributes:
-        shape: the part's whole shape (batch dimension first); ``None`` for a free length.
-        kind: ``"real"`` (finite numbers, float64), ``"int"`` (integers in ``[low, high]``,
-            int64) or ``"mask"`` (0/1 or bools, at most ``high`` ones per row; bool).
+        shape: the part's whole shape, batch dimension first; ``None`` for a free length.
+        kind: ``"real"``, ``"int"`` or ``"mask"``. A real part holds finite numbers, returned
+            as float64. An int part holds integers in ``[low, high]``, returned as int64. A
+            mask holds 0/1 or bools, with at most ``high`` ones per row, returned as bool.
         low, high: the bounds of ``"int"`` parts; ``high`` the most ones in a row of a mask.
         bound: the largest magnitude of a ``"real"`` part's entries.
     """
@@ -240,12 +252,14 @@ class Part:
 
 def check_message(report: Any, schema: Mapping[str, Part],
                   name: str = "report") -> dict[str, np.ndarray]:
-    """A copy of ``report`` (a mapping of message parts, called ``name`` in errors) in the
-    parts' dtypes, after checking it completely against ``schema``: every part present and
-    none other, numeric, of its shape, finite, inside its bounds. Raises a ``TypeError``
-    (not a mapping, not numeric, bools for numbers, floats for integers) or a ``ValueError``
-    (a missing or unknown part, a wrong shape, NaN or inf, a value out of bounds) naming the
-    part, and never an other error: a server calls it before touching its state.
+    """A copy of ``report`` in the parts' dtypes, after checking it completely against ``schema``.
+
+    ``report`` is a mapping of message parts, called ``name`` in errors. Every part must be
+    present and none other, numeric, of its shape, finite and inside its bounds. A wrong type
+    raises a ``TypeError``: not a mapping, not numeric, bools for numbers, floats for
+    integers. A wrong value raises a ``ValueError``: a missing or unknown part, a wrong
+    shape, NaN or inf, a value out of bounds. Both name the part, and no other error is
+    raised: a server calls it before touching its state.
 
     Example:
         >>> schema = {"arm": Part((2,), "int", 0, 4), "reward": Part((2,))}
@@ -272,7 +286,7 @@ def check_message(report: Any, schema: Mapping[str, Part],
 
 
 def _part_array(value: Any, part: Part, label: str) -> np.ndarray:
-    """``value`` as a plain numeric array of the part's shape, finite (check_message)."""
+    """``value`` as a plain numeric array of the part's shape, finite, for :func:`check_message`."""
     if isinstance(value, np.ma.MaskedArray):  # its masked entries would be read
         raise TypeError(f"{label} must be a plain array, not a masked array")
     try:
@@ -292,7 +306,7 @@ def _part_array(value: Any, part: Part, label: str) -> np.ndarray:
 
 
 def _part_values(arr: np.ndarray, part: Part, label: str) -> np.ndarray:
-    """A part's array checked against its kind's bounds, in its dtype (check_message)."""
+    """A part's array checked against its kind's bounds, in its dtype, for :func:`check_message`."""
     if part.kind == "real":
         if arr.size and np.abs(arr).max() > part.bound:
             raise ValueError(f"{label} must lie in [-{part.bound:.6g}, {part.bound:.6g}] (no "
@@ -318,7 +332,7 @@ def _part_values(arr: np.ndarray, part: Part, label: str) -> np.ndarray:
 def check_action(space: spaces.Space, action: Any, name: str = "action") -> Any:
     """Return one run's ``action`` after checking it lies in ``space``.
 
-    ``Discrete``: an integer (Python or numpy, or a 0-d integer array), returned as a Python
+    ``Discrete``: a Python or numpy integer, or a 0-d integer array, returned as a Python
     int. ``MultiBinary``, ``MultiDiscrete``: an integer array of the space's shape; ``Box``: a
     finite real array of its shape; both returned as arrays of the space's dtype. Any other
     space: ``space.contains(action)``, returned unchanged.
@@ -342,10 +356,10 @@ def check_action(space: spaces.Space, action: Any, name: str = "action") -> Any:
 
 def check_actions(space: spaces.Space, actions: Any, num_envs: int,
                   name: str = "actions") -> Any:
-    """Return a batch of ``num_envs`` actions after checking each lies in ``space`` (one run's).
+    """Return a batch of ``num_envs`` actions after checking each lies in one run's ``space``.
 
-    The batch is an array of shape ``(num_envs,) + space.shape`` (returned in the space's
-    dtype) for ``Discrete``, ``MultiBinary``, ``MultiDiscrete`` and ``Box``; any other space is
+    For ``Discrete``, ``MultiBinary``, ``MultiDiscrete`` and ``Box``, the batch is an array of
+    shape ``(num_envs,) + space.shape``, returned in the space's dtype. Any other space is
     checked with ``batch_space(space, num_envs).contains``. Errors as :func:`check_action`.
     """
     if type(space) is spaces.Discrete and type(actions) is np.ndarray \
@@ -427,7 +441,7 @@ _UNSIGNED = {np.dtype(t): u for t, u in ((np.int8, np.uint8), (np.int16, np.uint
 
 def _valid_arms(space: spaces.Discrete, arr: np.ndarray) -> bool:
     """Whether an array holds integers of ``space`` only, in one reduction where the
-    space starts at 0 (negative integers are huge as unsigned integers of their size)."""
+    space starts at 0: negative integers are huge as unsigned integers of their size."""
     kind = arr.dtype.kind
     if not arr.size:
         return kind in "iu"
@@ -448,7 +462,7 @@ def _describe(space: spaces.Space) -> str:
 
 
 def _space_bounds(space: spaces.Space) -> tuple[Any, Any]:
-    """Smallest and largest values (scalars or arrays of ``space.shape``) of an array space."""
+    """Smallest and largest values of an array space, as scalars or arrays of ``space.shape``."""
     if isinstance(space, spaces.Discrete):
         return int(space.start), int(space.start) + int(space.n) - 1
     if isinstance(space, spaces.MultiBinary):
@@ -461,8 +475,11 @@ def _space_bounds(space: spaces.Space) -> tuple[Any, Any]:
 
 
 def check_reset_seed(seed: Any) -> int | None:
-    """The ``seed`` of an env's ``reset``: ``None`` or an integer >= 0 (Gymnasium's rule),
-    refused with the library's usual ``TypeError``/``ValueError`` naming ``seed``."""
+    """The ``seed`` of an env's ``reset``: ``None`` or an integer >= 0, as Gymnasium requires.
+
+    Anything else is refused with the library's usual ``TypeError``/``ValueError`` naming
+    ``seed``.
+    """
     if seed is None:
         return None
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
@@ -473,9 +490,10 @@ def check_reset_seed(seed: Any) -> int | None:
 
 
 def seed_sequence(seed: Any, name: str = "seed") -> np.random.SeedSequence:
-    """``seed`` as a :class:`numpy.random.SeedSequence` (``None``: fresh OS entropy; a
-    non-negative int or a sequence of them; a ``SeedSequence`` is used as it is), or one clear
-    error naming ``name``.
+    """``seed`` as a :class:`numpy.random.SeedSequence`, or one clear error naming ``name``.
+
+    ``seed`` may be ``None`` for fresh OS entropy, a non-negative int or a sequence of them.
+    A ``SeedSequence`` is used as it is.
 
     Example:
         >>> seed_sequence(3).entropy

@@ -167,6 +167,8 @@ DECLARED = {
     "DP-SE": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
     "AdaP-UCB": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
     "AdaP-KLUCB": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
+    "DP-KLUCB": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
+    "DP-IMED": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
     "LinUCB": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0
     "GLOC": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0
     "Greedy-OLS": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0

@@ -1,50 +1,49 @@
-"""The releases of bandit convex optimisation under LDP (Zheng et al. 2020, Alg 1 and Alg 2).
+"""The releases of bandit convex optimisation under LDP: Zheng et al. 2020, Alg 1 and Alg 2.
 
 Zheng, Cai, Huang, Li and Wang (NeurIPS 2020), section 3, turn any
-non-private bandit convex optimisation algorithm into an LDP one by
-privatising, on the user's side, what one round reveals:
+non-private bandit convex optimisation algorithm into an LDP one. They
+privatise, on the user's side, what one round reveals:
 
-* **one-point feedback** (Alg 1): the loss ``f_t(x_t)``, clipped to
+* **one-point feedback**, Alg 1: the loss ``f_t(x_t)``, clipped to
   ``[-B, B]``, plus ``N(0, sigma^2)`` with
   ``sigma = 2B sqrt(2 ln(1.25/delta)) / epsilon``. That is the Gaussian reward
-  wrapper on the reward ``-f_t(x_t)``; :func:`one_point` builds it for an env
-  of :mod:`ldp_gym.envs.bco` with the env's declared B (classic calibration for
-  epsilon < 1, where it holds, analytic otherwise);
-* **two-point feedback** (Alg 2): only
+  wrapper on the reward ``-f_t(x_t)``. :func:`one_point` builds it for an env
+  of :mod:`ldp_gym.envs.bco` with the env's declared B. It takes the classic
+  calibration for epsilon < 1, where it holds, and the analytic one otherwise;
+* **two-point feedback**, Alg 2: only
   ``D = f_t(x_1) - f_t(x_2) + n^T (x_1 - x_2)``, ``n ~ N(0, sigma^2 I_d)``,
   ``sigma = 2G sqrt(2 ln(1.25/delta)) / epsilon``, after clipping the
-  difference to ``[-G ||x_1 - x_2||, G ||x_1 - x_2||]``
-  (:class:`TwoPointGaussian`, :class:`VectorTwoPointGaussian`).
+  difference to ``[-G ||x_1 - x_2||, G ||x_1 - x_2||]``.
+  :class:`TwoPointGaussian` and :class:`VectorTwoPointGaussian` release it.
 
 Neighbouring users hold two loss functions that are G-Lipschitz on X; their
 differences at the same two points differ by at most ``2G ||x_1 - x_2||``,
 and ``n^T (x_1 - x_2)`` is ``N(0, sigma^2 ||x_1 - x_2||^2)``. The wrapper
 releases ``D = ||x_1 - x_2|| M(diff / ||x_1 - x_2||)`` with ``M`` the
-float-safe Gaussian mechanism on ``[-G, G]`` (sensitivity 2G): the same law,
-every float output a multiple of one grid, and the scaling by the public
-``||x_1 - x_2||`` is post-processing. The points are the ones the env plays
-(the action projected radially on X, as the env does); the action is public.
+float-safe Gaussian mechanism on ``[-G, G]``, of sensitivity 2G. This D has the
+same law as the one above, and every float output is a multiple of one grid. The scaling by the
+public ``||x_1 - x_2||`` is post-processing. The points are the ones the env
+plays: the action projected radially on X, as the env does. The action is public.
 
 The unit protected is one round's loss function, as in Zheng et al.'s model,
-where every round is a new user. A user whose loss function is queried over
-several rounds (the envs here keep one f for a whole episode) is protected by
-the composition of those releases.
+where every round is a new user. The envs here keep one f for a whole episode.
+A user whose loss function is queried over several rounds is protected by the
+composition of those releases.
 
 Paths: the wrappers' ``step`` releases round by round. The runner's block path
-of bandit convex optimisation (FKM and ADX) bypasses ``step`` and applies the
-release itself, through ``block_release`` (:class:`VectorOnePointGaussian`,
-which :func:`one_point` builds on vector envs, and
-:class:`VectorTwoPointGaussian`): the mechanism draws the noise of the block
-ahead from its stream (the same numbers as its per-round calls), the compiled
-transform (the arithmetic ``step`` uses, and :mod:`ldp_gym.wrappers.mechanisms.compiled`'s
-clip, snap and add) releases each round, and the calls are traced as the
-per-round ones (:func:`~ldp_gym.wrappers.mechanisms.recording`), so the audits
-cover both paths.
+of bandit convex optimisation, for every BCO agent, bypasses ``step`` and applies the
+release itself, through ``block_release``. :class:`VectorOnePointGaussian`, which
+:func:`one_point` builds on vector envs, and :class:`VectorTwoPointGaussian` have one.
+The mechanism draws the noise of the block ahead from its stream. These are the same
+numbers as its per-round calls. The compiled transform releases each round: the
+arithmetic ``step`` uses, with :mod:`ldp_gym.wrappers.mechanisms.compiled`'s clip,
+snap and add. The calls are traced as the per-round ones, through
+:func:`~ldp_gym.wrappers.mechanisms.recording`, so the audits cover both paths.
 
 What the learner sees of a two-point round is the centred pair
-``(D/2, -D/2)`` as the observation (so ``obs[0] - obs[1] = D``, the one
-quantity a two-point method uses) and a reward of ``0.0``: the level of the
-losses is not released. ``info`` is ``{}`` unless ``oracle_info``.
+``(D/2, -D/2)`` as the observation and a reward of ``0.0``. So
+``obs[0] - obs[1] = D``, the one quantity a two-point method uses. The level of
+the losses is not released. ``info`` is ``{}`` unless ``oracle_info``.
 
 Example:
     >>> import gymnasium as gym
@@ -96,8 +95,8 @@ _PAIR_SPACE = spaces.Box(-np.inf, np.inf, shape=(2,), dtype=np.float64)
 
 @njit(cache=True, nogil=True)
 def _gap_ratio(x, i, l0, l1, radius, dim, buf):  # pragma: no cover - compiled
-    """Run i of x (N, 2d): the distance of its two points as the env plays them (projected
-    onto the ball) and the loss difference divided by it (0.0 for the same point twice)."""
+    """Run i of x (N, 2d): the distance of its two points, projected onto the ball as the env
+    plays them, and the loss difference divided by it. The ratio is 0.0 for the same point twice."""
     project_point(x[i, :dim], radius, buf[0])
     project_point(x[i, dim:2 * dim], radius, buf[1])
     sq = 0.0
@@ -120,8 +119,8 @@ def _gaps_ratios(x, losses, radius, gaps, ratios):  # pragma: no cover - compile
 @njit(cache=True, nogil=True)
 def _two_point_feedback(x, losses, rewards, noise, params, seen, mech):  # pragma: no cover
     """The block path's two-point release of one round (:class:`~ldp_gym.protocols.ReleaseKernel`):
-    ``D = gap M(diff / gap)``, M the float-safe Gaussian mechanism on ``[-G, G]`` (params: G,
-    its grid, the radius) with ``noise`` its grid noise; seen = (0.0, D/2, -D/2)."""
+    ``D = gap M(diff / gap)``, M the float-safe Gaussian mechanism on ``[-G, G]`` with ``noise``
+    its grid noise; seen = (0.0, D/2, -D/2). ``params`` holds G, its grid and the radius."""
     bound, grid, radius = params[0], params[1], params[2]
     dim = x.shape[1] // 2
     buf = np.empty((2, dim))
@@ -138,8 +137,8 @@ def _two_point_feedback(x, losses, rewards, noise, params, seen, mech):  # pragm
 @njit(cache=True, nogil=True)
 def _one_point_feedback(x, losses, rewards, noise, params, seen, mech):  # pragma: no cover
     """The block path's one-point release of one round (:class:`~ldp_gym.protocols.ReleaseKernel`):
-    the reward clipped to ``[-B, B]`` (params: B, the grid), snapped, plus the grid noise;
-    the observation (constant) is 0.0."""
+    the reward clipped to ``[-B, B]``, snapped, plus the grid noise; the constant observation
+    is 0.0. ``params`` holds B and the grid."""
     bound, grid = params[0], params[1]
     for i in range(x.shape[0]):
         v = snap_add(clip_scalar(rewards[i], bound), noise[i], grid)
@@ -152,10 +151,13 @@ def _one_point_feedback(x, losses, rewards, noise, params, seen, mech):  # pragm
 def _block_kernel(mechanism: GaussianMechanism, feedback: Any, params: list[float], length: int,
                   n: int) -> ReleaseKernel:
     """A :class:`~ldp_gym.protocols.ReleaseKernel` of ``length`` rounds of n runs: the noise
-    drawn ahead by the mechanism (row s: what its s-th call on n inputs adds) and the trace
-    of the block's calls (:func:`~ldp_gym.wrappers.mechanisms.recording`), one record per
-    round as its per-round calls make (the input is the output minus the grid noise: exact,
-    both on the grid)."""
+    drawn ahead by the mechanism and the trace of the block's calls.
+
+    Row s of the noise is what the mechanism's s-th call on n inputs adds. The trace, as
+    :func:`~ldp_gym.wrappers.mechanisms.recording` keeps it, has one record per round, as the
+    per-round calls make. Its input is the output minus the grid noise. That is exact, as
+    both are on the grid.
+    """
     noise = mechanism.noise((length, n))
 
     def record(outputs: np.ndarray) -> None:
@@ -182,23 +184,23 @@ def _calibration(epsilon: Any) -> str:
 def one_point(env: Any, epsilon: float, delta: float, seed: Any = None, *,
               calibration: str | None = None, secure: bool = False,
               oracle_info: bool = False) -> GaussianReward | VectorGaussianReward:
-    """Zheng et al.'s Alg 1 release on a one-point env: the loss clipped to ``[-B, B]`` (the
-    env's ``loss_bound``) plus Gaussian noise, ``sigma = 2B sqrt(2 ln(1.25/delta))/epsilon``.
+    """Zheng et al.'s Alg 1 release on a one-point env: the loss clipped to ``[-B, B]``, B the
+    env's ``loss_bound``, plus Gaussian noise, ``sigma = 2B sqrt(2 ln(1.25/delta))/epsilon``.
 
     Args:
         env: a single or vector ``LDPBCO-v0`` env.
         epsilon: the epsilon of the guarantee per loss.
         delta: the delta of the guarantee per loss.
         seed: as :class:`~ldp_gym.wrappers.reward.GaussianReward`.
-        calibration: ``'classic'`` (Zheng's sigma; only for epsilon < 1) or ``'analytic'``;
-            default: classic below epsilon 1, analytic from 1 on.
+        calibration: ``'classic'`` or ``'analytic'``. Classic is Zheng's sigma, only for
+            epsilon < 1. Default: classic below epsilon 1, analytic from 1 on.
         secure: as :class:`~ldp_gym.wrappers.reward.GaussianReward`.
         oracle_info: as :class:`~ldp_gym.wrappers.reward.GaussianReward`.
 
     Returns:
-        the :class:`~ldp_gym.wrappers.reward.GaussianReward` (on a vector env
-        :class:`VectorOnePointGaussian`, a ``VectorGaussianReward`` that the runner's block
-        path applies itself, ``releases_blocks``). As a
+        the :class:`~ldp_gym.wrappers.reward.GaussianReward`. On a vector env it is a
+        :class:`VectorOnePointGaussian`: a ``VectorGaussianReward`` that the runner's block
+        path applies itself, as ``releases_blocks`` says. As a
         function of the env it is also a runner wrapper: ``wrappers=[(one_point, {"epsilon":
         1.0, "delta": 1e-5})]``.
 
@@ -224,13 +226,14 @@ def one_point(env: Any, epsilon: float, delta: float, seed: Any = None, *,
 
 
 class VectorOnePointGaussian(VectorGaussianReward):
-    """Zheng et al.'s Alg 1 release on a vector ``LDPBCO-v0`` env (what :func:`one_point`
-    builds): :class:`~ldp_gym.wrappers.reward.VectorGaussianReward` with symmetric bounds
-    ``[-B, B]``, whose release the runner's block path of bandit convex optimisation applies
-    itself (``releases_blocks``, :meth:`block_release`): the same noise, drawn ahead by the
-    same mechanism, added by the compiled transform, so that the released losses are bitwise
-    those of :meth:`step`. Its ``step`` is the reward wrapper's (round by round); other block
-    paths do not bypass it (``needs_round_by_round`` stays True).
+    """Zheng et al.'s Alg 1 release on a vector ``LDPBCO-v0`` env, as :func:`one_point` builds it.
+
+    It is :class:`~ldp_gym.wrappers.reward.VectorGaussianReward` with symmetric bounds
+    ``[-B, B]``. The runner's block path of bandit convex optimisation applies its release
+    itself (``releases_blocks``, :meth:`block_release`). It uses the same noise, drawn ahead
+    by the same mechanism and added by the compiled transform, so the released losses are
+    bitwise those of :meth:`step`. Its ``step`` is the reward wrapper's, which releases round
+    by round. Other block paths do not bypass it: ``needs_round_by_round`` stays True.
 
     Example:
         >>> import ldp_gym
@@ -241,7 +244,7 @@ class VectorOnePointGaussian(VectorGaussianReward):
 
     @property
     def releases_blocks(self) -> bool:
-        """Whether the block path may apply the release (symmetric bounds: the compiled clip)."""
+        """Whether the block path may apply the release: the compiled clip needs symmetric bounds."""
         return bool(self.mechanism.lower == -self.mechanism.upper)
 
     def block_release(self, length: int) -> ReleaseKernel:
@@ -253,7 +256,7 @@ class VectorOnePointGaussian(VectorGaussianReward):
 
 
 class _TwoPoint:
-    """The two-point release of a batch of rounds (shared by the single and vector wrappers)."""
+    """The two-point release of a batch of rounds, shared by the single and vector wrappers."""
 
     unit = "loss"
     mechanism: Any  # a GaussianMechanism on [-G, G] (make_mechanism)
@@ -275,8 +278,11 @@ class _TwoPoint:
                                  secure=self.secure)
 
     def _released(self, actions: Any, losses: Any) -> np.ndarray:
-        """``D`` (N,) for actions (N, 2d) and the env's losses (N, 2) (compiled arithmetic,
-        :func:`_gaps_ratios`, shared with :meth:`VectorTwoPointGaussian.block_release`)."""
+        """``D`` (N,) for actions (N, 2d) and the env's losses (N, 2).
+
+        The arithmetic is compiled, :func:`_gaps_ratios`, and shared with
+        :meth:`VectorTwoPointGaussian.block_release`.
+        """
         x = np.ascontiguousarray(np.asarray(actions, dtype=np.float64).reshape(-1, 2 * self.dim))
         losses = np.ascontiguousarray(check_input(losses, "losses").reshape(-1, 2))
         gap, ratio = np.empty(x.shape[0]), np.empty(x.shape[0])
@@ -290,14 +296,14 @@ class _TwoPoint:
 
 
 _DOC = """
-    Protected: the round's loss function (both losses; unit ``"loss"``): only ``D`` leaves
+    Protected: the round's loss function, both losses, with unit ``"loss"``. Only ``D`` leaves
     the wrapper, as the observation ``(D/2, -D/2)`` with reward ``0.0``.
 
     Args:
-        env: a ``LDPMultiPointBCO-v0`` env with 2 points per round (single or vector).
+        env: a single or vector ``LDPMultiPointBCO-v0`` env with 2 points per round.
         epsilon, delta: the guarantee per round's loss function.
-        calibration: ``'classic'`` (Zheng's sigma, epsilon < 1) or ``'analytic'``; default:
-            classic below epsilon 1, analytic from 1 on.
+        calibration: ``'classic'`` or ``'analytic'``. Classic is Zheng's sigma, for
+            epsilon < 1. Default: classic below epsilon 1, analytic from 1 on.
 """ + STREAM_ARGS_DOC
 
 
@@ -335,8 +341,8 @@ class TwoPointGaussian(_TwoPoint, FeedbackWrapper):
 
 
 class VectorTwoPointGaussian(_TwoPoint, VectorFeedbackWrapper):
-    __doc__ = "Vector-env version of :class:`TwoPointGaussian` (one independent draw per run; " \
-        "runs that autoreset release nothing).\n" + _DOC + """
+    __doc__ = "Vector-env version of :class:`TwoPointGaussian`: one independent draw per run.\n\n" \
+        "    Runs that autoreset release nothing.\n" + _DOC + """
     Example:
         >>> import numpy as np
         >>> import ldp_gym

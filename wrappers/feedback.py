@@ -1,38 +1,38 @@
 """Privacy wrappers that release a step's whole feedback, with the action in hand.
 
 A privacy wrapper sits between an env and any learner: whatever the learner
-sees is the wrapper's release, so any agent (third-party ones included)
-running on the wrapped env is private, by post-processing. The bases here
+sees is the wrapper's release. So any agent running on the wrapped env is
+private, by post-processing, third-party ones included. The bases here
 release the observation and the reward of a step *together*, knowing the
-action that produced them, which is what the settings beyond one scalar
-reward need: semi-bandit feedback (the observation carries the outcomes of
-the base arms of the played super arm, ``MultiBinary(m)`` actions), or
-two-point bandit convex optimisation (the release is only
-``f(x1) - f(x2) + n^T (x1 - x2)`` for the two points of the action).
+action that produced them. This is what the settings beyond one scalar
+reward need. In semi-bandit feedback, with ``MultiBinary(m)`` actions, the
+observation carries the outcomes of the base arms of the played super arm. In
+two-point bandit convex optimisation, the release is only
+``f(x1) - f(x2) + n^T (x1 - x2)`` for the two points of the action.
 
-* :class:`FeedbackWrapper` (one env) and :class:`VectorFeedbackWrapper` (a
-  vector env) are the bases. A subclass builds its mechanism
+* :class:`FeedbackWrapper`, for one env, and :class:`VectorFeedbackWrapper`, for a
+  vector env, are the bases. A subclass builds its mechanism
   (:meth:`~FeedbackWrapper.make_mechanism`) and says what one step releases
-  (:meth:`~FeedbackWrapper.release`), and what ``reset`` releases when the
-  observation after reset is private too
-  (:meth:`~FeedbackWrapper.release_reset`, default: the observation as it is).
-* The reward wrappers of :mod:`ldp_gym.wrappers.reward` are such releases
-  (the reward is noised, the observation passed through).
+  (:meth:`~FeedbackWrapper.release`). It also says what ``reset`` releases when the
+  observation after reset is private too (:meth:`~FeedbackWrapper.release_reset`).
+  By default, ``reset`` releases the observation as it is.
+* The reward wrappers of :mod:`ldp_gym.wrappers.reward` are such releases: they
+  noise the reward and pass the observation through.
 
 Every such wrapper shares the same policies:
 
-* **What is protected** is what ``release`` noises, stated by ``privacy``
-  (a :class:`~ldp_gym.wrappers.mechanisms.privacy.Privacy`, local model, the mechanism's
-  epsilon and delta, the unit of the class attribute ``unit``). Anything
+* **What is protected** is what ``release`` noises, stated by ``privacy``. That is a
+  :class:`~ldp_gym.wrappers.mechanisms.privacy.Privacy` in the local model, with the
+  mechanism's epsilon and delta and the unit of the class attribute ``unit``. Anything
   ``release`` passes through unnoised is not protected.
-* **info** is computed from the private data (oracle values), so ``step`` and
-  ``reset`` hand out ``{}``; ``oracle_info=True`` passes it through, for
-  evaluation only (it breaks the guarantee for whoever reads ``info``).
+* **info** is computed from the private data, as oracle values, so ``step`` and
+  ``reset`` hand out ``{}``. ``oracle_info=True`` passes it through, for
+  evaluation only: it breaks the guarantee for whoever reads ``info``.
 * **Noise** comes from the wrapper's own stream: from ``seed`` if given, else
-  from each ``reset(seed=...)``, in both cases under a spawn key of its own
-  (:data:`NOISE_KEY`: never the env's stream, even for the same integer); or,
-  with ``secure=True``, from the OS CSPRNG (no seed accepted). Seeded noise is
-  for simulation: whoever knows the seed knows the noise.
+  from each ``reset(seed=...)``. In both cases it is drawn under a spawn key of its
+  own, :data:`NOISE_KEY`, so it is never the env's stream, even for the same integer.
+  With ``secure=True`` it comes from the OS CSPRNG instead, and no seed is accepted.
+  Seeded noise is for simulation: whoever knows the seed knows the noise.
 * **Observations passed through**: a wrapper whose release passes the env's
   observation through unnoised declares ``passes_observation = True`` and then
   refuses a setting whose observation is private feedback
@@ -42,8 +42,8 @@ Every such wrapper shares the same policies:
 * **Spec**: the constructor arguments are recorded (``RecordConstructorArgs``),
   so ``gym.make(env.spec)`` rebuilds the wrapper.
 * **Spaces**: a release may change what the learner observes; the wrapper
-  declares it as its ``observation_space`` (``single_observation_space`` for a
-  vector env).
+  declares it as its ``observation_space``, or ``single_observation_space`` for a
+  vector env.
 
 Example:
     >>> import gymnasium as gym
@@ -99,14 +99,17 @@ _PRIVATE_OBSERVATION_IDS = ("MultiPoint", "Combinatorial")
 
 
 def private_observation(env: Any) -> str:
-    """What to use instead of a reward-only release if ``env`` (single, native vector, or
-    Gymnasium's sync/async vector env of a setting) observes private feedback
-    (``BanditCore.private_observation``, ``own_release``), else ``""``; an unresolved setting
-    of a multi-point or combinatorial id counts as private (fail closed). A release below
-    ``env`` that replaces the observation (``passes_observation`` False, e.g.
-    ``LaplaceSemiBandit``) has made it private already. The setting is found through
-    Gymnasium's wrapper chain (``unwrapped``): an object that hides it otherwise (an env
-    holding another env as a plain attribute) cannot be checked."""
+    """What to use instead of a reward-only release if ``env`` observes private feedback
+    (``BanditCore.private_observation``, ``own_release``), else ``""``.
+
+    ``env`` may be a single env, a native vector env, or Gymnasium's sync/async vector env
+    of a setting. An unresolved setting of a multi-point or combinatorial id counts as
+    private, so the check fails closed. A release below ``env`` that replaces the observation
+    (``passes_observation`` False, e.g. ``LaplaceSemiBandit``) has made it private already.
+    The setting is found through Gymnasium's wrapper chain (``unwrapped``). An object that
+    hides it otherwise, such as an env holding another env as a plain attribute, cannot be
+    checked.
+    """
     below = env
     while hasattr(below, "env"):
         if isinstance(below, _Release) and not below.passes_observation:
@@ -130,8 +133,11 @@ def private_observation(env: Any) -> str:
 
 class _NoiseStream:
     """The wrapper's noise stream: from ``seed`` if given, else reseeded on every
-    ``reset(seed=...)``, always under the wrapper's own spawn key (``NOISE_KEY``) so that it
-    never replays the env's numbers; or the OS CSPRNG in secure mode (no seed accepted)."""
+    ``reset(seed=...)``.
+
+    It is always drawn under the wrapper's own spawn key (``NOISE_KEY``), so that it never
+    replays the env's numbers. In secure mode it is the OS CSPRNG, and no seed is accepted.
+    """
 
     mechanism: Mechanism
     secure: bool = False
@@ -161,9 +167,9 @@ class _NoiseStream:
         ``seed``. Pass ``seed`` and ``secure=self.secure`` on to the mechanism.
 
         Args:
-            seed: a :class:`numpy.random.SeedSequence` under :data:`NOISE_KEY` (from an integer
-                seed), ``None`` (secure mode, or no seed yet), or the ``SeedSequence`` or
-                ``Generator`` the wrapper was given.
+            seed: a :class:`numpy.random.SeedSequence` under :data:`NOISE_KEY`, built from an
+                integer seed; ``None``, in secure mode or while there is no seed yet; or the
+                ``SeedSequence`` or ``Generator`` the wrapper was given.
         """
         raise NotImplementedError
 
@@ -175,9 +181,12 @@ class _NoiseStream:
 
 
 class _Release(_NoiseStream, RecordConstructorArgs):
-    """``reset`` and ``step`` of every privacy wrapper: the noise stream is reseeded, the
-    feedback goes through ``release_reset`` / ``release``, and ``info`` (computed from the
-    private data) is kept out of the release unless ``oracle_info`` opts in."""
+    """``reset`` and ``step`` of every privacy wrapper.
+
+    The noise stream is reseeded and the feedback goes through ``release_reset`` /
+    ``release``. ``info`` is computed from the private data, so it is kept out of the release
+    unless ``oracle_info`` opts in.
+    """
 
     oracle_info: bool = False
     env: Any  # the wrapped env (set by the other base, gym.Wrapper or VectorWrapper)
@@ -208,19 +217,23 @@ class _Release(_NoiseStream, RecordConstructorArgs):
         ``observation_space``.
 
         Args:
-            action: the action played, as passed to ``step`` (the env checks it).
+            action: the action played, as passed to ``step``; the env checks it.
             observation: the env's observation after the step.
             reward: the env's reward for ``action``.
         """
         raise NotImplementedError
 
     def release_reset(self, observation: Any) -> Any:
-        """What the learner sees of the observation after ``reset``; default: it unchanged
-        (override where it is private, or where ``release`` changes the observation space)."""
+        """What the learner sees of the observation after ``reset``; by default, the observation
+        unchanged.
+
+        Override it where the observation is private, or where ``release`` changes the
+        observation space.
+        """
         return observation
 
     def _autoreset(self, terminated: Any, truncated: Any) -> None:
-        """Vector envs: mark the runs that autoreset in this step (single env: none)."""
+        """Vector envs: mark the runs that autoreset in this step; a single env has none."""
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         self._reseed(seed)
@@ -236,14 +249,16 @@ class _Release(_NoiseStream, RecordConstructorArgs):
 
 #: The Args entries every privacy wrapper shares (the noise stream and the info policy).
 STREAM_ARGS_DOC = """\
-        seed: the noise stream's seed (else derived from each ``reset(seed=...)``), always
-            under the wrapper's own spawn key. Seeded noise is for simulation: whoever knows
-            the seed knows the noise, and the same seed replays it (so whoever chooses the
-            reset seeds can replay the same noise on other actions and cancel it: never let
-            an untrusted party choose them; deploy with ``secure=True``).
+        seed: the noise stream's seed; without it, the seed is derived from each
+            ``reset(seed=...)``. Either way the stream is under the wrapper's own spawn key.
+            Seeded noise is for simulation: whoever knows the seed knows the noise, and the
+            same seed replays it. So whoever chooses the reset seeds can replay the same noise
+            on other actions and cancel it. Never let an untrusted party choose them; deploy
+            with ``secure=True``.
         secure: draw the noise from the OS CSPRNG (deployment); refuses ``seed``.
-        oracle_info: pass the env's ``info`` through (evaluation only: it is computed from
-            the private data and breaks the guarantee for whoever reads it); default ``{}``.
+        oracle_info: pass the env's ``info`` through, for evaluation only: it is computed
+            from the private data and breaks the guarantee for whoever reads it. Otherwise
+            ``info`` is ``{}``.
 """
 
 _ARGS_DOC = """
@@ -264,13 +279,13 @@ class FeedbackWrapper(_Release, gym.Wrapper):
     observation, ``info`` is ``{}`` unless ``oracle_info``.
 
     A subclass calls ``RecordConstructorArgs.__init__(self, **its arguments)``, sets what
-    :meth:`make_mechanism` needs, then ``super().__init__(env, ...)``; it implements
-    :meth:`make_mechanism` and :meth:`release`, sets the class attribute ``unit`` if one
-    release protects more than one reward, and :meth:`release_reset` if the observation after
-    reset is private or changes space. Protected: what :meth:`release` and
+    :meth:`make_mechanism` needs, then calls ``super().__init__(env, ...)``. It implements
+    :meth:`make_mechanism` and :meth:`release`. It sets the class attribute ``unit`` if one
+    release protects more than one reward. It implements :meth:`release_reset` if the
+    observation after reset is private or changes space. Protected: what :meth:`release` and
     :meth:`release_reset` noise, stated by ``privacy``.
     """ + _ARGS_DOC.replace("{space}", (
-        "observation_space: the space of the released observations (default: the env's).")) \
+        "observation_space: the space of the released observations, by default the env's.")) \
         + """
     Example:
         >>> import gymnasium as gym
@@ -295,20 +310,21 @@ class FeedbackWrapper(_Release, gym.Wrapper):
 
 class VectorFeedbackWrapper(_Release, VectorWrapper):
     __doc__ = """Base of the privacy wrappers of a vector env: :class:`FeedbackWrapper` for N runs at
-    once (``release(actions, observations, rewards)`` on the batches, one independent draw
-    per run).
+    once.
 
-    Runs that autoreset in a step (Gymnasium's next-step mode: the step after one that
-    ended) carry a fresh observation and a 0 reward, their action ignored; ``release`` is
-    called on every run, these included, and :attr:`autoreset` marks them for a release that
-    treats them apart (e.g. with :meth:`release_reset`).
+    ``release(actions, observations, rewards)`` works on the batches, with one independent
+    draw per run. Runs that autoreset in a step carry a fresh observation and a 0 reward,
+    and their action is ignored. In Gymnasium's next-step mode, these are the runs in the
+    step after one that ended. ``release`` is called on every run, these included.
+    :attr:`autoreset` marks them for a release that treats them apart, e.g. with
+    :meth:`release_reset`.
 
     Attributes:
-        autoreset: (N,) bool, the runs that autoreset in the current ``step`` (set before
-            :meth:`release` is called; all False after ``reset``).
+        autoreset: (N,) bool, the runs that autoreset in the current ``step``. It is set
+            before :meth:`release` is called, and all False after ``reset``.
     """ + _ARGS_DOC.replace("{space}", (
-        "single_observation_space: one run's space of released observations (default: the\n"
-        "            env's); ``observation_space`` is its batch.")) + """
+        "single_observation_space: one run's space of released observations, by default the\n"
+        "            env's. ``observation_space`` is its batch.")) + """
     Example:
         >>> import gymnasium as gym
         >>> import numpy as np

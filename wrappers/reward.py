@@ -1,39 +1,40 @@
 """Reward-privatising wrappers: the one-point black-box reduction (Zheng et al. 2020, Alg 1).
 
-The user's reward is privatised before any learner sees it, so any agent
-(third-party ones included) running on the wrapped env is private: everything
-it can see (observation and reward) is post-processing of mechanism output
-and of the observation. What is protected is the reward: the observation of a
+The user's reward is privatised before any learner sees it. So any agent
+running on the wrapped env is private, third-party ones included: everything
+it can see, observation and reward, is post-processing of mechanism output
+and of the observation. What is protected is the reward. The observation of a
 MAB env is constant, but the contexts of a contextual env are passed through
-unprivatised (use an LDP contextual agent to protect them).
+unprivatised. Use an LDP contextual agent to protect them.
 
-``step`` and ``reset`` hand out an empty ``info``: the env's ``info`` is
-computed from the private data (e.g. ``expected_reward`` is the raw reward of
-an adversarial table, the noise-free mean of a linear bandit), as is anything
-a wrapper below adds to it. ``oracle_info=True`` passes it through, for
+``step`` and ``reset`` hand out an empty ``info``. The env's ``info`` is
+computed from the private data, as is anything a wrapper below adds to it.
+For example, ``expected_reward`` is the raw reward of an adversarial table,
+or the noise-free mean of a linear bandit. ``oracle_info=True`` passes it through, for
 evaluation only: it breaks the guarantee for whoever reads ``info``. The runner
 needs no ``info``: it reads regret from the unwrapped env.
 
 They are releases of :class:`~ldp_gym.wrappers.feedback.FeedbackWrapper` /
 :class:`~ldp_gym.wrappers.feedback.VectorFeedbackWrapper` that noise the
-reward and pass the observation through, and share their policies (noise
-stream, ``info``, ``needs_round_by_round``, spec, ``privacy``).
+reward and pass the observation through. They share the policies of these
+bases: the noise stream, ``info``, ``needs_round_by_round``, the spec and ``privacy``.
 
 * :class:`LaplaceReward` / :class:`VectorLaplaceReward`: float-safe Laplace,
   epsilon-LDP per reward.
 * :class:`GaussianReward` / :class:`VectorGaussianReward`: float-safe Gaussian,
-  (epsilon, delta)-LDP per reward; ``calibration='classic'`` is Zheng et
-  al.'s ``sigma = 2B sqrt(2 ln(1.25/delta))/epsilon`` for ``|f| <= B``
-  (refused for epsilon >= 1), ``'analytic'`` (default) holds for any epsilon.
+  (epsilon, delta)-LDP per reward. ``calibration='classic'`` is Zheng et
+  al.'s ``sigma = 2B sqrt(2 ln(1.25/delta))/epsilon`` for ``|f| <= B``,
+  refused for epsilon >= 1. ``'analytic'``, the default, holds for any epsilon.
 
 Rewards are clipped to the declared ``[lower, upper]`` first. Settings whose
-observation is itself private feedback (``private_observation``: the losses
-of multi-point bandit convex optimisation, the outcomes of a combinatorial
-semi-bandit's super arm) are refused: a reward wrapper would pass it through. Noise comes from
-the wrapper's own stream: from ``seed`` if given, else from the reset seed, in
-both cases under a spawn key of its own (never the env's stream, even for the
-same integer); or, with ``secure=True``, from the OS CSPRNG (no seed accepted).
-Seeded noise is for simulation: whoever knows the seed knows the noise.
+observation is itself private feedback (``private_observation``) are refused,
+since a reward wrapper would pass it through. Such observations are the losses
+of multi-point bandit convex optimisation and the outcomes of a combinatorial
+semi-bandit's super arm. Noise comes from the wrapper's own stream: from
+``seed`` if given, else from the reset seed. In both cases it is drawn under a
+spawn key of its own, so it is never the env's stream, even for the same
+integer. With ``secure=True`` it comes from the OS CSPRNG instead, and no seed
+is accepted. Seeded noise is for simulation: whoever knows the seed knows the noise.
 
 Example:
     >>> import gymnasium as gym
@@ -109,9 +110,10 @@ _ARGS_DOC = """
 
     Args:
         env: the env whose rewards are privatised.
-        epsilon, delta: the guarantee per reward (delta for the Gaussian only).
+        epsilon, delta: the guarantee per reward; delta for the Gaussian only.
         lower, upper: declared reward bounds; rewards are clipped to them first.
-        calibration: ``'analytic'`` (any epsilon) or ``'classic'`` (epsilon < 1; Gaussian only).
+        calibration: ``'analytic'``, for any epsilon, or ``'classic'``, for epsilon < 1.
+            For the Gaussian only.
 """ + STREAM_ARGS_DOC
 
 
@@ -162,7 +164,7 @@ class GaussianReward(_Gaussian, _SingleReward):
 
 
 class VectorLaplaceReward(_Laplace, _VectorReward):
-    __doc__ = "Vector-env version of :class:`LaplaceReward` (one independent draw per run).\n" \
+    __doc__ = "Vector-env version of :class:`LaplaceReward`, with one independent draw per run.\n" \
         + _ARGS_DOC + """
     Example:
         >>> import numpy as np
@@ -183,7 +185,7 @@ class VectorLaplaceReward(_Laplace, _VectorReward):
 
 
 class VectorGaussianReward(_Gaussian, _VectorReward):
-    __doc__ = "Vector-env version of :class:`GaussianReward` (one independent draw per run).\n" \
+    __doc__ = "Vector-env version of :class:`GaussianReward`, with one independent draw per run.\n" \
         + _ARGS_DOC + """
     Example:
         >>> import numpy as np

@@ -1,29 +1,30 @@
 """Shared machinery of every bandit setting: one batch core, a single env and a native vector env.
 
 Each setting writes its bandit once, as a *core* working on arrays with a
-leading run dimension (:class:`BanditCore`). :class:`BanditEnv` drives a core
+leading run dimension: a :class:`BanditCore`. :class:`BanditEnv` drives a core
 with one run for Gymnasium users, stable-baselines3 and teaching;
 :class:`BanditVectorEnv` drives it with N runs in numpy for the runner. No
 second implementation.
 
 Environment contract:
 
-* one episode is one bandit run; ``terminated`` is always False and
-  ``truncated`` becomes True at the horizon (``max_episode_steps``);
-* the instance is drawn in ``reset(seed=...)`` from ``self.np_random`` (or
-  fixed by constructor arguments);
-* observations are float32 arrays inside their space (float64 where float32 would
-  lose what a learner needs: the losses of multi-point BCO), rewards Python floats;
-* actions are checked against the action space before the core sees them
-  (:func:`~ldp_gym.validation.check_action` in :meth:`BanditEnv.step`,
-  :func:`~ldp_gym.validation.check_actions` in the vector env): -1, K, 1.5,
+* one episode is one bandit run. ``terminated`` is always False and
+  ``truncated`` becomes True at the horizon, ``max_episode_steps``;
+* the instance is drawn in ``reset(seed=...)`` from ``self.np_random``, or
+  fixed by constructor arguments;
+* observations are float32 arrays inside their space, and rewards Python floats.
+  Observations are float64 where float32 would lose what a learner needs, as for
+  the losses of multi-point BCO;
+* actions are checked against the action space before the core sees them:
+  :func:`~ldp_gym.validation.check_action` in :meth:`BanditEnv.step`,
+  :func:`~ldp_gym.validation.check_actions` in the vector env. -1, K, 1.5,
   NaN, bools and wrong shapes are refused with one clear error;
-* ``info`` carries evaluation data only (``expected_reward``,
-  ``optimal_reward``, ``regret``, and ``optimal_action`` in the arm settings
-  or ``projected`` in bandit convex optimisation), a fresh dict per call.
-  It is computed from the private data, so the privacy wrappers
-  (:mod:`ldp_gym.wrappers.reward`) drop it; the runner reads the regret from
-  the native vector env (:attr:`BanditVectorEnv.last_regret`) instead.
+* ``info`` carries evaluation data only, a fresh dict per call. It holds
+  ``expected_reward``, ``optimal_reward`` and ``regret``, with ``optimal_action`` in the
+  arm settings or ``projected`` in bandit convex optimisation.
+  It is computed from the private data, so the privacy wrappers of
+  :mod:`ldp_gym.wrappers.reward` drop it. The runner reads the regret from
+  the native vector env instead, in :attr:`BanditVectorEnv.last_regret`.
 """
 
 from __future__ import annotations
@@ -51,8 +52,10 @@ INFO_KEYS = ("expected_reward", "optimal_reward", "regret", "optimal_action")
 
 
 def _make_core(core_class: type, kwargs: dict[str, Any]) -> Any:
-    """The setting's core, built from the env's keyword arguments; an unknown one is a
-    ``TypeError`` naming it and the parameters the setting takes."""
+    """The setting's core, built from the env's keyword arguments.
+
+    An unknown argument is a ``TypeError`` naming it and the parameters the setting takes.
+    """
     params = inspect.signature(core_class).parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     unknown = [k for k in kwargs if k not in params]
@@ -63,7 +66,7 @@ def _make_core(core_class: type, kwargs: dict[str, Any]) -> Any:
 
 
 def _frozen(value: Any) -> Any:
-    """A read-only version of a description's value (:meth:`BanditCore.description`)."""
+    """A read-only version of a value of :meth:`BanditCore.description`."""
     if isinstance(value, Mapping):
         return types.MappingProxyType({k: _frozen(v) for k, v in value.items()})
     if isinstance(value, (list, tuple)):
@@ -76,14 +79,14 @@ def _frozen(value: Any) -> Any:
 
 
 class BanditCore:
-    """A bandit setting on a batch of independent runs (subclass per setting).
+    """A bandit setting on a batch of independent runs, subclassed per setting.
 
-    Subclasses set ``observation_space`` and ``action_space`` (of one run),
-    ``reward_range`` and ``bounded_rewards`` and implement :meth:`reset`,
+    Subclasses set ``observation_space`` and ``action_space`` of one run,
+    ``reward_range`` and ``bounded_rewards``, and implement :meth:`reset`,
     :meth:`step` and :meth:`observe`. A setting whose rounds can be drawn ahead
     declares it by also subclassing :class:`~ldp_gym.protocols.DrawsBlocks`
     and/or :class:`~ldp_gym.protocols.DrawsStretches` and implementing their
-    methods (the runner's block path).
+    methods. The runner's block path uses them.
     """
 
     observation_space: gym.Space
@@ -106,10 +109,12 @@ class BanditCore:
     public: ClassVar[tuple[str, ...]] = ()
 
     def description(self) -> Mapping[str, Any]:
-        """The frozen public description of the setting: each name of :attr:`public` and its
-        value, read-only (mappings as read-only views, lists as tuples, arrays as read-only
-        copies). It holds nothing of the instance (the means, the parameters, the labels),
-        and no reference to the core."""
+        """The frozen public description of the setting.
+
+        It maps each name of :attr:`public` to its value, read-only: mappings as read-only
+        views, lists as tuples, arrays as read-only copies. It holds nothing of the instance,
+        such as the means, the parameters or the labels, and no reference to the core.
+        """
         return types.MappingProxyType({name: _frozen(getattr(self, name)) for name in self.public})
     # Implemented only by the settings that declare :class:`~ldp_gym.protocols.DrawsBlocks`
     # (draw_block) or :class:`~ldp_gym.protocols.DrawsStretches` (the others), as documented there;
@@ -119,7 +124,7 @@ class BanditCore:
     stretch_regret: Callable[..., np.ndarray]
 
     def reset(self, rng: np.random.Generator, runs: np.ndarray, n_runs: int) -> None:
-        """Draw fresh instances for the runs in ``runs`` (indices into a batch of ``n_runs``)."""
+        """Draw fresh instances for the runs in ``runs``, indices into a batch of ``n_runs``."""
         raise NotImplementedError
 
     def step(self, rng: np.random.Generator, actions: np.ndarray) -> tuple[np.ndarray, dict]:
@@ -131,20 +136,26 @@ class BanditCore:
         raise NotImplementedError
 
     def step_one(self, rng: np.random.Generator, action: Any) -> tuple[float, dict]:
-        """One round of a single run (:class:`BanditEnv`), ``action`` checked: the reward as a
-        Python float and the info as Python scalars. This default plays a batch of one through
-        :meth:`step`; a setting may override it to skip the batch's arrays (same arithmetic)."""
+        """One round of a single run of :class:`BanditEnv`, with ``action`` checked.
+
+        Returns the reward as a Python float and the info as Python scalars. This default plays
+        a batch of one through :meth:`step`. A setting may override it to skip the batch's
+        arrays, with the same arithmetic.
+        """
         acts = np.array([action]) if type(action) is int else np.asarray(action)[None]
         reward, info = self.step(rng, acts)
         return reward.item(0), {k: v.item(0) for k, v in info.items()}
 
 
 class RoundsAhead:
-    """Mixin of cores whose next-round states (contexts) and reward uniforms are i.i.d. over
-    rounds and independent of the actions: :meth:`_next_round` serves them a round at a time
-    from chunks of about 4096 numbers drawn ahead, which has the law of drawing them then (and
-    a step costs no generator call). Subclasses implement ``_draw_states(rng, lead)`` (states
-    of shape ``lead + state shape``) and ``_state_numbers()`` (numbers per state)."""
+    """Mixin of cores whose next-round states and reward uniforms are drawn ahead.
+
+    The states, such as contexts, and the uniforms must be i.i.d. over rounds and independent
+    of the actions. :meth:`_next_round` serves them a round at a time from chunks of about
+    4096 numbers drawn ahead. This has the law of drawing them then, and a step costs no
+    generator call. Subclasses implement ``_draw_states(rng, lead)``, which returns states of
+    shape ``lead + state shape``, and ``_state_numbers()``, the count of numbers per state.
+    """
 
     _ahead_used = _ahead_len = 0  # rounds of the chunk drawn ahead: served, all
     _ahead_states: np.ndarray
@@ -161,8 +172,10 @@ class RoundsAhead:
         self._ahead_used = self._ahead_len
 
     def _next_round(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """The next round's states (n, ...) and the uniforms (n,) of this round's rewards (rows
-        of a chunk, each served once and never written to again)."""
+        """The next round's states (n, ...) and the uniforms (n,) of this round's rewards.
+
+        They are rows of a chunk, each served once and never written to again.
+        """
         i = self._ahead_used
         if i == self._ahead_len:
             rounds = max(1, 4096 // (n * max(1, self._state_numbers())))
@@ -174,10 +187,10 @@ class RoundsAhead:
 
 
 class BanditEnv(gym.Env):
-    """A single bandit run for Gymnasium users (subclasses set ``core_class``).
+    """A single bandit run for Gymnasium users; subclasses set ``core_class``.
 
-    The horizon is enforced by the registered ``max_episode_steps``
-    (Gymnasium's ``TimeLimit``); the env itself never terminates.
+    The horizon is enforced by the registered ``max_episode_steps``, through
+    Gymnasium's ``TimeLimit``. The env itself never terminates.
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
@@ -199,14 +212,19 @@ class BanditEnv(gym.Env):
 
     @property
     def setting(self) -> Mapping[str, Any]:
-        """The frozen public description of the setting (:meth:`BanditCore.description`):
-        what an agent's ``from_env`` reads."""
+        """The frozen public description of the setting, from :meth:`BanditCore.description`.
+
+        An agent's ``from_env`` reads it.
+        """
         return self.core.description()
 
     def auxiliary_datasets(self) -> list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
-        """This episode's auxiliary datasets as data, per run (one run here): for each run the
-        list ``[(X, A, Y), ...]`` of the setting's auxiliary datasets, empty in settings
-        without any. What an agent that uses them receives (``receive_auxiliary``)."""
+        """This episode's auxiliary datasets as data, per run; there is one run here.
+
+        For each run it is the list ``[(X, A, Y), ...]`` of the setting's auxiliary datasets,
+        empty in settings without any. An agent that uses them receives this through
+        ``receive_auxiliary``.
+        """
         if not self._ready:
             raise gym.error.ResetNeeded("Cannot read auxiliary datasets before env.reset()")
         data = getattr(self.core, "auxiliary_data", None)
@@ -221,21 +239,21 @@ class BanditEnv(gym.Env):
 
 
 class BanditVectorEnv(VectorEnv):
-    """N independent runs of one setting, stepped together in numpy (native vector env).
+    """N independent runs of one setting, stepped together in numpy: a native vector env.
 
     ``max_episode_steps`` is the horizon: runs truncate there and, in
     Gymnasium's next-step autoreset mode, start a fresh instance on the
     following ``step``. ``info`` holds the oracle arrays with their ``_key``
-    masks; :attr:`last_regret` keeps the last ``step``'s instantaneous regret
-    for the runner, which reads it here under any wrapper (privacy wrappers
-    drop ``info``). Settings that declare it (:mod:`ldp_gym.protocols`) also
-    draw rounds ahead for the runner's block path: :meth:`draw_block` (every
-    arm) and :meth:`draw_sums` (one action per run), then :meth:`advance`
+    masks. :attr:`last_regret` keeps the last ``step``'s instantaneous regret
+    for the runner, which reads it here under any wrapper, as privacy wrappers
+    drop ``info``. Settings that declare it in :mod:`ldp_gym.protocols` also
+    draw rounds ahead for the runner's block path. :meth:`draw_block` draws every
+    arm and :meth:`draw_sums` one action per run; then :meth:`advance`
     plays and scores the rounds used.
 
     Attributes:
-        last_regret: (N,) instantaneous regret of the last :meth:`step` (a copy; 0 for runs
-            that autoreset in it, and after :meth:`reset`).
+        last_regret: (N,) instantaneous regret of the last :meth:`step`, as a copy. It is 0
+            for runs that autoreset in it, and after :meth:`reset`.
     """
 
     metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -257,21 +275,29 @@ class BanditVectorEnv(VectorEnv):
 
     @property
     def setting(self) -> Mapping[str, Any]:
-        """The frozen public description of the setting (:meth:`BanditCore.description`):
-        what an agent's ``from_env`` reads."""
+        """The frozen public description of the setting, from :meth:`BanditCore.description`.
+
+        An agent's ``from_env`` reads it.
+        """
         return self.core.description()
 
     def auxiliary_datasets(self) -> list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
-        """This episode's auxiliary datasets as data, per run: for each run the list
-        ``[(X, A, Y), ...]`` of the setting's auxiliary datasets, empty in settings without
-        any. What an agent that uses them receives (``receive_auxiliary``)."""
+        """This episode's auxiliary datasets as data, per run.
+
+        For each run it is the list ``[(X, A, Y), ...]`` of the setting's auxiliary datasets,
+        empty in settings without any. An agent that uses them receives this through
+        ``receive_auxiliary``.
+        """
         self.check_reset()
         data = getattr(self.core, "auxiliary_data", None)
         return [data(int(run)) if data is not None else [] for run in self._all]
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        """Start every run afresh, or with ``options={"reset_mask": mask}`` (Gymnasium's
-        partial reset) the runs where ``mask`` (N,) is True only, the others untouched."""
+        """Start every run afresh, or only the runs where ``mask`` (N,) is True.
+
+        The mask comes as ``options={"reset_mask": mask}``, Gymnasium's partial reset. The
+        other runs are untouched.
+        """
         mask = (options or {}).get("reset_mask")
         if mask is None:
             super().reset(seed=check_reset_seed(seed))
@@ -296,8 +322,10 @@ class BanditVectorEnv(VectorEnv):
         return self.core.observe(), {}
 
     def check_reset(self) -> None:
-        """Refuse to play before :meth:`reset` (Gymnasium's ``ResetNeeded``): no instance is
-        drawn yet, and the compiled kernels must never see the empty state."""
+        """Refuse to play before :meth:`reset` with Gymnasium's ``ResetNeeded``.
+
+        No instance is drawn yet, and the compiled kernels must never see the empty state.
+        """
         if not self._ready:
             raise gym.error.ResetNeeded("Cannot call the vector env before calling reset()")
 
@@ -320,9 +348,12 @@ class BanditVectorEnv(VectorEnv):
         return self._stepped(rewards, info, ~done)
 
     def _stepped(self, rewards: np.ndarray, info: dict, played: np.ndarray):
-        """``step``'s return after a round, the clocks moved: ``last_regret``, truncation at
-        the horizon (those runs autoreset on the next step) and ``info`` with its ``_key``
-        masks (``played``: the runs that did not restart)."""
+        """``step``'s return after a round, the clocks moved.
+
+        It sets ``last_regret`` and truncation at the horizon; those runs autoreset on the
+        next step. It builds ``info`` with its ``_key`` masks. ``played`` marks the runs that
+        did not restart.
+        """
         self.last_regret = np.array(info["regret"], dtype=np.float64)
         truncated = np.zeros(self.num_envs, bool) if self.horizon is None else self.t >= self.horizon
         self._needs_reset = truncated.copy()
@@ -333,8 +364,9 @@ class BanditVectorEnv(VectorEnv):
                 np.zeros(self.num_envs, bool), truncated, full)
 
     def step_committed(self, actions: np.ndarray, counts: np.ndarray):
-        """Play ``actions[i]`` for ``counts[i]`` rounds in run i (0 allowed); no autoreset:
-        :meth:`draw_sums`, then :meth:`advance`.
+        """Play ``actions[i]`` for ``counts[i]`` rounds in run i; 0 rounds are allowed.
+
+        It calls :meth:`draw_sums`, then :meth:`advance`. There is no autoreset.
 
         Returns:
             ``(observations, reward_sums, regret_sums)``.
@@ -344,8 +376,11 @@ class BanditVectorEnv(VectorEnv):
         return obs, sums, regrets
 
     def draw_sums(self, actions: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        """The reward sums (N,) of ``counts[i]`` rounds of ``actions[i]``, drawn exactly (e.g.
-        binomial for Bernoulli arms) without playing them; :meth:`advance` then plays them."""
+        """The reward sums (N,) of ``counts[i]`` rounds of ``actions[i]``, drawn exactly.
+
+        For Bernoulli arms, for example, they are binomial. They are drawn without playing the
+        rounds; :meth:`advance` then plays them.
+        """
         self.check_reset()
         return self.core.draw_sums(self.np_random, self._actions(actions), self._counts(counts))
 
@@ -354,16 +389,18 @@ class BanditVectorEnv(VectorEnv):
 
         Returns observations (N, length + 1, ...), rewards (N, length, K) and
         instantaneous regrets (N, length, K) of *every* arm: round s of run i is
-        played by looking up the chosen arm. Exact where contexts and rewards do
-        not depend on past actions (stochastic MAB, contextual envs): the
-        chosen arm's reward has its per-round law, the others are never seen by
+        played by looking up the chosen arm. It is exact where contexts and rewards do
+        not depend on past actions, as in stochastic MAB and contextual envs. Then the
+        chosen arm's reward has its per-round law, and the others are never seen by
         the agent. The runner uses it to take the env out of the per-round loop.
         """
         return self.drawn_ahead(self.core.draw_block, length)
 
     def drawn_ahead(self, draw: Callable[..., Any], length: int) -> Any:
-        """``draw(rng, length)``: the next ``length`` rounds of every run, drawn by the core,
-        and the env moved past them (refused before :meth:`reset` or past the horizon)."""
+        """``draw(rng, length)``: the next ``length`` rounds of every run, drawn by the core.
+
+        The env is moved past them. It refuses before :meth:`reset` or past the horizon.
+        """
         self.check_reset()
         length = int(length)
         if self.horizon is not None and (self.t + length > self.horizon).any():
@@ -398,11 +435,11 @@ class BanditVectorEnv(VectorEnv):
 
 
 def make_vector_class(name: str, core: type[BanditCore], doc: str) -> type[BanditVectorEnv]:
-    """Build the vector env class of a setting from its core (one line per setting).
+    """Build the vector env class of a setting from its core, in one line per setting.
 
     ``doc`` becomes the class's docstring: a summary line and an ``Example:`` section
-    with a short runnable ``>>>`` session (the suite runs it as a doctest and
-    ``tests/test_docstrings.py`` checks that every env class has one).
+    with a short runnable ``>>>`` session. The suite runs it as a doctest, and
+    ``tests/test_docstrings.py`` checks that every env class has one.
     """
     return type(name, (BanditVectorEnv,), {"core_class": core, "__doc__": doc,
                                            "__module__": core.__module__})

@@ -1,25 +1,24 @@
 """Bandit convex optimisation: one point (``LDPBCO-v0``) and k points (``LDPMultiPointBCO-v0``) per round.
 
-Bandit convex optimisation (Flaxman, Kalai and McMahan 2005): every round the
-learner plays a point x_t of the decision set X, the ball of radius R in R^d
-(``radius``, default 1; ``dim``, default 5), and observes only the loss
-``f_t(x_t)`` of an unknown convex function. With multi-point feedback
-(Agarwal, Dekel and Xiao 2010) it plays k points ``x_{t,1..k}`` of the same
-function f_t (``points``, default 2) and observes the k losses. These are
-the settings of Zheng et al. (2020), section 3, whose LDP releases (their
-Alg 1 and Alg 2) clip to the loss bound B and the Lipschitz constant G
-declared here.
+Bandit convex optimisation, as in Flaxman, Kalai and McMahan 2005: every round the
+learner plays a point x_t of the decision set X, the ball of radius R in R^d, and
+observes only the loss ``f_t(x_t)`` of an unknown convex function. R is ``radius``,
+default 1, and d is ``dim``, default 5. With multi-point feedback, as in Agarwal, Dekel
+and Xiao 2010, it plays k points ``x_{t,1..k}`` of the same function f_t and observes
+the k losses. k is ``points``, default 2. These are the settings of Zheng et al. (2020),
+section 3. Their LDP releases, Alg 1 and Alg 2, clip to the loss bound B and the
+Lipschitz constant G declared here.
 
-Reward = -loss, so any Gymnasium learner maximises it: ``-f_t(x_t)`` (the
-observed, noisy loss) for one point, minus the mean of the k observed losses
-for k points.
+Reward = -loss, so any Gymnasium learner maximises it. For one point the reward is
+``-f_t(x_t)``, where ``f_t(x_t)`` is the observed, noisy loss. For k points it is minus
+the mean of the k observed losses.
 
 **Loss families** (``loss``). Every instance is drawn at reset from the env's
-``np_random``: a centre c uniform in the ball of radius R/2 (so the minimiser
-is interior), or a unit direction u uniform on the sphere and an offset r
-uniform in [-R/2, R/2]. Each family has its minimum 0 in X and declares, for
-every instance of the family and every x in X (core attributes, tested on
-random points):
+``np_random``: a centre c uniform in the ball of radius R/2, or a unit direction u
+uniform on the sphere and an offset r uniform in [-R/2, R/2]. A centre in that ball
+keeps the minimiser interior. Each family has its minimum 0 in X. It declares the
+constants below for every instance of the family and every x in X. They are
+attributes of the core, and the tests check them on random points.
 
 =========  =========================  ==================  ===============  ==========  =======
 ``loss``   f(x)                       B (``loss_bound``)  G (lipschitz)    mu          beta
@@ -30,86 +29,85 @@ logistic   psi(2 (<u, x> - r) / R)    psi(3) + noise      (2/R) tanh(3/2)  0 (d 
 =========  =========================  ==================  ===============  ==========  =======
 
 with ``psi(z) = log(1 + e^z) + log(1 + e^-z) - 2 log 2 = 2 log cosh(z/2)``,
-the logistic loss of a feature seen once with each label (minimum 0 on the
-hyperplane ``<u, x> = r``, which crosses X; ``psi(3) = 2 log cosh(3/2)``,
-about 1.705). B bounds ``|f_t(x)|`` noise included, G is the Lipschitz
-constant of the noise-free loss on X, mu its strong convexity
-(``strong_convexity``; 0.0: only convex) and beta its smoothness
-(``smoothness``; ``math.inf``: not smooth). Each constant is attained by
-some instance and point (quadratic and absolute at ``c = -(R/2) v``,
-``x = R v``, ``v = (1, ..., 1)/sqrt(d)``; logistic at ``r = -R/2``, ``x = R u``),
-so none can be lowered. In d = 1 the logistic loss is strongly convex on X,
-with ``mu = 2 sech^2(3/2) / R^2``, which is then declared.
+the logistic loss of a feature seen once with each label. Its minimum 0 lies on the
+hyperplane ``<u, x> = r``, which crosses X, and ``psi(3) = 2 log cosh(3/2)`` is
+about 1.705. B bounds ``|f_t(x)|``, noise included. G is the Lipschitz constant of
+the noise-free loss on X. Its strong convexity mu is ``strong_convexity``; 0.0 means
+only convex. Its smoothness beta is ``smoothness``; ``math.inf`` means not smooth.
+Each constant is attained by some instance and point, so none can be lowered.
+Quadratic and absolute attain them at ``c = -(R/2) v``, ``x = R v``,
+``v = (1, ..., 1)/sqrt(d)``; logistic at ``r = -R/2``, ``x = R u``. In d = 1 the
+logistic loss is strongly convex on X, with ``mu = 2 sech^2(3/2) / R^2``, which is
+then declared.
 
 **Regimes** (``regime``).
 
 * ``stochastic``: one f drawn at reset, observed with bounded zero-mean noise,
-  ``f_t(x) = f(x) + z_t``, ``z_t`` uniform on ``[-noise, noise]`` (default
-  0.1), one ``z_t`` per round shared by the k points (the same function is
-  queried at k points). The regret is the pseudo-regret ``f(x_t) - f(x*)``,
-  noise-free, ``f(x*) = 0``.
-* ``adversarial``: an oblivious adversary. Two instances a and b (two
-  centres, or one direction with two offsets) are drawn at reset and f_t
-  alternates between them over phases of doubling length (round t = 0, 1,
-  2, ... belongs to phase ``floor(log2(t + 1))``: a in even phases, b in odd
-  ones), so the sequence is fixed before the learner acts and the best fixed
-  point in hindsight keeps moving (the majority instance changes within
-  every phase). The same noise z_t is added to the observed losses; being
-  constant in x it cancels from the regret. The regret is the exact
-  ``sum_t f_t(x_t) - min_{x in X} sum_t f_t(x)`` at every round: the
-  instantaneous regret of round t is ``f_t(x_t) - (M_t - M_{t-1})``,
-  ``M_t = min_x sum_{s<=t} f_s(x)`` (noise-free), so its cumulative sum at any
-  checkpoint is the regret against the best fixed point of the rounds so far
-  (instantaneous values may be negative). M_t has a closed form for every
-  family, with ``n_a + n_b = t`` rounds of each instance: quadratic,
-  ``(mu/2) n_a n_b ||a - b||^2 / t`` (the minimiser is the running mean of the
-  centres, inside X), summed by Welford's update without cancellation;
-  absolute, ``min(n_a, n_b) ||a - b||_1 / sqrt(d)`` (the majority centre: the
-  triangle inequality); logistic, the loss depends on x through
-  ``z = 2 <u, x> / R`` only and the first-order condition
+  ``f_t(x) = f(x) + z_t``, ``z_t`` uniform on ``[-noise, noise]``. ``noise``
+  defaults to 0.1. There is one ``z_t`` per round, shared by the k points, as
+  the same function is queried at k points. The regret is the noise-free
+  pseudo-regret ``f(x_t) - f(x*)``, with ``f(x*) = 0``.
+* ``adversarial``: an oblivious adversary. Two instances a and b are drawn at
+  reset: two centres, or one direction with two offsets. f_t alternates between
+  them over phases of doubling length. Round t = 0, 1, 2, ... belongs to phase
+  ``floor(log2(t + 1))``, with a in even phases and b in odd ones. So the sequence
+  is fixed before the learner acts, and the best fixed point in hindsight keeps
+  moving: the majority instance changes within every phase. The same noise z_t
+  is added to the observed losses; being constant in x it cancels from the
+  regret. The regret is the exact ``sum_t f_t(x_t) - min_{x in X} sum_t f_t(x)``
+  at every round. The instantaneous regret of round t is
+  ``f_t(x_t) - (M_t - M_{t-1})``, with the noise-free
+  ``M_t = min_x sum_{s<=t} f_s(x)``. So its cumulative sum at any checkpoint is
+  the regret against the best fixed point of the rounds so far. Instantaneous
+  values may be negative. M_t has a closed form for every family, with
+  ``n_a + n_b = t`` rounds of each instance. Quadratic:
+  ``(mu/2) n_a n_b ||a - b||^2 / t``, summed by Welford's update without
+  cancellation; the minimiser is the running mean of the centres, inside X.
+  Absolute: ``min(n_a, n_b) ||a - b||_1 / sqrt(d)``; by the triangle inequality
+  the minimiser is the majority centre. Logistic: the loss depends on x through
+  ``z = 2 <u, x> / R`` only, and the first-order condition
   ``n_a tanh((z - z_a)/2) + n_b tanh((z - z_b)/2) = 0`` is a quadratic equation
-  in ``e^z`` (its root lies between the two hyperplanes, inside X).
+  in ``e^z``. Its root lies between the two hyperplanes, inside X.
 
-``info`` (evaluation only; scalars per run): ``expected_reward`` (minus the
-noise-free loss, averaged over the k points), ``optimal_reward`` (``-f(x*) = 0``
-in the stochastic regime, ``-(M_t - M_{t-1})``, the comparator's share of the
-round, in the adversarial one), ``regret`` (their difference: the
-instantaneous regret averaged over the k points, as in Agarwal, Dekel and
-Xiao 2010) and ``projected`` (whether a point of the action was projected).
-The core's ``comparator`` holds the best fixed point of each run (of the
-rounds played so far in the adversarial regime).
+``info`` holds scalars per run, for evaluation only. ``expected_reward`` is minus
+the noise-free loss, averaged over the k points. ``optimal_reward`` is
+``-f(x*) = 0`` in the stochastic regime. In the adversarial one it is
+``-(M_t - M_{t-1})``, the comparator's share of the round. ``regret`` is their
+difference: the instantaneous regret averaged over the k points, as in Agarwal,
+Dekel and Xiao 2010. ``projected`` says whether a point of the action was projected.
+The core's ``comparator`` holds the best fixed point of each run. In the adversarial
+regime it is the best fixed point of the rounds played so far.
 
-**Actions and projection.** The action space is ``Box(-R, R, (k*d,), float64)``
-(point i is ``action[i*d:(i+1)*d]``), the bounding box of X^k, so that
-stable-baselines3 and any Gymnasium learner run unchanged. An action must be
-a finite real array of that shape (float32, float64 or integers; the shared
-checks of :mod:`ldp_gym.validation` refuse NaN, inf, bools, strings and wrong
-shapes with one clear error naming the action). Any finite point is then
-accepted: a point outside X (inside the box or not) is projected radially,
-``x -> R x / ||x||``, which is the Euclidean projection onto the ball; points
-outside the box are projected before the box check, so a learner whose point
-leaves the box by rounding or exploration is not refused.
-``info["projected"]`` is True when some point of the action lay outside X by
-more than rounding (relative 1e-12 on the squared norm).
+**Actions and projection.** The action space is ``Box(-R, R, (k*d,), float64)``,
+the bounding box of X^k, so that stable-baselines3 and any Gymnasium learner run
+unchanged. Point i is ``action[i*d:(i+1)*d]``. An action must be a finite real
+array of that shape: float32, float64 or integers. The shared checks of
+:mod:`ldp_gym.validation` refuse NaN, inf, bools, strings and wrong shapes with one
+clear error naming the action. Any finite point is then accepted. A point outside X,
+inside the box or not, is projected radially, ``x -> R x / ||x||``, which is the
+Euclidean projection onto the ball. Points outside the box are projected before the
+box check, so a learner whose point leaves the box by rounding or exploration is not
+refused. ``info["projected"]`` is True when some point of the action lay outside X
+by more than rounding. The tolerance is relative 1e-12 on the squared norm.
 
-**Observations.** One point: a constant ``[0.0]`` (float32), as for every
-context-free bandit here: one-point feedback reveals the reward only, and the
+**Observations.** One point: a constant float32 ``[0.0]``, as for every
+context-free bandit here. One-point feedback reveals the reward only, and the
 observation carries nothing private, so the Gaussian reward wrapper alone
-makes the feedback private. k points: the k observed losses of the last round
-(float64, zeros after reset), in ``Box(-B, B, (k,))``: two-point methods take
-the difference of two nearly equal losses (points ``2 rho`` apart, ``rho = log T / T``),
-which float32 would round to a visible fraction of it at T = 1e6. This
-observation is the private feedback itself: the reward-only privacy wrappers
-refuse these envs (``private_observation``), whose release is
-:class:`~ldp_gym.wrappers.bco.TwoPointGaussian`.
+makes the feedback private. k points: the k observed losses of the last round,
+in ``Box(-B, B, (k,))``. They are float64, and zeros after reset. Two-point
+methods take the difference of two nearly equal losses, at points ``2 rho`` apart,
+``rho = log T / T``. At T = 1e6 float32 would round the losses by a visible
+fraction of that difference. This observation is the private feedback itself.
+The reward-only privacy wrappers refuse these envs, as ``private_observation``
+says. Their release is :class:`~ldp_gym.wrappers.bco.TwoPointGaussian`.
 
 **Paths.** Round by round, :meth:`BCOVectorEnv.step` admits the action
 (:meth:`BCOCore.admit`), checks it and plays the round with the compiled
 ``_play``. The runner's block path (:class:`~ldp_gym.protocols.EvaluatesBlocks`)
-draws the randomness of a block ahead (:meth:`BCOCore.draw_world`: the noise's
-uniforms, which do not depend on the actions; the adversary's schedule is
-deterministic) and hands the agent's kernel the compiled round
-(:meth:`BCOCore.round_kernel`: the same admission, checks and ``_play``), so
+draws the randomness of a block ahead with :meth:`BCOCore.draw_world`. That is the
+noise's uniforms, which do not depend on the actions; the adversary's schedule is
+deterministic. The block path then hands the agent's kernel the compiled round,
+:meth:`BCOCore.round_kernel`, with the same admission, checks and ``_play``. So
 both paths give bitwise the same rounds.
 
 Example:
@@ -155,8 +153,10 @@ _NONE = np.empty(0)
 
 @njit(cache=True, nogil=True)
 def _psi(z):
-    """``log(1 + e^z) + log(1 + e^-z) - 2 log 2 = 2 log cosh(z/2)``, as ``2 log1p(2 sinh(z/4)^2)``
-    (accurate near its minimum 0 at z = 0)."""
+    """``log(1 + e^z) + log(1 + e^-z) - 2 log 2 = 2 log cosh(z/2)``, as ``2 log1p(2 sinh(z/4)^2)``.
+
+    That form is accurate near its minimum 0 at z = 0.
+    """
     s = math.sinh(0.25 * z)
     return 2.0 * math.log1p(2.0 * s * s)
 
@@ -170,7 +170,7 @@ def psi(z: Any) -> np.ndarray:
 @njit(cache=True, nogil=True, inline="always")
 def _side(t):
     """Instance of round t (0-based) of the adversarial sequence: 0 (a) in even phases, 1 (b)
-    in odd ones; round t is in phase floor(log2(t + 1)) (phases of doubling length)."""
+    in odd ones. Round t is in phase floor(log2(t + 1)), so the phases double in length."""
     m, phase = t + 1, 0
     while m > 1:
         m >>= 1
@@ -207,7 +207,7 @@ def _evaluate(x, dim, radius, loss, mu, scale, centres, direction, offsets, side
               flags):
     """Noise-free losses (N, k) of instance ``sides[i]`` of each run at the points x (N, k*d),
     projected radially onto the ball; ``flags[i]`` set where a point of run i lay outside it by
-    more than rounding. One loop per family (a branch inside the loop would slow them all)."""
+    more than rounding. One loop per family: a branch inside the loop would slow them all."""
     flag_r2 = radius * radius * (1.0 + PROJECTION_TOLERANCE)
     n, k = losses.shape
     if loss == 0:
@@ -244,15 +244,18 @@ def _evaluate(x, dim, radius, loss, mu, scale, centres, direction, offsets, side
 @njit(cache=True, nogil=True)
 def _play(x, uniforms, fpar, ipar, centres, direction, offsets, counts, adv, forced, losses,
           out, projected):
-    """One round of N runs, in place: the points x (N, k*d) projected radially onto the ball,
-    their observed losses (N, k) (noise ``noise (2 u - 1)`` from the uniforms (N,), shared by
-    the k points; none if ``uniforms`` is empty), ``out`` (4, N): rewards, expected and
-    optimal rewards, regrets; ``projected`` (N,): the flags forced by :meth:`BCOCore.admit`
-    or a point outside X; the adversary's counts moved on.
+    """One round of N runs, in place.
+
+    The points x (N, k*d) are projected radially onto the ball, and their observed losses
+    (N, k) are computed. The noise ``noise (2 u - 1)`` comes from the uniforms (N,) and is
+    shared by the k points; there is none if ``uniforms`` is empty. ``out`` (4, N) gets the
+    rewards, expected and optimal rewards, and regrets. ``projected`` (N,) gets the flags
+    forced by :meth:`BCOCore.admit` or a point outside X. The adversary's counts move on.
 
     ``fpar``: radius, mu, logistic scale, noise; ``ipar``: points, dim, loss code,
     adversarial; ``counts`` (2, N): rounds played, rounds of instance b; ``adv`` (N, 4): the
-    adversary's gap (quadratic, absolute), M_t, e^{z_a}, e^{z_b} (logistic).
+    adversary's gap for the quadratic and absolute losses; M_t, e^{z_a}, e^{z_b} for the
+    logistic one.
     """
     radius, mu, scale, noise = fpar[0], fpar[1], fpar[2], fpar[3]
     points, dim, loss, adversarial = ipar[0], ipar[1], ipar[2], ipar[3]
@@ -306,7 +309,7 @@ def _sides(t, out):
 
 @njit(cache=True, nogil=True)
 def _logistic_comparators(t, n_b, exp_offsets, offsets, scale, out):
-    """Adversarial logistic: z* of each run's rounds so far (of round 1 before it)."""
+    """Adversarial logistic: z* of each run's rounds so far, or of round 1 before it is played."""
     for i in range(t.shape[0]):
         n_a = float(t[i] - n_b[i]) if t[i] > 0 else 1.0
         out[i] = _logistic_best(n_a, float(n_b[i]), exp_offsets[i, 0], exp_offsets[i, 1],
@@ -315,8 +318,8 @@ def _logistic_comparators(t, n_b, exp_offsets, offsets, scale, out):
 
 @njit(cache=True, nogil=True)
 def box_status(x, radius):
-    """-1 if a value of x (flat) is NaN or infinite (the shared validation refuses those), 1
-    if a finite value leaves [-radius, radius], else 0."""
+    """Status of the flat x: -1 if a value is NaN or infinite, 1 if a finite value leaves
+    [-radius, radius], else 0. The shared validation refuses NaN and infinite values."""
     out = 0
     for v in x:
         if not math.isfinite(v):
@@ -336,7 +339,7 @@ _CLEARLY_INSIDE = 1.0 - 1e-9
 def project_point(src, radius, dst):
     """One point ``src`` (d,) projected radially onto the ball into ``dst`` (may be ``src``),
     inside the box despite rounding; returns whether it lay outside by more than rounding.
-    Norms come from the max-abs-scaled point (no finite point overflows)."""
+    Norms come from the max-abs-scaled point, so no finite point overflows."""
     d = src.shape[0]
     plain = 0.0
     for q in range(d):
@@ -387,8 +390,8 @@ def _admit_rows(x, points, dim, radius, forced):
 def _play_admitted(x, uniforms, fpar, ipar, centres, direction, offsets, counts, adv, forced,
                    losses, out, projected):
     """The block path's round (:meth:`BCOCore.round_kernel`): the checks and projection of
-    :meth:`BCOVectorEnv.step` (x (N, k*d) finite, else nothing is played and False returned;
-    :func:`_admit_rows`, in place), then :func:`_play`."""
+    :meth:`BCOVectorEnv.step`, then :func:`_play`. The points x (N, k*d) must be finite, else
+    nothing is played and False is returned. The projection is :func:`_admit_rows`, in place."""
     status = box_status(x.reshape(-1), fpar[0])  # one pass: finite, and inside the box?
     if status < 0:
         return False
@@ -402,9 +405,9 @@ def _play_admitted(x, uniforms, fpar, ipar, centres, direction, offsets, counts,
 @njit(cache=True, nogil=True)
 def _plain_feedback(x, losses, rewards, noise, params, seen, mech):
     """What the env shows of a round without a release (:meth:`BCOCore.round_kernel`):
-    ``seen[:, 0]`` the rewards, ``seen[:, 1:]`` the observation (the k losses; 0.0 for one
-    point, whose observation is constant). ``noise``, ``params`` and ``mech`` are unused (a
-    release's feedback function has this signature)."""
+    ``seen[:, 0]`` the rewards, ``seen[:, 1:]`` the observation. The observation is the k
+    losses, or 0.0 for one point, whose observation is constant. ``noise``, ``params`` and
+    ``mech`` are unused; a release's feedback function has this signature."""
     n, k = losses.shape
     for i in range(n):
         seen[i, 0] = rewards[i]
@@ -422,26 +425,27 @@ _ARGS_DOC = """
         radius: R > 0, radius of the decision set X (default 1).
         loss: ``"quadratic"`` (default), ``"absolute"`` or ``"logistic"``.
         regime: ``"stochastic"`` (default) or ``"adversarial"`` (oblivious).
-        noise: half-width of the uniform zero-mean noise on every observed loss (>= 0,
-            default 0.1).
-        mu: curvature of the quadratic loss (> 0 for it; >= 0 and unused by the others).
+        noise: half-width of the uniform zero-mean noise on every observed loss; >= 0,
+            default 0.1.
+        mu: curvature of the quadratic loss, > 0 for it. The others take mu >= 0 and
+            do not use it.
         {points}
 
     Attributes (of the core, ``env.unwrapped.core``):
         loss_bound: B, ``|f_t(x)| <= B`` on X, noise included; ``bounded_rewards = (-B, B)``.
         lipschitz: G, Lipschitz constant of the noise-free loss on X.
-        strong_convexity: mu of the family (0.0: convex only).
-        smoothness: beta of the family (``math.inf``: not smooth).
-        comparator: (N, d) best fixed point of each run (evaluation only).
-        last_losses: (N, k) observed losses of the last round, float64 (zeros after reset).
+        strong_convexity: mu of the family; 0.0 means convex only.
+        smoothness: beta of the family; ``math.inf`` means not smooth.
+        comparator: (N, d) best fixed point of each run, for evaluation only.
+        last_losses: (N, k) observed losses of the last round, float64, zeros after reset.
 """
 
 
 def project_points(pts: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
     """Points (..., d) projected radially onto the ball, inside the box ``[-radius, radius]^d``
     despite rounding, and whether each lay outside by more than rounding. Norms come from
-    max-abs-scaled points, so that no finite point overflows. Compiled (:func:`project_point`,
-    the one implementation of both paths of the runner)."""
+    max-abs-scaled points, so that no finite point overflows. Compiled: :func:`project_point`
+    is the one implementation of both paths of the runner."""
     pts = np.asarray(pts, dtype=np.float64)
     d = pts.shape[-1]
     rows = np.ascontiguousarray(pts.reshape(-1, d))
@@ -451,7 +455,7 @@ def project_points(pts: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarr
 
 
 def _ball(rng: np.random.Generator, shape: tuple[int, ...], radius: float) -> np.ndarray:
-    """Points uniform in the ball of ``radius`` (last axis the coordinates)."""
+    """Points uniform in the ball of ``radius``; the last axis holds the coordinates."""
     g = rng.standard_normal(shape)
     g /= np.linalg.norm(g, axis=-1, keepdims=True)
     g *= radius * rng.random(shape[:-1] + (1,)) ** (1.0 / shape[-1])
@@ -466,8 +470,8 @@ def _sphere(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
 
 class BCOCore(BanditCore):
     __doc__ = """Bandit convex optimisation on the ball of radius R in R^d, on a batch of runs.
-""" + _ARGS_DOC.format(points="points: k, points per round (default 1; >= 2 for multi-point "
-                       "feedback).")
+""" + _ARGS_DOC.format(points="points: k, points per round, default 1; >= 2 for multi-point "
+                       "feedback.")
 
     public = ("dim", "radius", "points", "loss_bound", "lipschitz", "strong_convexity",
               "smoothness")
@@ -594,10 +598,12 @@ class BCOCore(BanditCore):
 
     # ------------------------------------------------------------------ losses
     def losses(self, points: Any, side: Any = None) -> np.ndarray:
-        """Noise-free losses (N, m) at points (N, m, d) (projected onto X like actions), of the
-        instance each run plays in its next round (``side`` None), or of instance a (``side``
-        0) or b (1), an int or (N,) array (the stochastic regime has instance a only). For
-        evaluation and tests; nothing is played."""
+        """Noise-free losses (N, m) at points (N, m, d), projected onto X like actions.
+
+        With ``side`` None, the losses are of the instance each run plays in its next round.
+        With ``side`` 0 or 1, an int or (N,) array, they are of instance a or b. The
+        stochastic regime has instance a only. For evaluation and tests; nothing is played.
+        """
         x = np.ascontiguousarray(project_points(np.asarray(points, dtype=np.float64), self.radius)[0])
         n, m = x.shape[0], x.shape[1]
         if side is None:
@@ -613,8 +619,12 @@ class BCOCore(BanditCore):
 
     @property
     def comparator(self) -> np.ndarray:
-        """(N, d) best fixed point of each run: the minimiser of f (stochastic), or of the sum of
-        the losses of the rounds played so far (adversarial; before the first round, of f_1)."""
+        """(N, d) best fixed point of each run.
+
+        In the stochastic regime it is the minimiser of f. In the adversarial one it is the
+        minimiser of the sum of the losses of the rounds played so far, or of f_1 before the
+        first round.
+        """
         if self.loss == "logistic":
             if not self._adversarial:
                 return self.offsets[:, :1] * self.direction
@@ -647,9 +657,9 @@ class BCOCore(BanditCore):
     # ------------------------------------------------------------------ the block path
     def draw_world(self, rng: np.random.Generator, length: int) -> np.ndarray:
         """The randomness of the next ``length`` rounds (:class:`~ldp_gym.protocols.EvaluatesBlocks`):
-        the uniforms of the loss noise, (length, N), row s the ``rng.random(N)`` that
-        :meth:`step` draws in round s (one call draws the same stream); (length, 0) without
-        noise. The adversary's schedule is deterministic; nothing else is random."""
+        the uniforms of the loss noise, (length, N), or (length, 0) without noise. Row s is
+        the ``rng.random(N)`` that :meth:`step` draws in round s; one call draws the same
+        stream. The adversary's schedule is deterministic; nothing else is random."""
         n = self.t.shape[0]
         return rng.random((length, n)) if self.noise > 0.0 else np.empty((length, 0))
 
@@ -657,8 +667,8 @@ class BCOCore(BanditCore):
         """The compiled round of the block path (:class:`~ldp_gym.protocols.EvaluatesBlocks`):
         ``_play_admitted(x, uniforms_row, *args)`` checks and projects the points as
         :meth:`BCOVectorEnv.step` does, then plays the round with :meth:`step`'s compiled
-        :func:`_play`, on this core's state (moved on in place); its buffers hold the last
-        round's rewards, losses (:attr:`last_losses`), regrets and ``projected`` flags."""
+        :func:`_play`, on this core's state, which it moves on in place. Its buffers hold the
+        last round's rewards, losses (:attr:`last_losses`), regrets and ``projected`` flags."""
         n, k = self.t.shape[0], self.points
         self.last_losses = np.zeros((n, k))
         out, projected = np.zeros((4, n)), np.zeros(n, dtype=bool)
@@ -679,7 +689,7 @@ class MultiPointBCOCore(BCOCore):
 
 
 class BCOEnv(BanditEnv):
-    __doc__ = """One-point bandit convex optimisation on the ball of radius R in R^d (one run).
+    __doc__ = """One-point bandit convex optimisation on the ball of radius R in R^d, for one run.
 """ + _ARGS_DOC.format(points="points: k, points per round (default 1).") + """
     Example:
         >>> import numpy as np
@@ -704,7 +714,7 @@ class BCOEnv(BanditEnv):
 
 
 class MultiPointBCOEnv(BCOEnv):
-    __doc__ = """Multi-point bandit convex optimisation (one run): k points of the same loss per round.
+    __doc__ = """Multi-point bandit convex optimisation for one run: k points of the same loss per round.
 """ + _ARGS_DOC.format(points="points: k >= 2, points per round (default 2).") + """
     Example:
         >>> import numpy as np
@@ -722,8 +732,8 @@ class MultiPointBCOEnv(BCOEnv):
 
 
 class BCOVectorEnv(BanditVectorEnv):
-    """N runs of :class:`BCOEnv` in numpy (native vector env); actions (N, k*d), projected onto X
-    like :class:`BCOEnv`'s.
+    """N runs of :class:`BCOEnv` in numpy, as a native vector env; actions (N, k*d) are projected
+    onto X like :class:`BCOEnv`'s.
 
     Example:
         >>> import numpy as np
@@ -747,7 +757,7 @@ class BCOVectorEnv(BanditVectorEnv):
 
 
 class MultiPointBCOVectorEnv(BCOVectorEnv):
-    """N runs of :class:`MultiPointBCOEnv` in numpy (native vector env).
+    """N runs of :class:`MultiPointBCOEnv` in numpy, as a native vector env.
 
     Example:
         >>> import numpy as np

@@ -1,10 +1,10 @@
 """Multi-armed bandits: stochastic (``LDPMAB-v0``) and oblivious adversarial (``LDPAdversarialMAB-v0``).
 
-Stochastic K-armed bandit (Azize and Basu 2022, section 5; Chen et al. 2020
-with one base arm). Defaults reproduce Azize and Basu's Fig. 2: Bernoulli arms
+The stochastic K-armed bandit is that of Azize and Basu 2022, section 5, and of Chen et
+al. 2020 with one base arm. Defaults reproduce Azize and Basu's Fig. 2: Bernoulli arms
 with means {0.75, 0.625, 0.5, 0.375, 0.25}.
 
-There is no context: the observation is a constant ``[0.0]`` (float32) so
+There is no context: the observation is a constant float32 ``[0.0]``, so
 that any Gymnasium learner, stable-baselines3 included, runs unchanged.
 
 Example:
@@ -38,7 +38,9 @@ __all__ = [
     "MABEnv",
     "MABVectorEnv",
     "bernoulli_kl",
+    "d_epsilon",
     "minimax_lower_bound",
+    "optimal_lower_bound",
     "problem_dependent_lower_bound",
 ]
 
@@ -52,20 +54,21 @@ class MABCore(BanditCore, DrawsBlocks, DrawsStretches):
     """Stochastic K-armed bandit on a batch of runs.
 
     Args:
-        means: arm means (a sequence), or ``"random"`` for means drawn uniformly
-            in [0, 1] at every reset (needs ``n_arms``).
-        distribution: ``"bernoulli"`` (default), ``"gaussian"`` (std ``sigma``,
-            unbounded rewards: private wrappers and agents clip them to their
-            declared bounds) or ``"beta"`` (Beta with mean mu and concentration
-            ``concentration``, rewards in [0, 1]).
+        means: a sequence of arm means, or ``"random"`` for means drawn uniformly
+            in [0, 1] at every reset. ``"random"`` needs ``n_arms``.
+        distribution: ``"bernoulli"``, the default, ``"gaussian"`` or ``"beta"``.
+            Gaussian rewards have std ``sigma`` and are unbounded: private wrappers and
+            agents clip them to their declared bounds. Beta rewards have mean mu and
+            concentration ``concentration``, and lie in [0, 1].
         n_arms: number of arms for random instances.
         sigma: standard deviation of Gaussian rewards.
         concentration: a + b of Beta rewards.
-        order: ``"shuffled"`` presents the means in an order drawn at every reset (from the
-            env's ``np_random``), so that no fixed arm index is best (an ``argmax`` agent or a
-            frozen policy cannot score zero regret by the order alone); ``"given"`` keeps the
-            order of ``means``. Default: shuffled for the default means (the paper's, best
-            first as published), given for means you pass. Random means ignore it.
+        order: ``"shuffled"`` presents the means in an order drawn at every reset from the
+            env's ``np_random``. So no fixed arm index is best, and an ``argmax`` agent or a
+            frozen policy cannot score zero regret by the order alone. ``"given"`` keeps the
+            order of ``means``. Default: shuffled for the default means, which are the
+            paper's, best first as published; given for means you pass. Random means
+            ignore it.
     """
 
     def __init__(self, means: Sequence[float] | str | None = None,
@@ -165,20 +168,21 @@ class MABCore(BanditCore, DrawsBlocks, DrawsStretches):
 class AdversarialMABCore(BanditCore, DrawsBlocks):
     """Oblivious adversarial K-armed bandit: the reward sequence does not depend on the actions.
 
-    With ``reward_table`` (shape (T, K), values in [0, 1]) the rewards are the
-    table's rows, the same in every run; regret is measured against the best
-    fixed arm of the whole table (instantaneous regret may be negative).
+    With ``reward_table``, of shape (T, K) and values in [0, 1], the rewards are the
+    table's rows, the same in every run. Regret is measured against the best
+    fixed arm of the whole table, so instantaneous regret may be negative.
 
     Without it, every run draws a *stochastically constrained* adversarial
-    sequence (Zimmert and Seldin 2021): the best arm (drawn at reset) has mean
-    ``level(t)``, the others ``level(t) - gap``, and ``level`` alternates
+    sequence (Zimmert and Seldin 2021). The best arm is drawn at reset and has mean
+    ``level(t)``, the others ``level(t) - gap``. ``level`` alternates
     between ``high`` and ``low`` over phases whose lengths grow geometrically
     by ``growth``. Rewards are Bernoulli draws from an independent stream, so
     the sequence is fixed before the agent acts; regret is the pseudo-regret
     against the best arm.
 
     The rewards do not depend on the actions, so the runner draws blocks of rounds ahead
-    (``draw_block``): bitwise the rounds of ``step``, which draws every arm's reward too.
+    with ``draw_block``. They are bitwise the rounds of ``step``, which draws every arm's
+    reward too.
     """
 
     def __init__(self, reward_table: Any = None, n_arms: int = 5, gap: float = 0.1,
@@ -221,7 +225,7 @@ class AdversarialMABCore(BanditCore, DrawsBlocks):
         return np.zeros((self.t.shape[0], 1), dtype=np.float32)
 
     def mean_table(self, t: np.ndarray) -> np.ndarray:
-        """Means (N, ..., K) of rounds ``t`` (N, ...) (per run) of the default sequence."""
+        """Means (N, ..., K) of the default sequence at rounds ``t`` (N, ...), per run."""
         phase = np.floor(np.log1p(t) / np.log(self.growth)).astype(np.int64)
         level = np.where(phase % 2 == 0, self.high, self.low)
         mu = np.repeat((level - self.gap)[..., None], self.n_arms, axis=-1)
@@ -328,7 +332,7 @@ AdversarialMABVectorEnv = make_vector_class("AdversarialMABVectorEnv", Adversari
 
 
 def bernoulli_kl(p: Any, q: Any) -> np.ndarray:
-    """Bernoulli Kullback-Leibler divergence ``kl(p, q)`` (vectorised, safe at 0 and 1)."""
+    """Bernoulli Kullback-Leibler divergence ``kl(p, q)``, vectorised and safe at 0 and 1."""
     p = np.asarray(p, dtype=np.float64)
     q = np.clip(np.asarray(q, dtype=np.float64), 1e-15, 1 - 1e-15)
     return special.xlogy(p, p / q) + special.xlogy(1 - p, (1 - p) / (1 - q))
@@ -348,8 +352,8 @@ def problem_dependent_lower_bound(means: Sequence[float], horizon: Any,
     """Problem-dependent lower bound for Bernoulli arms (Azize and Basu 2022, Table 2, Thm 3).
 
     ``sum_a Delta_a log T / min(kl(mu_a, mu*), 6 epsilon Delta_a)`` over the
-    sub-optimal arms (``t_inf = Delta_a`` for Bernoulli). An asymptotic bound:
-    plotted beside regret curves it shows the slope, not a guaranteed floor at
+    sub-optimal arms, with ``t_inf = Delta_a`` for Bernoulli. It is an asymptotic bound.
+    Plotted beside regret curves it shows the slope, not a guaranteed floor at
     small T.
     """
     mu = np.asarray(means, dtype=np.float64)
@@ -357,4 +361,77 @@ def problem_dependent_lower_bound(means: Sequence[float], horizon: Any,
     gaps = best - mu
     sub = gaps > 0
     coef = np.sum(gaps[sub] / np.minimum(bernoulli_kl(mu[sub], best), 6.0 * epsilon * gaps[sub]))
+    return coef * np.log(np.asarray(horizon, dtype=np.float64))
+
+
+# --------------------------------------------------------------------------- the privacy-aware divergence
+
+_CLAMP = 1e-12
+
+
+def d_epsilon(x: Any, y: Any, epsilon: Any) -> np.ndarray:
+    """The privacy-aware divergence of Azize, Wu, Honda, Orabona, Ito and Basu (2025, Def. 1).
+
+    ``d_eps(x, y) = inf {eps |z - x| + kl(z, y) : z between x and y}`` for Bernoulli means x, y.
+    It interpolates between the Bernoulli kl (large epsilon) and epsilon times the total
+    variation ``|x - y|`` (small epsilon). It never exceeds either of them.
+
+    The objective is convex in z, so the infimum is a clipped stationary point. For
+    ``x <= y`` the minimiser is ``max(x, sigmoid(logit(y) - eps))``. For ``x > y`` it is
+    ``min(x, sigmoid(logit(y) + eps))``. This closed form is derived here, not quoted from the
+    paper; the tests compare it with a brute-force search over z. Means are clamped to
+    ``[1e-12, 1 - 1e-12]``, except that ``d_eps(x, 1) = eps (1 - x)`` exactly. An infinite
+    epsilon gives kl.
+
+    Args:
+        x: the first means, in [0, 1] (broadcast with ``y`` and ``epsilon``).
+        y: the second means, in [0, 1].
+        epsilon: the privacy budgets, > 0 (``inf`` allowed).
+
+    Returns:
+        The divergences, as a float array of the broadcast shape.
+
+    Example:
+        >>> from ldp_gym.envs.mab import d_epsilon, bernoulli_kl
+        >>> float(d_epsilon(0.5, 1.0, 0.1))                # eps (1 - x): finite where kl is not
+        0.05
+        >>> bool(abs(d_epsilon(0.7, 0.85, 1e9) - bernoulli_kl(0.7, 0.85)) < 1e-12)
+        True
+    """
+    x, y, eps = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (x, y, epsilon)))
+    if not (np.all((x >= 0) & (x <= 1)) and np.all((y >= 0) & (y <= 1))):
+        raise ValueError("x and y must be Bernoulli means in [0, 1]")
+    if not np.all(eps > 0):
+        raise ValueError("epsilon must be > 0")
+    xc = np.clip(x, _CLAMP, 1.0 - _CLAMP)
+    yc = np.clip(y, _CLAMP, 1.0 - _CLAMP)
+    logit_y = np.log(yc) - np.log1p(-yc)
+    with np.errstate(over="ignore"):
+        up = special.expit(logit_y - eps)     # minimiser's candidate when x <= y
+        down = special.expit(logit_y + eps)   # when x > y
+    z = np.where(xc <= yc, np.maximum(xc, up), np.minimum(xc, down))
+    moved = np.abs(z - xc)
+    with np.errstate(invalid="ignore"):
+        linear = np.where(moved > 0, eps * moved, 0.0)  # 0, not inf * 0, when z = x
+    out = linear + bernoulli_kl(z, yc)
+    out = np.where(y >= 1.0, eps * (1.0 - x), out)
+    return out + 0.0 if out.ndim else float(out)  # type: ignore[return-value]
+
+
+def optimal_lower_bound(means: Sequence[float], horizon: Any, epsilon: float) -> np.ndarray:
+    """Regret lower bound under epsilon-global DP (Azize et al. 2025, Thm 1).
+
+    ``sum_a Delta_a log T / d_eps(mu_a, mu*)`` over the sub-optimal Bernoulli arms. It
+    improves :func:`problem_dependent_lower_bound` (Azize and Basu 2022) at every epsilon. It is
+    asymptotic: plotted beside regret curves it shows the slope, not a floor at small T.
+
+    Example:
+        >>> from ldp_gym.envs.mab import optimal_lower_bound
+        >>> round(float(optimal_lower_bound([0.75, 0.7, 0.7, 0.7, 0.7], 1e6, 0.01)), 1)
+        5632.0
+    """
+    mu = np.asarray(means, dtype=np.float64)
+    gaps = mu.max() - mu
+    sub = gaps > 0
+    coef = np.sum(gaps[sub] / d_epsilon(mu[sub], mu.max(), epsilon))
     return coef * np.log(np.asarray(horizon, dtype=np.float64))

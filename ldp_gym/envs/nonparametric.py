@@ -1,93 +1,89 @@
 """Nonparametric contextual bandits (``LDPNonparametricBandit-v0``) and real data as bandits.
 
-**Setting** (Perchet and Rigollet 2013; under local DP with transfer, Ma et
-al. 2025, "Locally private nonparametric contextual multi-armed bandits with
-transfer learning"). Every round a context X_t is drawn uniformly on
+**Setting** (Perchet and Rigollet 2013). Ma et al. 2025 study it under local DP with
+transfer, in "Locally private nonparametric contextual multi-armed bandits with
+transfer learning". Every round a context X_t is drawn uniformly on
 [0, 1]^d (``dim``, default 2) and shown to the learner, which pulls one of K
 arms (``n_arms``) and receives a Bernoulli reward of mean ``f_a(X_t)``. The
-reward functions are fixed (the same in every run and episode) and only
+reward functions are fixed, the same in every run and episode, and only
 assumed smooth: no parametric model. The regret is
 ``sum_t f_{k*(X_t)}(X_t) - f_{a_t}(X_t)``. Observation: the context, a
 ``(d,)`` float32 array in ``Box(0, 1)``; the means are computed from exactly
 these float32 values, so a learner sees the point its reward was drawn at.
 ``info`` holds ``expected_reward``, ``optimal_reward``, ``regret`` and
-``optimal_action`` as in the other arm settings (ties between arms, on sets of
-measure zero, go to the smallest index).
+``optimal_action`` as in the other arm settings. Ties between arms, on sets of
+measure zero, go to the smallest index.
 
 **Reward functions** (``reward``):
 
-* ``bumps`` (default; Ma et al. section 4.1): for k = 0, ..., K - 1,
+* ``bumps``, the default, from Ma et al. section 4.1: for k = 0, ..., K - 1,
   ``f_k(x) = 2 e^{-a_k} / (1 + e^{-a_k})`` with
   ``a_k = 2 K^2 (x_1 - (k + 1)/(K + 1))^2``: a bump of height 1 centred at
   ``x_1 = (k + 1)/(K + 1)``, depending on the first coordinate only; arm k is
   best on the slab of ``x_1`` nearest its centre.
-* ``checkerboard`` (the K = 2 "symmetric" function of the paper's supplement;
-  needs ``n_arms = 2`` and ``dim >= 2``, and depends on x_1, x_2 only): with
+* ``checkerboard``: the K = 2 "symmetric" function of the paper's supplement. It
+  needs ``n_arms = 2`` and ``dim >= 2``, and depends on x_1, x_2 only. With
   ``s(x) = sign((x_1 - 1/2)(x_2 - 1/2))`` and
   ``h(x) = 1 - 4 max_{j = 1, 2} |frac(2 x_j)/2 - 1/4|``,
   ``f_0(x) = (1 - s(x) h(x))/2`` and ``f_1(x) = (1 + s(x) h(x))/2``.
   ``h`` is a pyramid of height 1 over each quadrant of [0, 1]^2, peaking at
   the quadrant's centre (coordinates 1/4 or 3/4) and vanishing on its edges
-  (``x_j`` in {0, 1/2, 1}): arm 1 is best on the lower-left and upper-right
+  (``x_j`` in {0, 1/2, 1}). Arm 1 is best on the lower-left and upper-right
   quadrants, arm 0 on the other two, with gap ``h(x)``, which vanishes along
-  every quadrant edge (harder than the bumps: the decision boundary is a
-  cross with no margin around it). It is 2-Lipschitz in the sup norm and
+  every quadrant edge. So it is harder than the bumps: the decision boundary is a
+  cross with no margin around it. It is 2-Lipschitz in the sup norm and
   ``f_0 + f_1 = 1``; the bumps are Lipschitz with constant about 1.11 K.
 
 **Auxiliary data** (``auxiliary``; Ma et al. section 3): a sequence of
 dataset specifications, ``{"n": n_m, "epsilon": eps_m, "gamma": gamma_m,
 "kappa": kappa_m}`` (``gamma`` defaults to 0, ``kappa`` to 1). Dataset m has
 n_m points from the same reward functions under covariate shift: X has density
-``p_gamma(x) = ((gamma + d)/d) (2 ||x - 1/2||_inf)^gamma`` on [0, 1]^d
-(:func:`auxiliary_density`; gamma = 0 is the target's uniform law, larger
-gamma moves mass to the boundary of the cube). The sampler is exact for every
-gamma >= 0 (:func:`sample_auxiliary_contexts`): the radius
-``r = ||X - 1/2||_inf`` has density proportional to
-``r^gamma * r^(d - 1)`` on [0, 1/2] (the density times the area of the cube's
-surface at radius r), so ``r = U^(1/(gamma + d)) / 2``; given r, X is uniform on
-the surface of the cube of half-width r: one of its 2d faces uniformly (equal
-areas), the face's coordinate at ``1/2 +- r`` and the others uniform in
-``[1/2 - r, 1/2 + r]``. Actions are logged by a behaviour policy independent
-of x, with probabilities ``linspace(kappa/K, (2 - kappa)/K, K)``
-(:func:`behaviour_policy`; kappa = 1 is uniform, smaller kappa explores arm 0
-less), and rewards are Bernoulli ``f_A(X)``. ``core.auxiliary_data(run)``
-returns run ``run``'s raw logged datasets ``[(X, A, Y), ...]`` of its current
-episode (float64 (n_m, d), int64 (n_m,), float64 (n_m,)); ``epsilon`` is the
-budget the *agent* privatises dataset m with (the env hands out raw data, as
-it hands out raw rewards). The data are drawn on demand from 256 bits of
-entropy that every run draws from the env's ``np_random`` at its reset:
-the same reset seed gives the same data, every run and every episode its own,
-dataset m depends only on that entropy and its own specification, and no
-dataset is held in memory by the env. The entropy is drawn whether or not
-``auxiliary`` is given, so the target contexts and rewards of a seed are the
-same with and without auxiliary data (paired comparisons).
-``core.auxiliary`` keeps the validated specifications (a tuple of dicts),
+``p_gamma(x) = ((gamma + d)/d) (2 ||x - 1/2||_inf)^gamma`` on [0, 1]^d, given by
+:func:`auxiliary_density`. With gamma = 0 this is the target's uniform law; larger
+gamma moves mass to the boundary of the cube. The sampler is exact for every
+gamma >= 0 (:func:`sample_auxiliary_contexts`). The radius
+``r = ||X - 1/2||_inf`` has density proportional to ``r^gamma * r^(d - 1)`` on
+[0, 1/2], the density times the area of the cube's surface at radius r, so
+``r = U^(1/(gamma + d)) / 2``. Given r, X is uniform on the surface of the cube of
+half-width r: one of its 2d faces uniformly, as they have equal areas, the face's
+coordinate at ``1/2 +- r`` and the others uniform in ``[1/2 - r, 1/2 + r]``. Actions
+are logged by a behaviour policy independent of x, with probabilities
+``linspace(kappa/K, (2 - kappa)/K, K)`` given by :func:`behaviour_policy`, and rewards
+are Bernoulli ``f_A(X)``. With kappa = 1 the policy is uniform; smaller kappa explores
+arm 0 less. ``core.auxiliary_data(run)`` returns run ``run``'s raw logged datasets
+``[(X, A, Y), ...]`` of its current episode (float64 (n_m, d), int64 (n_m,), float64
+(n_m,)). ``epsilon`` is the budget the *agent* privatises dataset m with: the env hands
+out raw data, as it hands out raw rewards. The data are drawn on demand from 256 bits
+of entropy that every run draws from the env's ``np_random`` at its reset. The same
+reset seed gives the same data, every run and every episode its own, dataset m depends
+only on that entropy and its own specification, and no dataset is held in memory by the
+env. The entropy is drawn whether or not ``auxiliary`` is given, so the target contexts
+and rewards of a seed are the same with and without auxiliary data. This allows paired
+comparisons. ``core.auxiliary`` keeps the validated specifications as a tuple of dicts,
 for the runner's metadata.
 
-**Real data as bandits** (``LDPClassificationBandit-v0``; Riquelme et al.
-2018's construction, used by Ma et al. section 4.2): classes are arms and the
-reward is 1 when the pulled arm is the row's label, 0 otherwise, so the
-expected reward of arm a at a row is ``1{a = label}`` (the regret of a round
-is ``1 - 1{a = label}``, the best arm is the label). Contexts are rows drawn
-uniformly with replacement from a dataset that ships inside scikit-learn
-(``dataset``: ``breast_cancer``, ``digits``, ``iris``, ``wine``; no download;
-scikit-learn is an optional dependency), with features min-max scaled to
-[0, 1] over the dataset (constant features map to 0). ``dim`` reduces the
-dimension by principal components: the scaled features are centred, projected
-on their ``dim`` leading right singular vectors (numpy's SVD; each vector's
-sign fixed so that its largest loading is positive) and min-max scaled to
-[0, 1] again. The paper's Adult, Jobs and Taxi datasets (its Table 1, each
-split into target and auxiliary data) cannot be fetched here.
-Auxiliary datasets take the same specifications: their rows are drawn with
-replacement with probabilities proportional to ``(2 ||x - 1/2||_inf)^gamma``
-over the scaled rows (gamma = 0: the target's law), logged by the same
-behaviour policy.
+**Real data as bandits** (``LDPClassificationBandit-v0``): Riquelme et al. 2018's
+construction, used by Ma et al. section 4.2. Classes are arms and the reward is 1 when
+the pulled arm is the row's label, 0 otherwise, so the expected reward of arm a at a
+row is ``1{a = label}``. The regret of a round is ``1 - 1{a = label}``, and the best arm
+is the label. Contexts are rows drawn uniformly with replacement from a dataset that
+ships inside scikit-learn, so nothing is downloaded: ``dataset`` is ``breast_cancer``,
+``digits``, ``iris`` or ``wine``. scikit-learn is an optional dependency. Features are
+min-max scaled to [0, 1] over the dataset; constant features map to 0. ``dim`` reduces
+the dimension by principal components: the scaled features are centred, projected on
+their ``dim`` leading right singular vectors and min-max scaled to [0, 1] again. The
+vectors come from numpy's SVD, each with its sign fixed so that its largest loading is
+positive. The paper's Adult, Jobs and Taxi datasets cannot be fetched here; they are
+in its Table 1, each split into target and auxiliary data. Auxiliary datasets take the
+same specifications: their rows are drawn with replacement with probabilities
+proportional to ``(2 ||x - 1/2||_inf)^gamma`` over the scaled rows, logged by the same
+behaviour policy. With gamma = 0 this is the target's law.
 
 Both cores also declare ``multi_parameter = True``, ``link = "logistic"`` and
 ``reward_bound = 1.0``, which the contextual agents read
-(:meth:`~ldp_gym.agents.glm.ContextualAgent.env_params`): Han et al.'s
-multi-parameter agents then run here as the paper's "Linear" baseline (one
-logistic model per arm, misspecified on purpose).
+(:meth:`~ldp_gym.agents.glm.ContextualAgent.env_params`). Han et al.'s
+multi-parameter agents then run here as the paper's "Linear" baseline, with one
+logistic model per arm, misspecified on purpose.
 
 Example:
     >>> import gymnasium as gym
@@ -190,7 +186,7 @@ def _means(x, code, k_arms, out):  # pragma: no cover - compiled
 def _step_outcomes(x, code, k_arms, actions, u, rewards, mean, best,
                    best_arm):  # pragma: no cover - compiled
     """One round of N runs at contexts x (N, d): the chosen arm's Bernoulli reward (from the
-    uniforms u (N,)) and mean, the best mean and arm (the first on ties)."""
+    uniforms u (N,)) and mean, the best mean and the best arm, the first on ties."""
     m = np.empty(k_arms)
     for n in range(x.shape[0]):
         _means_of(x[n], code, k_arms, m)
@@ -237,7 +233,7 @@ def sample_auxiliary_contexts(rng: np.random.Generator, n: int, dim: int,
 
     The radius
     ``r = ||x - 1/2||_inf = U^(1/(gamma + d))/2``, then a uniform point on the surface of the
-    cube of half-width r (one of the 2d faces uniformly, uniform on it)."""
+    cube of half-width r: one of the 2d faces uniformly, then a uniform point on it."""
     r = 0.5 * rng.random(n) ** (1.0 / (gamma + dim))
     face = rng.integers(0, 2 * dim, size=n)
     pts = 2.0 * rng.random((n, dim)) - 1.0
@@ -246,21 +242,22 @@ def sample_auxiliary_contexts(rng: np.random.Generator, n: int, dim: int,
 
 
 def behaviour_policy(n_arms: int, kappa: float) -> np.ndarray:
-    """The logging policy's probabilities ``linspace(kappa/K, (2 - kappa)/K, K)`` (they sum to
-    1; normalised against rounding)."""
+    """The logging policy's probabilities ``linspace(kappa/K, (2 - kappa)/K, K)``.
+
+    They sum to 1, normalised against rounding."""
     p = np.linspace(kappa / n_arms, (2.0 - kappa) / n_arms, n_arms)
     return p / p.sum()
 
 
 def check_auxiliary(auxiliary: Any) -> tuple[dict[str, Any], ...]:
-    """Validate auxiliary dataset specifications: a sequence (list or tuple) of dicts with
+    """Validate auxiliary dataset specifications: a list or tuple of dicts with
     ``n`` (int >= 1), ``epsilon`` (> 0), optional ``gamma`` (>= 0, default 0) and ``kappa``
     (in [0, 1], default 1). Returns them complete, as a tuple of dicts.
 
     Raises:
         TypeError: not a sequence of dicts; a value of the wrong type.
-        ValueError: unknown or missing keys; a value out of range (the message names it, as
-            ``auxiliary[m]['gamma']``).
+        ValueError: unknown or missing keys; a value out of range. The message names it, as
+            ``auxiliary[m]['gamma']``.
     """
     if isinstance(auxiliary, (str, bytes, Mapping)) or not isinstance(auxiliary, Sequence):
         raise TypeError(f"auxiliary must be a sequence (list or tuple) of dicts, got "
@@ -295,8 +292,8 @@ def check_auxiliary(auxiliary: Any) -> tuple[dict[str, Any], ...]:
 
 class _ContextArmsCore(RoundsAhead, BanditCore, DrawsBlocks):
     """K arms, i.i.d. contexts shown each round, Bernoulli rewards of fixed mean functions,
-    per-run auxiliary datasets. Subclasses keep a per-run *state* (the context, or a row
-    index) and implement ``_draw_states``, ``_obs``, ``_arm_means`` and ``_aux_points``."""
+    per-run auxiliary datasets. Subclasses keep a per-run *state*, the context or a row
+    index, and implement ``_draw_states``, ``_obs``, ``_arm_means`` and ``_aux_points``."""
 
     public = ("dim", "n_arms", "auxiliary", "multi_parameter", "link", "reward_bound")
 
@@ -366,7 +363,7 @@ class _ContextArmsCore(RoundsAhead, BanditCore, DrawsBlocks):
 
     def _play(self, states: np.ndarray, actions: np.ndarray, u: np.ndarray):
         """One round at states (N, ...): rewards (from the uniforms u (N,)), the chosen mean,
-        the best mean and arm (the first on ties), each (N,)."""
+        the best mean and the best arm, each (N,). Ties go to the first arm."""
         means = self._arm_means(states)
         best_arm = means.argmax(axis=1)
         best = means[self._rows, best_arm]
@@ -387,7 +384,7 @@ class _ContextArmsCore(RoundsAhead, BanditCore, DrawsBlocks):
         """The raw logged auxiliary datasets of run ``run``'s current episode:
         ``[(X, A, Y), ...]`` in the order of :attr:`auxiliary`, X float64 (n_m, d), actions A
         int64 (n_m,), rewards Y float64 (n_m,). Drawn anew on every call from the run's
-        entropy (the same data each time; nothing is stored)."""
+        entropy: the same data each time, and nothing is stored."""
         run = check_int("run", run, low=0)
         if run >= self._entropy.shape[0]:
             if self._entropy.shape[0] == 0:
@@ -417,9 +414,9 @@ class NonparametricCore(_ContextArmsCore):
 
     Args:
         dim: d >= 1 (default 2); ``checkerboard`` needs d >= 2.
-        n_arms: K >= 2; default 3 for ``bumps``, 2 for ``checkerboard`` (which refuses any
-            other K).
-        reward: ``"bumps"`` (default) or ``"checkerboard"`` (module docstring).
+        n_arms: K >= 2; default 3 for ``bumps``, 2 for ``checkerboard``, which refuses any
+            other K.
+        reward: ``"bumps"`` (default) or ``"checkerboard"``; see the module docstring.
         auxiliary: auxiliary dataset specifications, ``[{"n": ..., "epsilon": ...,
             "gamma": ..., "kappa": ...}, ...]`` (:func:`check_auxiliary`); their raw data come
             from :meth:`auxiliary_data`.
@@ -487,10 +484,11 @@ class NonparametricCore(_ContextArmsCore):
 
 @functools.lru_cache(maxsize=16)
 def load_classification(dataset: str, dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """A scikit-learn bundled dataset as bandit data: features (n, d) float64 in [0, 1]
-    (min-max scaled, then reduced to ``dim`` principal components and min-max scaled again
-    if ``dim`` is given; every value representable in float32) and labels (n,) int64 in
-    {0, ..., K - 1}. Cached; the arrays are read-only.
+    """A scikit-learn bundled dataset as bandit data: features (n, d) and labels (n,).
+
+    The features are float64 in [0, 1]: min-max scaled, then reduced to ``dim`` principal
+    components and min-max scaled again if ``dim`` is given. Every value is representable in
+    float32. The labels are int64 in {0, ..., K - 1}. Cached; the arrays are read-only.
 
     Raises:
         ImportError: scikit-learn is not installed (``pip install 'ldp-gym[data]'``).
@@ -519,7 +517,7 @@ def load_classification(dataset: str, dim: int | None = None) -> tuple[np.ndarra
 
 
 def _min_max(x: np.ndarray) -> np.ndarray:
-    """Columns scaled to [0, 1] by their min and max (constant columns to 0)."""
+    """Columns scaled to [0, 1] by their min and max; constant columns go to 0."""
     lo, hi = x.min(axis=0), x.max(axis=0)
     span = hi - lo
     return np.where(span > 0, (x - lo) / np.where(span > 0, span, 1.0), 0.0)
@@ -530,12 +528,12 @@ class ClassificationBanditCore(_ContextArmsCore):
     pulled arm is the row's label (Riquelme et al. 2018; Ma et al. 2025, section 4.2).
 
     Contexts are rows drawn uniformly with replacement; the expected reward of arm a is
-    ``1{a = label}``, the best arm the label (module docstring). Needs scikit-learn.
+    ``1{a = label}``, the best arm the label; see the module docstring. Needs scikit-learn.
 
     Args:
-        dataset: one of :data:`CLASSIFICATION_DATASETS` (default ``"wine"``: 178 rows, 13
-            features, 3 classes).
-        dim: keep this many principal components (1 <= dim <= number of features), or
+        dataset: one of :data:`CLASSIFICATION_DATASETS`. The default ``"wine"`` has 178 rows,
+            13 features and 3 classes.
+        dim: keep this many principal components, from 1 to the number of features, or
             ``None`` (default) for every scaled feature.
         auxiliary: auxiliary dataset specifications as for :class:`NonparametricCore`; rows
             drawn with probabilities proportional to ``(2 ||x - 1/2||_inf)^gamma``.

@@ -1,36 +1,40 @@
 """Bandit convex optimisation under LDP: the regret rates of Zheng et al. (2020), Table 1.
 
 The paper has no experiments; its results are rates. ``zheng2020-bco``
-measures them. For each loss family of ``LDPBCO-v0`` with its matching
-one-point black box (absolute loss: FKM, rate T^{3/4}; logistic, convex and
-smooth: Saha-Tewari, T^{2/3}; quadratic, strongly convex and smooth:
-Hazan-Levy, T^{1/2}) and the two-point method of Agarwal, Dekel and Xiao on
-the same family (T^{1/2}, log T when strongly convex), it runs every horizon T
-of a log grid *separately* (the schedules are tuned for the horizon, as the
-theorems are stated), non-private and under Zheng's Alg 1 (one point) or
-Alg 2 (two points) at several epsilon, and reports
+measures them. It takes each loss family of ``LDPBCO-v0`` with its matching
+one-point black box:
+
+* the absolute loss with FKM, rate T^{3/4};
+* the logistic loss, convex and smooth, with Saha-Tewari, rate T^{2/3};
+* the quadratic loss, strongly convex and smooth, with Hazan-Levy, rate T^{1/2}.
+
+On each family it also runs the two-point method of Agarwal, Dekel and Xiao, with
+rate T^{1/2}, or log T when the loss is strongly convex. It runs every horizon T
+of a log grid *separately*, because the schedules are tuned for the horizon, as
+the theorems are stated. Each horizon runs non-private, and under Zheng's Alg 1 for one
+point or Alg 2 for two points at several epsilon. It reports
 
 * the slope of log mean regret on log T over the last two decades of the
   grid, next to the theory's exponent;
 * the epsilon dependence at the largest T: the slope of log regret on
-  log(1/epsilon), next to the theory's 1 (one point) and 2 (two points).
+  log(1/epsilon), next to the theory's 1 for one point and 2 for two points.
 
-Rates are upper bounds and asymptotic: a measured slope below the exponent is
-not a contradiction (the bound may be loose for the instance, or the noise
-term not yet dominant); one above it over the fitted range would be, and the
+Rates are upper bounds and asymptotic. A measured slope below the exponent is
+not a contradiction: the bound may be loose for the instance, or the noise
+term not yet dominant. One above it over the fitted range would be, and the
 notes say so. What the code measured is reported as it is.
 
-Measured (the full version, T = 1e3 to 1e6, 20 runs, seed 0, ``ldp-gym reproduce
-zheng2020-bco``, 152 s with 2 jobs; 41 min on one core before Saha-Tewari and Hazan-Levy
-played compiled blocks): the non-private slopes match the theory (FKM 0.77
+Measured with the full version: T = 1e3 to 1e6, 20 runs, seed 0, ``ldp-gym reproduce
+zheng2020-bco``. It took 152 s with 2 jobs. Before Saha-Tewari and Hazan-Levy played
+compiled blocks, it took 41 min on one core. The non-private slopes match the theory: FKM 0.77
 for 3/4, Saha-Tewari 0.69 for 2/3, Hazan-Levy 0.56 for 1/2 with its log factor, ADX 0.50
-and 0.49 for 1/2, flat for log T). Under LDP the two-point method reaches its rate from
-eps = 4 (slopes 0.54 and 0.50 on the absolute loss at eps 4 and 8, 0.59 and 0.53 on the
-logistic one; on the quadratic loss 0.17 and 0.14 against log T), and its regret at
-T = 1e6 falls with eps like eps^-1.3 to eps^-1.7 (theory: 2). The one-point methods are
-still above their exponents at every eps (by 0.13 to 0.24 at eps = 8 down to 0.5;
-slopes 0.63 to 0.99), and their eps dependence is 0.28 to 0.65 (theory: 1): their
-regret is still in its linear regime. The released losses' range is about
+and 0.49 for 1/2, flat for log T. Under LDP the two-point method reaches its rate from
+eps = 4. Its slopes are 0.54 and 0.50 on the absolute loss at eps 4 and 8, and 0.59 and
+0.53 on the logistic one; on the quadratic loss they are 0.17 and 0.14, against log T. Its
+regret at T = 1e6 falls with eps like eps^-1.3 to eps^-1.7, where the theory says 2. The
+one-point methods are still above their exponents at every eps, by 0.13 to 0.24 at eps = 8
+down to 0.5, with slopes 0.63 to 0.99. Their eps dependence is 0.28 to 0.65, where the
+theory says 1: their regret is still in its linear regime. The released losses' range is about
 B + sigma sqrt(2 ln 2T) with sigma about 10 B / eps at delta = 1e-5, so the bounds'
 constants are some 50 times the non-private ones, and a c T^{3/4} bound falls below the
 trivial linear regret only beyond T of order c^4.
@@ -61,8 +65,10 @@ FAMILIES: dict[str, tuple[dict[str, Any], str, str, str]] = {
 
 
 def _wrappers(feedback: str, eps: float | None) -> list:
-    """Zheng's release of the feedback (Alg 1: one point, Alg 2: two points), calibrated as
-    the releases default (classic below epsilon 1, analytic from 1 on)."""
+    """Zheng's release of the feedback: Alg 1 for one point, Alg 2 for two points.
+
+    It is calibrated as the releases default: classic below epsilon 1, analytic from 1 on.
+    """
     from ldp_gym.wrappers import VectorTwoPointGaussian, one_point
 
     if eps is None:

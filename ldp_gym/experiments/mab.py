@@ -1,4 +1,4 @@
-"""Multi-armed bandit experiments: Azize & Basu (2022) Fig. 2 and 3, local vs global DP."""
+"""Multi-armed bandit experiments: Azize & Basu (2022), Azize et al. (2025), local vs global DP."""
 
 from __future__ import annotations
 
@@ -201,6 +201,148 @@ def mab_local_vs_global(quick: bool, seed: int, n_jobs: int, progress: bool | No
                    "(0.75, 0.625, 0.5, 0.375, 0.25)"])
 
 
+# --------------------------------------------------------------------------- Azize et al. 2025
+
+#: the four Bernoulli instances of Azize et al. (2025), arm 0 optimal
+AZIZE2025_INSTANCES = {
+    "mu1": (0.75, 0.70, 0.70, 0.70, 0.70),
+    "mu2": (0.75, 0.625, 0.5, 0.375, 0.25),
+    "mu3": (0.75, 0.53125, 0.375, 0.28125, 0.25),
+    "mu4": (0.75, 0.71875, 0.625, 0.46875, 0.25),
+}
+
+
+def _starved(regret: np.ndarray, means: tuple[float, ...], horizon: int) -> tuple[float, float]:
+    """Bounds on the fraction of runs that played the best arm fewer than T/2 times.
+
+    The regret is ``sum_a Delta_a N_a``, so more than T/2 sub-optimal pulls give a regret above
+    ``Delta_min T/2`` and a regret above ``Delta_max T/2`` needs them. The two bounds agree
+    when every gap is the same (mu1).
+    """
+    gaps = max(means) - np.asarray(means)
+    gaps = gaps[gaps > 0]
+    surely, maybe = regret > gaps.max() * horizon / 2, regret > gaps.min() * horizon / 2
+    return float(surely.mean()), float(maybe.mean())
+
+
+def azize2025_optimal(quick: bool, seed: int, n_jobs: int, progress: bool | None,
+                      cache_dir: CacheDir = None) -> Report:
+    """Azize et al. (2025): DP-KLUCB and DP-IMED against the epsilon-global-DP baselines.
+
+    The grid of the paper: four Bernoulli instances and epsilon in {0.01, 0.1, 0.5, 1}, with
+    DP-KLUCB, DP-IMED, AdaP-KLUCB, AdaP-UCB and DP-SE. It also runs DP-KLUCB at a ten times
+    longer horizon to compare its median regret over log T with the lower bound, and an
+    ablation over the phase ratio alpha.
+    """
+    from ldp_gym.agents import DPIMED, DPKLUCB, DPSE, AdaPKLUCB, AdaPUCB
+    from ldp_gym.envs.mab import optimal_lower_bound
+    from ldp_gym.runner import sweep
+
+    horizon, n_runs = (10**5, 20) if quick else (10**6, 100)
+    long_horizon = 10 * horizon
+    epsilons = (0.01, 0.1, 0.5, 1.0)
+    alphas = (1.1, 1.5, 2.0, 3.0)
+    classes = (DPKLUCB, DPIMED, AdaPKLUCB, AdaPUCB, DPSE)
+    common = dict(env="LDPMAB-v0", n_runs=n_runs, seed=seed, progress=progress)
+    keys, tasks = [], []
+    for inst, mu in AZIZE2025_INSTANCES.items():
+        for e in epsilons:
+            keys.append(("grid", inst, e))
+            tasks.append(dict(common, horizon=horizon, checkpoints=[horizon],
+                              env_kwargs={"means": mu},
+                              agents={c.name: (c, {"epsilon": e}) for c in classes}))
+            keys.append(("long", inst, e))
+            tasks.append(dict(common, horizon=long_horizon, checkpoints=[long_horizon],
+                              env_kwargs={"means": mu}, agents={
+                                  f"DP-KLUCB alpha={a:g}": (DPKLUCB, {"epsilon": e, "alpha": a})
+                                  for a in (1.5, 2.0)}))
+    keys.append(("ablation", "mu2", 0.5))
+    tasks.append(dict(common, horizon=horizon, checkpoints=[horizon],
+                      env_kwargs={"means": AZIZE2025_INSTANCES["mu2"]},
+                      agents={f"{c.name} alpha={a:g}": (c, {"epsilon": 0.5, "alpha": a})
+                              for c in (DPKLUCB, DPIMED) for a in alphas}))
+    results = dict(zip(keys, sweep(tasks, n_jobs=n_jobs, cache_dir=cache_dir)))
+
+    names = [c.name for c in classes]
+    lines = ["| instance | epsilon | lower bound | " + " | ".join(names) + " |",
+             "|---|---|---|" + "---|" * len(names)]
+    checks, imed_lines = [], []
+    for inst, mu in AZIZE2025_INSTANCES.items():
+        for e in epsilons:
+            res = results[("grid", inst, e)]
+            final = {n: res.at(n, horizon) for n in names}
+            lb = float(optimal_lower_bound(mu, horizon, e))
+            lines.append(f"| {inst} | {e:g} | {lb:.0f} | "
+                         + " | ".join(regret_cell(final[n], 0) for n in names) + " |")
+            kl, imed, adap = final["DP-KLUCB"], final["DP-IMED"], final["AdaP-KLUCB"]
+            se = kl.std(ddof=1) / np.sqrt(kl.size)
+            checks.append((inst, e, kl.mean() + 2 * se < adap.mean(),
+                           np.median(imed) < np.median(kl), np.median(imed) < np.median(adap)))
+            lo, hi = _starved(imed, mu, horizon)
+            imed_lines.append(f"| {inst} | {e:g} | {np.median(kl):.0f} | {np.median(imed):.0f} | "
+                              f"{imed.mean():.0f} ± {imed.std(ddof=1) / np.sqrt(imed.size):.0f} | "
+                              + (f"{lo:.2f}" if lo == hi else f"{lo:.2f}-{hi:.2f}") + " |")
+    lines += ["", caption(horizon, n_runs, "\n".join(lines)),
+              "", "DP-IMED is heavy-tailed: medians, its mean with its standard error, and the "
+              "fraction of runs that played the best arm fewer than T/2 times (bounds from the "
+              "regret where the gaps differ).", "",
+              "| instance | epsilon | DP-KLUCB median | DP-IMED median | DP-IMED mean ± se | "
+              "DP-IMED starved |", "|---|---|---|---|---|---|", *imed_lines]
+
+    ratio_lines = ["| instance | epsilon | alpha | median regret / log T over the lower bound | "
+                   "(alpha - 1)/ln alpha |", "|---|---|---|---|---|"]
+    in_band = []
+    for inst, mu in AZIZE2025_INSTANCES.items():
+        for e in epsilons:
+            res = results[("long", inst, e)]
+            coef = float(optimal_lower_bound(mu, np.e, e))
+            for a in (1.5, 2.0):
+                ratio = np.median(res.at(f"DP-KLUCB alpha={a:g}", long_horizon)) / np.log(
+                    long_horizon) / coef
+                target = (a - 1) / np.log(a)
+                if e >= 0.1:
+                    in_band.append(0.85 * target <= ratio <= 1.15 * target)
+                ratio_lines.append(f"| {inst} | {e:g} | {a:g} | {ratio:.2f} | {target:.2f} |")
+
+    ab = results[("ablation", "mu2", 0.5)]
+    ab_lines = ["| alpha | DP-KLUCB mean | DP-KLUCB median | DP-IMED mean | DP-IMED median |",
+                "|---|---|---|---|---|"]
+    for a in alphas:
+        kl, imed = ab.at(f"DP-KLUCB alpha={a:g}", horizon), ab.at(f"DP-IMED alpha={a:g}", horizon)
+        ab_lines.append(f"| {a:g} | {kl.mean():.0f} | {np.median(kl):.0f} | {imed.mean():.0f} | "
+                        f"{np.median(imed):.0f} |")
+
+    fig, axes = figure(ncols=len(AZIZE2025_INSTANCES))
+    for ax, (inst, mu) in zip(axes, AZIZE2025_INSTANCES.items()):
+        for n in names:
+            ax.plot(epsilons, [results[("grid", inst, e)].at(n, horizon).mean() for e in epsilons],
+                    marker="o", label=n)
+        ax.plot(epsilons, [float(optimal_lower_bound(mu, horizon, e)) for e in epsilons], "k--",
+                lw=1, label="lower bound (Thm 1)")
+        ax.set_title(inst)
+        epsilon_axes(ax, horizon, logy=True, what=f"mean over {n_runs} runs")
+
+    passed = sum(c[2] for c in checks)
+    notes = [
+        f"DP-KLUCB's mean + 2 se below AdaP-KLUCB's mean in {passed} of {len(checks)} cells"
+        + ("" if passed == len(checks) else ": not in " + ", ".join(
+            f"{i} eps={e:g}" for i, e, ok, *_ in checks if not ok)),
+        f"DP-IMED's median below DP-KLUCB's in {sum(c[3] for c in checks)} of {len(checks)} "
+        f"cells, below AdaP-KLUCB's in {sum(c[4] for c in checks)}",
+        f"median regret / log T at T = {round_label(long_horizon)} over the lower bound within "
+        f"15% of (alpha - 1)/ln alpha for DP-KLUCB in {sum(in_band)} of {len(in_band)} cells "
+        "with epsilon >= 0.1 (alpha 1.5 and 2)",
+        "not run: Lazy-DP-TS (Hu and Hegde 2022) and non-private IMED, baselines of the paper "
+        "that ldp-gym does not implement; the COV-BOOST instance",
+    ]
+    table = "\n".join(lines + ["", f"DP-KLUCB at T = {round_label(long_horizon)}:", "",
+                               *ratio_lines, "", f"Phase ratio alpha on mu2, epsilon = 0.5, "
+                               f"T = {round_label(horizon)}:", "", *ab_lines])
+    saved = {f"{kind}-{inst}-eps{e:g}": res for (kind, inst, e), res in results.items()}
+    return Report("Azize et al. 2025: optimal regret under global DP"
+                  + (" (quick)" if quick else ""), table, saved, fig.figure, notes)
+
+
 EXPERIMENTS = (
     Experiment("azize2022-fig2", "Azize & Basu 2022 Fig. 2: global-DP agents, eps=1, T=1e7",
                azize2022_fig2),
@@ -210,4 +352,6 @@ EXPERIMENTS = (
                azize2022_ablation),
     Experiment("mab-local-vs-global", "Regret vs epsilon, local and global DP on one instance",
                mab_local_vs_global),
+    Experiment("azize2025-optimal", "Azize et al. 2025: DP-KLUCB and DP-IMED on the paper's grid",
+               azize2025_optimal),
 )

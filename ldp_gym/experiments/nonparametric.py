@@ -7,87 +7,89 @@ stands for the non-private case, as in the authors' scripts. Auxiliary data:
 covariate shift with density proportional to ``||x - 1/2||_inf^gamma`` and the
 behaviour policy ``linspace(kappa/K, (2 - kappa)/K, K)``.
 
-* ``ma2025-fig7``: regret at n against n, each n run separately (the algorithm's
-  constants depend on n), for eps in {1, 2, 4, 8, 1024}, without auxiliary data
-  (LDPMAB) and with M = 2 datasets of n_m = 5000, eps_m = 8, gamma = 0 (LDPMABAux;
-  the authors' script), and the uniform policy.
+* ``ma2025-fig7``: regret at n against n, for eps in {1, 2, 4, 8, 1024}. Each n is run
+  separately, since the algorithm's constants depend on n. The agents are LDPMAB without
+  auxiliary data, LDPMABAux with M = 2 datasets of n_m = 5000, eps_m = 8, gamma = 0, as
+  in the authors' script, and the uniform policy.
 * ``ma2025-fig6``: the jump-start: global average regret R_t / t and, at the point
   x0 = (1/3, 1/3), the local average regret of the policy and its probability of
   the best arm, over t, without, with effective (n_m = 500, eps_m = 8) and with weak
   (n_m = 500, eps_m = 1) auxiliary data, at eps = 1, n = 10^4.
 * ``ma2025-fig8-9``: regret at n against eps_m (Fig 8), gamma and kappa (Fig 9a-b),
-  each for a low and a high eps_m, and the order of two auxiliary datasets
-  (eps_m = 8 first against eps_m = 2 first; Fig 9c).
-* ``ma2025-real``: the real-data table on the datasets bundled with scikit-learn
-  (``LDPClassificationBandit-v0``: digits, wine, breast_cancer, iris, reduced to
-  d = 2 by principal components): mean cumulative reward of LDPMAB without and with
-  auxiliary data (M = 1, covariate shift gamma = 1), Linear (Han et al.'s
-  multi-parameter LDP-SGD, logistic), the uniform policy, each as a ratio to ABSE
-  (non-private), as in the paper's Table 2. The paper's Adult, Jobs and Taxi data
-  cannot be fetched; its exact (eps, eps_m) grid was lost from our copy of the text,
-  so the grid here is our choice (stated in the notes). The NN baseline and Linear
-  with auxiliary data are not in the library.
+  each for a low and a high eps_m, and the order of two auxiliary datasets: eps_m = 8
+  first against eps_m = 2 first (Fig 9c).
+* ``ma2025-real``: the real-data table on the datasets bundled with scikit-learn, as in
+  the paper's Table 2. ``LDPClassificationBandit-v0`` serves digits, wine, breast_cancer
+  and iris, reduced to d = 2 by principal components. It reports the mean cumulative
+  reward of LDPMAB without and with auxiliary data, Linear and the uniform policy, each
+  as a ratio to the non-private ABSE. The auxiliary data are M = 1 dataset with
+  covariate shift gamma = 1. Linear is Han et al.'s multi-parameter LDP-SGD, logistic.
+  The paper's Adult, Jobs and Taxi data cannot be fetched. Its exact grid of eps and
+  eps_m was lost from our copy of the text, so the grid here is our choice, stated in
+  the notes. The NN baseline and Linear with auxiliary data are not in the library.
 * ``ma2025-ablation``: the faithful, private LDPMAB against LDPMAB with the public
-  code's departures (``departures=("reused_sums", "noise_in_bin")``, each alone and
-  both), which are NOT private, and the uniform policy, at every eps.
+  code's departures, each alone and both, and the uniform policy, at every eps. The
+  departures, ``departures=("reused_sums", "noise_in_bin")``, are NOT private.
 
 What is reported is what the code measures, next to the paper's claims, including
 where the faithful algorithm does not beat the uniform policy. The notes of each
-report compare every configuration with the uniform policy on the same instances
-(common random numbers: the same seed gives every agent the same contexts and
-rewards), with a paired difference and two standard errors.
+report compare every configuration with the uniform policy on the same instances,
+with a paired difference and two standard errors. These are common random numbers:
+the same seed gives every agent the same contexts and rewards.
 
-Why the faithful algorithm often does not learn at small eps (a diagnosis, measured
-with LDPMAB at n = 2e4, 6 runs, on a 25 x 25 grid of points, after the run): the best
+Why the faithful algorithm often does not learn at small eps: a diagnosis, measured
+with LDPMAB at n = 2e4, 6 runs, on a 25 x 25 grid of points, after the run. The best
 arm had been eliminated at 62% (eps = 1), 59% (eps = 2), 35% (eps = 8) and 0%
-(eps = 1024) of the points, with one active arm left nearly everywhere at eps <= 8;
-eliminating all but one arm uniformly at random would lose the best arm at 2/3 of the
-points. The cause: every user reports a noisy slot for every (active bin, arm), so
-``sum V~`` carries Laplace noise of standard deviation ``4 sqrt(2) sqrt(N(A))/eps``,
-while the radius (eq. 14, with the public code's ``C sqrt(ln n) = sqrt(2 log2 n)``) is
-``sqrt(2 log2 n) sqrt(N(A))/eps / sum U~`` once ``N(A)/eps^2 > sum U~``: about 0.8 to
-1 noise standard deviation of the unclipped ratio ``r^ = sum V~ / sum U~`` for n
-between 1e3 and 1e5. The test runs after every user and ``r^`` is a ratio of noisy sums
-(heavy tails while ``sum U~`` is small), so eliminations driven by noise are frequent
+(eps = 1024) of the points, with one active arm left nearly everywhere at eps <= 8.
+Eliminating all but one arm uniformly at random would lose the best arm at 2/3 of the
+points. The cause: every user reports a noisy slot for every active bin and arm, so
+``sum V~`` carries Laplace noise of standard deviation ``4 sqrt(2) sqrt(N(A))/eps``.
+The radius of eq. 14, with the public code's ``C sqrt(ln n) = sqrt(2 log2 n)``, is
+``sqrt(2 log2 n) sqrt(N(A))/eps / sum U~`` once ``N(A)/eps^2 > sum U~``. That is about
+0.8 to 1 noise standard deviation of the unclipped ratio ``r^ = sum V~ / sum U~`` for n
+between 1e3 and 1e5. The test runs after every user and ``r^`` is a ratio of noisy sums,
+with heavy tails while ``sum U~`` is small. So eliminations driven by noise are frequent
 and, children inheriting their parent's arms, permanent. At large eps the noise is
-negligible and the algorithm is slow instead (it must refine to depth 4 or 5 before a
-gap of the bumps exceeds ``2 tau_j``). The public code's departures change both: its
+negligible and the algorithm is slow instead: it must refine to depth 4 or 5 before a
+gap of the bumps exceeds ``2 tau_j``. The public code's departures change both: its
 re-added cumulative sums shrink the radius with the number of batches, and its noise
-only inside the user's bin removes the noise of all other slots; ``ma2025-ablation``
-measures each (NOT private variants, for diagnosis only).
+only inside the user's bin removes the noise of all other slots. ``ma2025-ablation``
+measures each. Those variants are NOT private and serve for diagnosis only.
 
-Measured (full versions, seed 0, ``ldp-gym reproduce NAME``; regret is cumulative, mean
-of 20 runs unless said):
+Measured with the full versions, seed 0, ``ldp-gym reproduce NAME``. Regret is
+cumulative, the mean of 20 runs unless said:
 
 * ``ma2025-fig7``, n = 1e5 (uniform 41,393): LDPMAB 38,295 (eps 1), 33,396 (2),
-  25,869 (4), 22,836 (8), 12,486 (1024): below the uniform policy at every eps (at
-  eps = 1 only just: paired difference -3,098 +- 3,026) and falling with eps, as the
-  paper says. With the auxiliary data: 21,226, 17,732, 21,274, 20,063, 17,972: lower
-  than without at every eps <= 8, but flat in eps (the auxiliary data dominate), and
-  above LDPMAB at eps = 1024 (their noisy eliminations persist).
+  25,869 (4), 22,836 (8), 12,486 (1024): below the uniform policy at every eps and
+  falling with eps, as the paper says. At eps = 1 it is only just below: paired
+  difference -3,098 +- 3,026. With the auxiliary data: 21,226, 17,732, 21,274, 20,063,
+  17,972. That is lower than without at every eps <= 8, but flat in eps, since the
+  auxiliary data dominate. It is above LDPMAB at eps = 1024: their noisy eliminations
+  persist.
 * ``ma2025-fig6`` (eps = 1, n = 1e4): effective auxiliary data give the jump-start at
-  x0 (best arm chosen with probability 0.77 at t = 2,600 and 0.90 at 1e4, against 0.45
-  without and 0.40 with the weak data); global average regret 0.322 (effective), 0.362
-  (without), 0.401 (weak), 0.414 (uniform).
-* ``ma2025-fig8-9`` (n = 4e4, eps = 2; no auxiliary 14,648, uniform 16,584): regret
-  falls with eps_m (15,098 at eps_m = 1, 8,288 at 8, 2,461 at 1024); rises with gamma
-  at eps_m = 2 (11,258 at gamma = 0 to 14,028 at 1.5) and is flat at eps_m = 8; falls
-  with kappa at eps_m = 8 (15,393 at kappa = 0 to about 8,000 from kappa = 0.6) with no
-  trend at eps_m = 2. Order (n = 1e4): high-quality first 2,356 against low-quality
-  first 3,651, as the paper says; the target's eps hardly matters in this panel
-  (2,355 to 2,356 for eps 1 to 8): after the jump-start most bins keep one arm, so the
-  target users' reports change almost nothing.
-* ``ma2025-real`` (n = 2e4, ratio of cumulative reward to ABSE's): with auxiliary data
-  at eps_m = 8, LDPMAB reaches 0.52 (digits), 0.82 (wine), 0.89 (breast_cancer) and
-  0.77 (iris), above LDPMAB without (0.41 to 0.78) and Linear (0.37 to 0.59, not
-  distinguishable from the uniform policy on most cells); auxiliary data at eps_m = 2
-  help less, and at eps = 4 they lower the reward on wine and iris.
-* ``ma2025-ablation`` (n = 2e4, 10 runs; uniform 8,258): the faithful agent is not
-  distinguishable from the uniform policy at eps <= 2 (8,115 and 7,828); the two
-  departures together (NOT private) give 7,489, 5,470, 3,545 and 2,390 at eps 1, 2, 4
-  and 8 against the faithful 8,115, 7,828, 6,105 and 5,328: they drive the published
-  curves, the re-added sums alone the non-private gain (2,116 against 6,024 at
-  eps = 1024).
+  x0. The best arm is chosen with probability 0.77 at t = 2,600 and 0.90 at 1e4,
+  against 0.45 without and 0.40 with the weak data. Global average regret: 0.322
+  (effective), 0.362 (without), 0.401 (weak), 0.414 (uniform).
+* ``ma2025-fig8-9``, n = 4e4, eps = 2: no auxiliary data give 14,648 and uniform 16,584.
+  Regret falls with eps_m: 15,098 at eps_m = 1, 8,288 at 8, 2,461 at 1024. It rises with
+  gamma at eps_m = 2, from 11,258 at gamma = 0 to 14,028 at 1.5, and is flat at
+  eps_m = 8. It falls with kappa at eps_m = 8, from 15,393 at kappa = 0 to about 8,000
+  from kappa = 0.6, with no trend at eps_m = 2. Order (n = 1e4): high-quality first
+  2,356 against low-quality first 3,651, as the paper says. The target's eps hardly
+  matters in this panel, 2,355 to 2,356 for eps 1 to 8: after the jump-start most bins
+  keep one arm, so the target users' reports change almost nothing.
+* ``ma2025-real``, n = 2e4, as the ratio of cumulative reward to ABSE's: with auxiliary
+  data at eps_m = 8, LDPMAB reaches 0.52 on digits, 0.82 on wine, 0.89 on breast_cancer
+  and 0.77 on iris. That is above LDPMAB without, at 0.41 to 0.78, and above Linear, at
+  0.37 to 0.59. Linear is not distinguishable from the uniform policy on most cells.
+  Auxiliary data at eps_m = 2 help less, and at eps = 4 they lower the reward on wine
+  and iris.
+* ``ma2025-ablation``, n = 2e4, 10 runs, uniform 8,258: the faithful agent is not
+  distinguishable from the uniform policy at eps <= 2 (8,115 and 7,828). The two
+  departures together, which are NOT private, give 7,489, 5,470, 3,545 and 2,390 at
+  eps 1, 2, 4 and 8, against the faithful 8,115, 7,828, 6,105 and 5,328: they drive the
+  published curves. The re-added sums alone drive the non-private gain: 2,116 against
+  6,024 at eps = 1024.
 """
 
 from __future__ import annotations
@@ -158,7 +160,7 @@ def _fmt(x: np.ndarray) -> str:
 
 
 def _cells(runs: int) -> str:
-    """What the regret cells are (n: users, the horizon T of the other settings)."""
+    """What the regret cells are; n counts users, the horizon T of the other settings."""
     return (f"cells: cumulative regret after n users (n: the horizon), mean ± sd over {runs} "
             "runs (sd of the runs, not of the mean)")
 
@@ -397,7 +399,7 @@ def ma2025_fig8_9(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> 
 
 
 def _fig89_panels(quick: bool, m: int, n_m: int) -> list[tuple[str, str, list[dict], str]]:
-    """Fig 8-9's panels: (panel, row label, auxiliary specifications, group)."""
+    """Fig 8-9's panels, each a tuple of panel, row label, auxiliary specifications and group."""
     panels = []
     for e in (EPS_M_QUICK if quick else EPS_M):
         panels.append(("eps_m", f"eps_m={e:g}", _aux(m, n_m, e), "gamma=0, kappa=1"))
@@ -411,7 +413,7 @@ def _fig89_panels(quick: bool, m: int, n_m: int) -> list[tuple[str, str, list[di
 
 
 def _order_tasks(ocfg: dict, seed: int, progress: bool | None) -> tuple[list[dict], list[tuple]]:
-    """The order panel's runs (two datasets, eps_m = 8 and 2, in both orders) and their keys."""
+    """The order panel's runs and their keys: two datasets, eps_m = 8 and 2, in both orders."""
     from ldp_gym.agents import LDPMABAux, UniformRandom
 
     tasks, keys = [], []
@@ -502,7 +504,9 @@ def ma2025_real(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Re
 
 
 def ma2025_ablation(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Report:
-    """The faithful LDPMAB against the public code's departures (NOT private), at every eps."""
+    """The faithful LDPMAB against the public code's departures, at every eps.
+
+    The departures are NOT private."""
     from ldp_gym.agents import LDPMAB, UniformRandom
 
     cfg = ABLATION_QUICK if quick else ABLATION

@@ -2,8 +2,8 @@
 transforms, the audit and the guarantee type. They define no Gymnasium wrapper: the
 wrappers of :mod:`ldp_gym.wrappers` and the private agents apply them.
 
-* :mod:`.base`: the mechanisms (Laplace, Gaussian, the l2 ball, Gaussian statistics,
-  randomized response, private episode means);
+* :mod:`.base`: the mechanisms, namely Laplace, Gaussian, the l2 ball, Gaussian statistics,
+  randomized response and private episode means;
 * :mod:`.continual`: continual counting (:class:`TreeMechanism`);
 * :mod:`.calibration`: the noise scales and grids;
 * :mod:`.noise`: generators, noise streams, float-safe noise, tracing;

@@ -1,10 +1,10 @@
 """Statistical privacy audit: split-sample, Clopper-Pearson lower bound on epsilon.
 
-An audit draws outputs of a mechanism (or of an agent's user-side report)
-on two neighbouring inputs, maps each output to a scalar statistic, picks the
+An audit draws outputs of a mechanism, or of an agent's user-side report,
+on two neighbouring inputs. It maps each output to a scalar statistic, picks the
 most distinguishing threshold event on one half of the samples and certifies
-a lower bound on epsilon on the other half. It proves nothing about privacy
-(it is a lower bound) but a mechanism whose bound exceeds its claim is
+a lower bound on epsilon on the other half. Being a lower bound, it proves
+nothing about privacy. But a mechanism whose bound exceeds its claim is
 certainly broken, and a mutant with a few percent too little noise is caught.
 
 Example:
@@ -94,13 +94,13 @@ def audit(sample0: Sampler, sample1: Sampler, *, n: int = 1_000_000, delta: floa
             must draw fresh noise.
         sample1: the same for the second input.
         n: samples per side per half.
-        delta: the delta of the claim (subtracted from ``p0_lo``).
+        delta: the delta of the claim, subtracted from ``p0_lo``.
         alpha: total failure probability of the certified bound.
-        statistic: ``'identity'`` (scalar outputs), ``'projection'`` (on the
-            difference of means), ``'lda'``, ``'laplace'`` (fitted privacy loss),
+        statistic: ``'identity'`` for scalar outputs, ``'projection'`` on the
+            difference of means, ``'lda'``, ``'laplace'`` for the fitted privacy loss,
             or a callable ``outputs -> scalars``.
         n_thresholds: thresholds at pooled quantiles 0.1% .. 99.9%.
-        n_train: training draw size for fitted statistics (default ``n // 4``).
+        n_train: training draw size for fitted statistics (default ``max(n // 4, 1000)``).
 
     Returns:
         The certified ``epsilon_lower`` and the chosen event.
@@ -157,9 +157,10 @@ def off_lattice(y: np.ndarray, bits: int = 53) -> np.ndarray:
     """Float fingerprint: per sample, how many coordinates lie off the ``2^-bits`` lattice.
 
     A continuous-float Gaussian ``x + sigma z`` lands on the 2^-53 lattice for
-    x = 1 and not for x = 0 (the raw noise), so this statistic separates the two
-    inputs; a float-safe release (every output a multiple of one power-of-two
-    grid at least that coarse) gives the same value, 0, for every input.
+    x = 1, and not for x = 0, where it is the raw noise. So this statistic
+    separates the two inputs. A float-safe release gives the same value, 0, for
+    every input: every output is a multiple of one power-of-two grid at least
+    that coarse.
     """
     s = np.asarray(y, np.float64).reshape(len(y), -1) * 2.0**bits
     return (s != np.rint(s)).sum(axis=1).astype(np.float64)
@@ -167,7 +168,7 @@ def off_lattice(y: np.ndarray, bits: int = 53) -> np.ndarray:
 
 def trailing_zeros(y: np.ndarray) -> np.ndarray:
     """Float fingerprint: per sample, the mean number of trailing zero bits of the coordinates'
-    52-bit significands (52 for a zero)."""
+    52-bit significands, counting 52 for a zero."""
     mant = np.asarray(y, np.float64).reshape(len(y), -1).copy().view(np.uint64) \
         & np.uint64((1 << 52) - 1)
     low = mant & (~mant + np.uint64(1))  # lowest set bit

@@ -4,19 +4,19 @@ Every mechanism here follows the rules of the README's privacy section:
 
 * bounds are declared in the constructor, the sensitivity is computed from
   them, and every input is clipped to them in the norm the sensitivity uses;
-* every parameter and every input is validated (``ValueError``/``TypeError``
-  naming the parameter, never echoing a private value);
+* every parameter and every input is validated: a ``ValueError`` or ``TypeError``
+  names the parameter and never echoes a private value;
 * every release is float-safe (Mironov 2012): the input is snapped to a
   power-of-two grid and the noise lies on that grid, so an output is exactly
   ``snapped input + k g`` with ``k`` independent of the input and its low bits
   tell nothing. Laplace noise is discrete Laplace on the grid; Gaussian noise
-  is a Gaussian draw rounded to the grid (see :class:`GaussianMechanism` for
-  why this route rather than the discrete Gaussian);
-* the Gaussian mechanism offers the classic calibration (only for
-  ``epsilon < 1``) and the analytic one of Balle and Wang (2018);
+  is a Gaussian draw rounded to the grid. :class:`GaussianMechanism` says
+  why we chose this route rather than the discrete Gaussian;
+* the Gaussian mechanism offers the classic calibration, only for
+  ``epsilon < 1``, and the analytic one of Balle and Wang (2018);
 * noise comes from a generator the mechanism owns, spawned from the caller's
   :class:`numpy.random.SeedSequence`, or from the operating system's CSPRNG
-  in secure mode (which refuses integer seeds);
+  in secure mode, which refuses integer seeds;
 * every mechanism reports its guarantee as ``privacy = (epsilon, delta)``.
 
 All mechanisms are vectorised over leading dimensions: an array of inputs is
@@ -29,13 +29,13 @@ mechanisms (:class:`LaplaceMechanism`, :class:`PrivateEpisodeMean`,
 The other concerns live in their own modules, and every name of ``__all__``
 is importable from here as well:
 
-* :mod:`ldp_gym.wrappers.mechanisms.calibration`: the grid and calibration arithmetic
-  (``GRID_BITS``, :func:`grid_step`, :func:`laplace_scale`, the Gaussian
-  calibrations, :func:`l2_ball_radius`);
-* :mod:`ldp_gym.wrappers.mechanisms.noise`: randomness and noise primitives
-  (:class:`SecureGenerator`, :func:`make_rng`, :class:`NoiseStream`,
-  :func:`snap`, :func:`gaussian_grid_noise`, :func:`clip_l2`, tracing with
-  :func:`recording`);
+* :mod:`ldp_gym.wrappers.mechanisms.calibration`: the grid and calibration arithmetic,
+  that is ``GRID_BITS``, :func:`grid_step`, :func:`laplace_scale`, the Gaussian
+  calibrations and :func:`l2_ball_radius`;
+* :mod:`ldp_gym.wrappers.mechanisms.noise`: randomness and noise primitives,
+  that is :class:`SecureGenerator`, :func:`make_rng`, :class:`NoiseStream`,
+  :func:`snap`, :func:`gaussian_grid_noise`, :func:`clip_l2` and tracing with
+  :func:`recording`;
 * :mod:`ldp_gym.wrappers.mechanisms.continual`: continual counting (:class:`TreeMechanism`);
 * :mod:`ldp_gym.wrappers.mechanisms.compiled`: the compiled (numba) transforms.
 
@@ -107,8 +107,8 @@ class Mechanism:
 
     Args:
         epsilon: privacy budget, in (0, inf).
-        seed: ``None``, int, ``SeedSequence`` or ``Generator`` (spawn one per mechanism);
-            ints and sequences are domain-separated (:func:`make_rng`). Seeded noise is for
+        seed: ``None``, int, ``SeedSequence`` or ``Generator``. Spawn one per mechanism.
+            Ints and sequences are domain-separated (:func:`make_rng`). Seeded noise is for
             simulation: whoever knows the seed can predict every draw, and the same seed
             replays them. Deploy with ``secure=True``.
         secure: draw from the OS CSPRNG; refuses a seed.
@@ -126,8 +126,8 @@ class Mechanism:
         self.rng = make_rng(seed, secure=secure)
 
     def _substreams(self, names: Any) -> dict[str, Any]:
-        """One independent child stream per kind of draw (spawned from the mechanism's
-        generator). Each kind's draws then form one sequence, so drawing a block of rounds at
+        """One independent child stream per kind of draw, spawned from the mechanism's
+        generator. Each kind's draws then form one sequence, so drawing a block of rounds at
         once (``draws``) gives bitwise the numbers of as many single calls."""
         names = tuple(names)
         if isinstance(self.rng, SecureGenerator):
@@ -141,19 +141,23 @@ class Mechanism:
 
     def release_bound(self, part: str | None = None) -> float:
         """A magnitude no coordinate of a release (of ``part``) exceeds but with probability
-        below 1e-30 (Laplace: 80 scales beyond the bounds; Gaussian: 40 sd): a server
-        refuses a larger value as a message no user sent. Default: no bound (inf)."""
+        below 1e-30.
+
+        That is 80 scales beyond the bounds for Laplace noise and 40 sd for Gaussian noise.
+        A server refuses a larger value as a message no user sent. Default: no bound (inf).
+        """
         return math.inf
 
     def _geometric_p(self, sensitivity: Any, grid: Any) -> Any:
         """The success probability of the geometric pairs whose difference is the discrete
         Laplace noise on ``grid`` for ``sensitivity``: ``P(k) ~ exp(-|k| g eps / (sensitivity
-        + snaps g))`` (the snapping of every coordinate one change touches included)."""
+        + snaps g))``. It includes the snapping of every coordinate one change touches."""
         return -np.expm1(-grid * self.epsilon / (sensitivity + self.snaps * grid))
 
     def _grid_laplace(self, x: np.ndarray, sensitivity: Any) -> np.ndarray:
         """Snap ``x`` to the grid and add discrete Laplace noise calibrated to
-        ``sensitivity + snaps g`` (``snaps``: the snapped coordinates one change touches)."""
+        ``sensitivity + snaps g``, where ``snaps`` counts the snapped coordinates one change
+        touches."""
         # a scalar sensitivity's calibration is computed once per (sensitivity, epsilon,
         # magnitude, snaps): bitwise the values of computing it at every call
         key = (sensitivity, self.epsilon, self.magnitude, self.snaps) \
@@ -180,10 +184,10 @@ class Mechanism:
 
 
 class LaplaceMechanism(Mechanism):
-    """Float-safe Laplace mechanism for values in declared bounds (epsilon-DP, pure).
+    """Float-safe Laplace mechanism for values in declared bounds: pure epsilon-DP.
 
-    Each input coordinate lies in ``[lower, upper]``; with ``dim`` set, each
-    input is a vector of ``dim`` such coordinates (the last axis) and the l1
+    Each input coordinate lies in ``[lower, upper]``. With ``dim`` set, each
+    input is a vector of ``dim`` such coordinates along the last axis, and the l1
     sensitivity is ``dim * (upper - lower)``. Inputs are clipped to the box,
     snapped to the grid ``g`` and perturbed by discrete Laplace noise of scale
     ``(sensitivity + g)/epsilon``.
@@ -227,8 +231,10 @@ class LaplaceMechanism(Mechanism):
         record_release(type(self).__name__, clipped, self.sensitivity, self.scale, self.epsilon, 0.0)
 
     def noise(self, count: int) -> np.ndarray:
-        """The next ``count`` noise values on the grid (what the next releases add, in order:
-        a compiled path adds them to inputs snapped to the grid, :func:`compiled.snap_add`)."""
+        """The next ``count`` noise values on the grid: what the next releases add, in order.
+
+        A compiled path adds them to inputs snapped to the grid (:func:`compiled.snap_add`).
+        """
         return self.stream.take(count)
 
     @override
@@ -258,10 +264,10 @@ class PrivateEpisodeMean(Mechanism):
     ``[lower, upper]``: the caller clips each reward before summing, or takes
     the sum from a setting that guarantees bounded rewards
     (``BanditCore.bounded_rewards``). Clipping the sum would not bound one
-    reward's influence (one reward of 1000 among 16 moves a mean in [0, 1]
-    from 0.5 to 1), so a sum outside ``[counts lower, counts upper]``, which
-    proves a reward broke the bounds, is refused (up to float rounding of the
-    sum, which is clipped).
+    reward's influence: one reward of 1000 among 16 moves a mean in [0, 1]
+    from 0.5 to 1. A sum outside ``[counts lower, counts upper]`` proves that a
+    reward broke the bounds, so it is refused. A sum outside them by no more
+    than float rounding is clipped instead.
 
     Example:
         >>> m = PrivateEpisodeMean(1.0, seed=0)
@@ -277,7 +283,7 @@ class PrivateEpisodeMean(Mechanism):
 
     def clip(self, rewards: Any) -> np.ndarray:
         """Single rewards clipped to ``[lower, upper]``: what a caller does to every reward
-        before it enters a sum (a sum cannot be clipped reward by reward)."""
+        before it enters a sum, since a sum cannot be clipped reward by reward."""
         return np.clip(check_input(rewards, "rewards"), self.lower, self.upper)
 
     def scale(self, counts: Any) -> np.ndarray:
@@ -286,7 +292,7 @@ class PrivateEpisodeMean(Mechanism):
                              self.epsilon, self.magnitude)
 
     def release(self, sums: Any, counts: Any) -> np.ndarray:
-        """The private means of ``counts`` rewards summing to ``sums`` (broadcast together)."""
+        """The private means of ``counts`` rewards summing to ``sums``, broadcast together."""
         sums = check_input(sums, "sums")
         counts = check_input(counts, "counts")
         if (counts < 1).any() or (counts != np.rint(counts)).any():
@@ -307,16 +313,16 @@ class PrivateEpisodeMean(Mechanism):
 class GaussianMechanism(Mechanism):
     """Float-safe Gaussian mechanism for vectors in a declared l2 ball, or scalars in bounds.
 
-    With ``dim`` set, inputs are vectors (last axis) clipped to l2 norm
-    ``l2_bound`` and the sensitivity is ``2 l2_bound`` (replacement); without
+    With ``dim`` set, inputs are vectors along the last axis, clipped to l2 norm
+    ``l2_bound``, and the sensitivity is ``2 l2_bound`` (replacement). Without
     it, inputs are scalars clipped to ``[lower, upper]`` with sensitivity
-    ``upper - lower``. ``calibration='analytic'`` (Balle and Wang 2018) holds
-    for any epsilon; ``'classic'`` (the papers' ``sqrt(2 ln(1.25/delta))``) is
+    ``upper - lower``. ``calibration='analytic'``, of Balle and Wang (2018), holds
+    for any epsilon. ``'classic'``, the papers' ``sqrt(2 ln(1.25/delta))``, is
     refused for epsilon >= 1.
 
-    Float safety: ``x + sigma z`` in floats leaks the input
-    through the output's low bits (for x = 1 it lies on the 2^-53 lattice, for
-    x = 0 it is the raw noise). Here the clipped input is snapped to a
+    Float safety: ``x + sigma z`` in floats leaks the input through the
+    output's low bits. For x = 1 it lies on the 2^-53 lattice; for x = 0 it is
+    the raw noise. Here the clipped input is snapped to a
     power-of-two grid ``g`` (``2^ceil(log2 sigma) 2^-40``, see :func:`grid_step`)
     and the Gaussian draw is rounded to the same grid, so every output is
     exactly ``snap(x) + k g`` with ``k = rint(sigma z / g)`` independent of x:
@@ -324,11 +330,11 @@ class GaussianMechanism(Mechanism):
     is post-processing. Snapping moves each coordinate by at most g/2, so the
     mechanism is calibrated for the snapped sensitivity
     ``sensitivity + sqrt(entries) g`` (``snapped_sensitivity``). We chose this
-    route over discrete Gaussian noise (Canonne, Kamath and Steinke 2020)
-    because it keeps the exact privacy profile of the continuous Gaussian
-    (the analytic calibration and the joint accounting of
-    :class:`GaussianStatistics` apply unchanged), it is vectorised and costs
-    two roundings, and compiled kernels can add noise drawn ahead.
+    route over the discrete Gaussian noise of Canonne, Kamath and Steinke (2020)
+    for three reasons. It keeps the exact privacy profile of the continuous
+    Gaussian, so the analytic calibration and the joint accounting of
+    :class:`GaussianStatistics` apply unchanged. It is vectorised and costs two
+    roundings. And compiled kernels can add noise drawn ahead.
 
     Example:
         >>> m = GaussianMechanism(0.5, 1e-5, l2_bound=1.0, dim=2, calibration="classic", seed=0)
@@ -368,7 +374,7 @@ class GaussianMechanism(Mechanism):
         check_sampler_tail(self.epsilon, self.delta, isinstance(self.rng, SecureGenerator))
 
     def clip(self, x: np.ndarray) -> np.ndarray:
-        """Clip in the sensitivity's norm (l2 for vectors, the interval for scalars)."""
+        """Clip in the sensitivity's norm: l2 for vectors, the interval for scalars."""
         if self.dim is None:
             return np.clip(x, self.lower, self.upper)
         if x.ndim == 0 or x.shape[-1] != self.dim:
@@ -377,8 +383,11 @@ class GaussianMechanism(Mechanism):
 
     def noise(self, shape: tuple[int, ...]) -> np.ndarray:
         """The grid noise of the next releases of ``shape`` inputs in all, from the mechanism's
-        stream in order (what ``__call__`` adds; a compiled path adds it, drawn ahead, to
-        inputs clipped and snapped to the grid)."""
+        stream in order.
+
+        It is what ``__call__`` adds. A compiled path adds it, drawn ahead, to inputs clipped
+        and snapped to the grid.
+        """
         return gaussian_grid_noise(self.rng.standard_normal(shape), self.sigma, self.grid)
 
     def __call__(self, x: Any) -> np.ndarray:
@@ -394,15 +403,15 @@ PART_KINDS = ("vector", "outer")
 
 
 class GaussianPart(NamedTuple):
-    """One part of a :class:`GaussianStatistics` message (computed from its declaration).
+    """One part of a :class:`GaussianStatistics` message, computed from its declaration.
 
     Attributes:
-        kind: ``"vector"`` (a vector in the l2 ball ``bound``, released as it is) or
-            ``"outer"`` (``x x^T`` for x in the l2 ball ``bound``, released as its upper
-            triangle, mirrored).
+        kind: ``"vector"`` or ``"outer"``. A vector part is a vector in the l2 ball
+            ``bound``, released as it is. An outer part is ``x x^T`` for x in the l2 ball
+            ``bound``, released as its upper triangle and mirrored.
         bound: the declared l2 bound of the input vector.
         sd: standard deviation of the noise of every released coordinate.
-        entries: released coordinates per slot (d, or d(d+1)/2 for an outer part).
+        entries: released coordinates per slot: d, or d(d+1)/2 for an outer part.
         grid: the power-of-two grid of the part's outputs (:func:`grid_step` of ``sd``).
         sensitivity: l2 sensitivity of the part's released coordinates over the whole
             message, after snapping to the grid (see :class:`GaussianStatistics`).
@@ -420,26 +429,26 @@ class GaussianStatistics(Mechanism):
     """A message of several float-safe Gaussian-noised statistics, accounted jointly.
 
     Each part is declared by its kind, the l2 bound of its input and the noise
-    standard deviation: ``"vector"`` parts release ``v + N(0, s^2 I)`` for ``v``
-    clipped to the l2 ball ``bound`` (sensitivity ``2 bound``); ``"outer"``
+    standard deviation. ``"vector"`` parts release ``v + N(0, s^2 I)`` for ``v``
+    clipped to the l2 ball ``bound``, with sensitivity ``2 bound``. ``"outer"``
     parts release ``x x^T + W`` for ``x`` clipped to the l2 ball ``bound``, W
-    symmetric with i.i.d. N(0, s^2) entries on and above the diagonal (the upper
-    triangle changes by at most ``sqrt(2) bound^2``: x = B e1 against B e2).
+    symmetric with i.i.d. N(0, s^2) entries on and above the diagonal. Their upper
+    triangle changes by at most ``sqrt(2) bound^2``: x = B e1 against B e2.
     Every released coordinate is snapped to the part's grid and gets Gaussian
-    noise rounded to it (float-safe, as :class:`GaussianMechanism`), so each
+    noise rounded to it, float-safe as in :class:`GaussianMechanism`. So each
     part's sensitivity grows by ``sqrt(entries) g``.
 
-    A message may have ``slots`` copies of every part (one per arm, as in Han
-    et al.'s multi-parameter protocol, where the pulled arm's slot carries the
-    data and the others the message of a zero input): neighbouring users then
-    change one slot fully, or two slots between data and zero (the arm
-    changed), and the sensitivity is the larger of the two cases.
+    A message may have ``slots`` copies of every part, one per arm, as in Han
+    et al.'s multi-parameter protocol. There the pulled arm's slot carries the
+    data and the others the message of a zero input. Neighbouring users then
+    change one slot fully, or two slots between data and zero when the arm
+    changed. The sensitivity is the larger of the two cases.
 
     The whole message is one Gaussian mechanism with noise-normalised
-    sensitivity ``rho = sqrt(sum (Delta_i / s_i)^2)``; its exact guarantee is
-    ``delta(epsilon)`` of the Gaussian profile at ``rho`` (:func:`gaussian_delta`
-    with sigma = 1), which must not exceed the declared delta: a declared noise
-    level is accepted when (and only when) the exact accounting proves it.
+    sensitivity ``rho = sqrt(sum (Delta_i / s_i)^2)``. Its exact guarantee is
+    ``delta(epsilon)`` of the Gaussian profile at ``rho``: :func:`gaussian_delta`
+    with sigma = 1. This must not exceed the declared delta: a declared noise
+    level is accepted when, and only when, the exact accounting proves it.
 
     Transforms: :mod:`ldp_gym.wrappers.mechanisms.compiled` (``release_vector``,
     ``release_outer``), shared with the agents' compiled rounds; noise comes
@@ -500,14 +509,17 @@ class GaussianStatistics(Mechanism):
                                                   self.parts.values(), strict=True)}
 
     def release_bound(self, part: str | None = None) -> float:
-        """Of part ``part`` (default: the largest over the parts)."""
+        """The release bound of part ``part``; by default, the largest over the parts."""
         parts = self.parts.values() if part is None else [self.parts[part]]
         return max((p.bound**2 if p.kind == "outer" else p.bound) + p.grid + 40.0 * p.sd
                    for p in parts)
 
     def noise(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
         """The next grid noise of part ``name``, shape ``shape`` (..., entries): what the next
-        releases add, in order (a compiled path adds them to inputs snapped to the grid)."""
+        releases add, in order.
+
+        A compiled path adds them to inputs snapped to the grid.
+        """
         return self.streams[name].take(math.prod(shape)).reshape(shape)
 
     def release(self, name: str, x: Any) -> np.ndarray:
@@ -531,7 +543,7 @@ class GaussianStatistics(Mechanism):
 
     def record(self, name: str, released: np.ndarray, noise: np.ndarray) -> None:
         """Trace a release for the replay test (:func:`recording`): its input is exactly the
-        release minus its grid noise (the upper triangle of an outer part)."""
+        release minus its grid noise. For an outer part, both are taken on the upper triangle."""
         if not tracing():
             return
         part = self.parts[name]
@@ -555,8 +567,8 @@ class L2BallMechanism(Mechanism):
     ``r`` (:func:`l2_ball_radius`) facing ``x~``, else on the other one.
     ``E[output] = x``. The output depends on the input only through two
     binary choices, so its float bits carry nothing more. Transform:
-    :func:`ldp_gym.wrappers.mechanisms.compiled.l2_ball` (shared with the agents'
-    compiled rounds); randomness: one :class:`NoiseStream` per kind of draw.
+    :func:`ldp_gym.wrappers.mechanisms.compiled.l2_ball`, shared with the agents'
+    compiled rounds. Randomness: one :class:`NoiseStream` per kind of draw.
 
     Example:
         >>> m = L2BallMechanism(1.0, radius=1.0, dim=3, seed=0)
@@ -580,7 +592,7 @@ class L2BallMechanism(Mechanism):
                         for kind, sub in self._substreams(self.KINDS).items()}
 
     def release_bound(self, part: str | None = None) -> float:
-        """The output sphere's radius (and a relative 1e-9 for rounding)."""
+        """The output sphere's radius, plus a relative 1e-9 for rounding."""
         return self.output_radius * (1.0 + 1e-9)
 
     def __call__(self, x: Any) -> np.ndarray:

@@ -3,9 +3,9 @@
 * the power-of-two grid of the releases: ``GRID_BITS``, ``MAGNITUDE_BITS``,
   ``MIN_GRID`` and :func:`grid_step`;
 * the Laplace scale on that grid: :func:`laplace_scale`;
-* the Gaussian calibrations: :func:`classic_gaussian_sigma` (the papers',
-  ``epsilon < 1`` only), the exact privacy profile :func:`gaussian_delta` and
-  :func:`analytic_gaussian_sigma` (Balle and Wang 2018);
+* the Gaussian calibrations: :func:`classic_gaussian_sigma`, the papers' calibration, for
+  ``epsilon < 1`` only; the exact privacy profile :func:`gaussian_delta` and
+  :func:`analytic_gaussian_sigma`, both of Balle and Wang (2018);
 * the output radius of Duchi et al.'s l2-ball mechanism: :func:`l2_ball_radius`.
 
 Pure arithmetic: nothing here draws randomness. The mechanisms themselves live
@@ -43,17 +43,17 @@ MIN_GRID = 2.0**-1000
 
 def grid_step(scale: Any, magnitude: Any = 0.0) -> np.ndarray:
     """Grid of the float-safe releases: ``2^ceil(log2 scale) * 2^-40`` (Mironov 2012), for
-    noise of scale (Laplace b, Gaussian sigma) ``scale``.
+    noise of scale ``scale``: Laplace b or Gaussian sigma.
 
-    With ``magnitude`` (the largest absolute value the snapped input can take), the grid is
-    at least ``2^ceil(log2 magnitude) * 2^-50``: then every snapped input and every noise
+    ``magnitude`` is the largest absolute value the snapped input can take. With it, the grid
+    is at least ``2^ceil(log2 magnitude) * 2^-50``. Then every snapped input and every noise
     draw is an integer multiple of the grid below 2^53 grid steps, so their sum is exact in
-    float64 and the output's low bits carry nothing (a finer grid would round the sum in a
-    way that depends on the input). This only coarsens grids where the noise is tiny
-    against the inputs (epsilon in the thousands, or the tree's long partial sums).
+    float64 and the output's low bits carry nothing. A finer grid would round the sum in a
+    way that depends on the input. This only coarsens grids where the noise is tiny
+    against the inputs: epsilon in the thousands, or the tree's long partial sums.
 
     Raises:
-        ValueError: when the grid would underflow (noise scale below about 1e-289).
+        ValueError: when the grid would underflow, for a noise scale below about 1e-289.
     """
     if not np.all(np.asarray(scale) >= MIN_GRID * 2.0**GRID_BITS):
         raise ValueError("the noise scale is too small for a float-safe grid (below about "
@@ -98,7 +98,7 @@ def gaussian_delta(epsilon: float, sensitivity: float, sigma: Any) -> np.ndarray
 
 
 def analytic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
-    """Smallest sigma with ``gaussian_delta(epsilon, sensitivity, sigma) <= delta`` (any epsilon)."""
+    """Smallest sigma with ``gaussian_delta(epsilon, sensitivity, sigma) <= delta``, for any epsilon."""
     def f(log_s: float) -> float:
         return math.log(max(float(gaussian_delta(epsilon, sensitivity, math.exp(log_s))), 1e-300)) \
             - math.log(delta)
@@ -134,8 +134,8 @@ def check_sampler_tail(epsilon: float, delta: float, secure: bool) -> float:
     A sampler that never draws beyond ``z_max`` is within total variation
     ``eta = P(|Z| > z_max)`` of the exact Gaussian, so a Gaussian mechanism built on it is
     ``(epsilon, delta + (1 + e^epsilon) eta)``-DP. The extra term is required to stay below
-    delta / 100; it only binds at very large epsilon or tiny delta (secure mode, delta = 1e-5:
-    epsilon up to about 23). Returns the extra term.
+    delta / 100. It only binds at very large epsilon or tiny delta: in secure mode with
+    delta = 1e-5, epsilon up to about 23 passes. Returns the extra term.
 
     Raises:
         ValueError: the extra term exceeds delta / 100.

@@ -4,12 +4,12 @@ Every clipping, snapping and noise addition of the local-DP messages is written
 here once, as a function of one vector and the noise drawn for it. The
 mechanisms (:class:`~ldp_gym.wrappers.mechanisms.GaussianStatistics`,
 :class:`~ldp_gym.wrappers.mechanisms.L2BallMechanism`) apply them to batches
-(the ``*_rows`` functions), and the agents' compiled rounds call them per user;
-so a message is bitwise the same whichever path built it, and ``agents/``
+through the ``*_rows`` functions, and the agents' compiled rounds call them per
+user. So a message is bitwise the same whichever path built it, and ``agents/``
 holds no clipping or noise formula.
 
-Noise is never drawn here: the mechanisms draw it from their own streams
-(already on the float-safe grid for the Gaussian parts) and pass it in.
+Noise is never drawn here: the mechanisms draw it from their own streams and
+pass it in. For the Gaussian parts it is already on the float-safe grid.
 
 Example:
     >>> import numpy as np
@@ -60,7 +60,7 @@ def clip_scalar(x, bound):
 @njit(**_JIT)
 def snap_add(value, noise, grid):
     """One float-safe Gaussian coordinate: ``value`` snapped to the power-of-two ``grid`` plus
-    ``noise`` already on that grid (exact in float64). ``value * (1 / grid)`` is exactly
+    ``noise`` already on that grid, exact in float64. ``value * (1 / grid)`` is exactly
     ``value / grid`` for a power of two, and lets the compiler take the reciprocal out of
     the callers' loops."""
     return np.rint(value * (1.0 / grid)) * grid + noise + 0.0  # + 0.0: no -0.0
@@ -98,11 +98,13 @@ def _l2_ball_target(xc, norm, direction, j):
 @njit(**_JIT)
 def l2_ball(x, radius, output_radius, p_keep_side, direction, u_sign, u_side, sphere, xc, out):
     """Duchi et al.'s l2-ball mechanism on one vector with its drawn randomness: ``direction``
-    and ``sphere`` standard normals (d,), ``u_sign`` and ``u_side`` uniforms. ``x`` is clipped
-    to ``radius`` (written to ``xc``, the mechanism's input); with probability
-    ``1/2 + ||x||/(2 radius)`` keep its direction (a uniform one for x = 0) else flip it; with
-    probability ``p_keep_side`` report uniformly on the hemisphere of radius ``output_radius``
-    facing it, else on the other one."""
+    and ``sphere`` standard normals (d,), ``u_sign`` and ``u_side`` uniforms.
+
+    ``x`` is clipped to ``radius`` and written to ``xc``, the mechanism's input. With
+    probability ``1/2 + ||x||/(2 radius)`` keep its direction, or a uniform one for x = 0,
+    else flip it. With probability ``p_keep_side`` report uniformly on the hemisphere of
+    radius ``output_radius`` facing it, else on the other one.
+    """
     d = x.shape[0]
     clip_l2_into(x, radius, xc)
     norm = 0.0

@@ -1,8 +1,8 @@
 """Continual counting: the binary tree mechanism (:class:`TreeMechanism`).
 
 Noisy prefix sums of streams of bounded values, epsilon-DP per element over
-the whole stream (Dwork et al. 2010; Chan et al. 2011), built on the
-float-safe grid Laplace of :class:`ldp_gym.wrappers.mechanisms.Mechanism`.
+the whole stream, after Dwork et al. (2010) and Chan et al. (2011). They are
+built on the float-safe grid Laplace of :class:`ldp_gym.wrappers.mechanisms.Mechanism`.
 One element is added by one compiled function (:func:`tree_add`), which
 :meth:`TreeMechanism.add` and the compiled agents built on the tree (DP-UCB)
 call alike. Also importable from :mod:`ldp_gym.wrappers.mechanisms`.
@@ -29,10 +29,12 @@ __all__ = ["TreeMechanism", "tree_add"]
 @njit(cache=True, nogil=True, error_model="numpy")
 def tree_add(alpha: np.ndarray, noisy: np.ndarray, count: int, x: float, noise: float,
              grid: float) -> tuple[float, float]:  # pragma: no cover - compiled
-    """Append ``x`` (already clipped) as element ``i = count + 1`` of one stream: the node of
-    level ``j`` (the trailing zeros of i) closes with the exact sum of the open nodes below it
-    and x, and is released once, snapped to ``grid`` plus ``noise`` (a discrete Laplace value
-    on the grid); the noisy prefix sum at i adds the released nodes of i's binary digits.
+    """Append ``x``, already clipped, as element ``i = count + 1`` of one stream.
+
+    The node of level ``j``, the number of trailing zeros of i, closes with the exact sum of
+    the open nodes below it and x. It is released once, as that sum snapped to ``grid`` plus
+    ``noise``, a discrete Laplace value on the grid. The noisy prefix sum at i adds the
+    released nodes of i's binary digits.
 
     Args:
         alpha: (levels,) the exact partial sums of the open nodes, in place.
@@ -43,7 +45,7 @@ def tree_add(alpha: np.ndarray, noisy: np.ndarray, count: int, x: float, noise: 
         grid: the grid the node's sum is snapped to.
 
     Returns:
-        ``(closed, prefix)``: the node's exact sum (what its release protects) and the noisy
+        ``(closed, prefix)``: the node's exact sum, which its release protects, and the noisy
         prefix sum.
     """
     i = count + 1
@@ -125,20 +127,24 @@ class TreeMechanism(Mechanism):
         self.noisy_sums = np.zeros(self.streams)
 
     def clip(self, values: Any) -> np.ndarray:
-        """Elements clipped to ``[lower, upper]`` (what :meth:`add` does)."""
+        """Elements clipped to ``[lower, upper]``, as :meth:`add` clips them."""
         return np.clip(check_input(values, "values"), self.lower, self.upper)
 
     @functools.cached_property
     def stream(self) -> NoiseStream:
-        """The nodes' discrete Laplace noise on :attr:`grid` for :attr:`node_sensitivity` (and
-        the snapping of the ``levels`` nodes one element enters), drawn ahead: one value per
-        element added, in order (built on first use, from the calibration then in force)."""
+        """The nodes' discrete Laplace noise on :attr:`grid`, drawn ahead: one value per
+        element added, in order.
+
+        The noise is calibrated for :attr:`node_sensitivity` and the snapping of the ``levels``
+        nodes one element enters. The stream is built on first use, from the calibration then
+        in force.
+        """
         return NoiseStream(self.rng, functools.partial(
             draw_discrete_laplace, p=float(self._geometric_p(self.node_sensitivity, self.grid)),
             grid=self.grid))
 
     def noise(self, count: int) -> np.ndarray:
-        """The noise of the next ``count`` elements added (one node closes per element)."""
+        """The noise of the next ``count`` elements added; one node closes per element."""
         return self.stream.take(count)
 
     def record(self, closed: np.ndarray) -> None:

@@ -1,11 +1,11 @@
 """Randomness and noise primitives of the mechanisms.
 
-* generators: :class:`SecureGenerator` (the OS CSPRNG), ``MECHANISM_KEY`` and
-  :func:`make_rng` (domain-separated streams from a user's seed);
-* :class:`NoiseStream` (noise drawn ahead in chunks) and its draw helpers
+* generators: :class:`SecureGenerator` draws from the OS CSPRNG, and :func:`make_rng`
+  builds domain-separated streams from a user's seed under ``MECHANISM_KEY``;
+* :class:`NoiseStream`, noise drawn ahead in chunks, and its draw helpers
   (``draw_grid_normals``, ``draw_normals``, ``draw_uniforms``);
 * float-safe noise on a grid: :func:`snap` and :func:`gaussian_grid_noise`;
-* :func:`clip_l2` (clipping in the l2 norm) and ``upper_indices``;
+* :func:`clip_l2`, clipping in the l2 norm, and ``upper_indices``;
 * tracing for the replay test: :func:`recording`, :func:`tracing` and
   :func:`record_release`.
 
@@ -80,7 +80,7 @@ class SecureGenerator:
         return np.ceil(np.log(u) / np.log1p(-np.asarray(p, dtype=np.float64))).astype(np.int64)
 
     def integers(self, low: Any, high: Any = None, size: Any = None) -> np.ndarray:
-        """Integers in [low, high) (rejection-free for the small ranges used here)."""
+        """Integers in [low, high), drawn rejection-free for the small ranges used here."""
         if high is None:
             low, high = 0, low
         span = np.asarray(high) - np.asarray(low)
@@ -98,13 +98,13 @@ def make_rng(seed: Any = None, *, secure: bool = False) -> Any:
     An int or a :class:`numpy.random.SeedSequence` is domain-separated: the stream is
     that of the sequence's child under the key ``MECHANISM_KEY``, never the stream an env
     (``env.reset(seed=...)``) or any other component builds from the same seed. A
-    ``Generator`` is used as it is (the caller owns it). Seeded noise is for simulation:
+    ``Generator`` is used as it is: the caller owns it. Seeded noise is for simulation:
     whoever knows the seed knows every draw, and the same seed replays them; deploy with
     ``secure=True``.
 
     Args:
-        seed: ``None``, an int, a :class:`numpy.random.SeedSequence` (spawn one per
-            mechanism from the run's sequence) or an existing ``Generator``.
+        seed: ``None``, an int, a :class:`numpy.random.SeedSequence` or an existing
+            ``Generator``. Spawn one sequence per mechanism from the run's sequence.
         secure: draw from the OS CSPRNG instead; then ``seed`` must be ``None``.
 
     Raises:
@@ -140,7 +140,7 @@ _TRACE: contextvars.ContextVar[list | None] = contextvars.ContextVar("ldp_gym_tr
 
 @contextlib.contextmanager
 def recording() -> Iterator[list[dict]]:
-    """Record every mechanism call made inside the block (for the replay test).
+    """Record every mechanism call made inside the block, for the replay test.
 
     Each record holds the mechanism name, the clipped input, the declared
     sensitivity, the noise parameter and the budget charged.
@@ -162,16 +162,15 @@ def recording() -> Iterator[list[dict]]:
 
 
 def tracing() -> bool:
-    """Whether a :func:`recording` block is active (callers skip building trace records
-    otherwise)."""
+    """Whether a :func:`recording` block is active; callers skip building trace records
+    otherwise."""
     return _TRACE.get() is not None
 
 
 def record_release(name: str, clipped: np.ndarray, sensitivity: Any, noise: Any, epsilon: float,
                    delta: float) -> None:
-    """Record one release for the replay test, inside a :func:`recording` block (nothing
-    otherwise): the mechanism's name, its clipped input, sensitivity, noise scale and
-    guarantee."""
+    """Record one release for the replay test, inside a :func:`recording` block only: the
+    mechanism's name, its clipped input, sensitivity, noise scale and guarantee."""
     trace = _TRACE.get()
     if trace is not None:
         trace.append({"mechanism": name, "input": np.array(clipped, copy=True),
@@ -183,7 +182,7 @@ def record_release(name: str, clipped: np.ndarray, sensitivity: Any, noise: Any,
 
 
 def snap(x: np.ndarray, grid: Any) -> np.ndarray:
-    """``x`` rounded to the nearest multiple of the power-of-two ``grid`` (exact in float64)."""
+    """``x`` rounded to the nearest multiple of the power-of-two ``grid``, exact in float64."""
     return np.rint(x / grid) * grid
 
 
@@ -208,8 +207,10 @@ def upper_indices(dim: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def clip_l2(x: np.ndarray, bound: float) -> np.ndarray:
-    """Scale every vector of x (..., d) down to l2 norm at most ``bound`` (the norm of every
-    l2 sensitivity in this library; never per coordinate)."""
+    """Scale every vector of x (..., d) down to l2 norm at most ``bound``, never per coordinate.
+
+    The l2 norm is the norm of every l2 sensitivity in this library.
+    """
     sq = np.einsum("...i,...i->...", x, x)[..., None]
     return x * np.minimum(1.0, bound / np.sqrt(np.maximum(sq, 1e-300)))
 
@@ -220,13 +221,13 @@ def clip_l2(x: np.ndarray, bound: float) -> np.ndarray:
 class NoiseStream:
     """A stream of noise values drawn ahead in chunks from one generator.
 
-    ``take(count)`` returns the next ``count`` values of the stream: bitwise the
-    values that drawing them one call at a time would give (numpy's generators
-    fill arrays sequentially), so a round drawn alone and a block of rounds
-    drawn at once see the same noise. Drawing ahead makes a single round cheap.
+    ``take(count)`` returns the next ``count`` values of the stream. They are bitwise
+    the values that drawing them one call at a time would give, since numpy's
+    generators fill arrays sequentially. So a round drawn alone and a block of
+    rounds drawn at once see the same noise. Drawing ahead makes a single round cheap.
 
     Args:
-        rng: the generator (a substream of one mechanism, or the OS CSPRNG).
+        rng: the generator: a substream of one mechanism, or the OS CSPRNG.
         draw: ``(rng, count) -> values`` (1-D float64).
         chunk: values drawn per refill at least.
     """
@@ -251,7 +252,7 @@ class NoiseStream:
         self._mem = buf.data  # a memoryview, for take_into: a copy without numpy's overhead
 
     def take(self, count: int) -> np.ndarray:
-        """The next ``count`` values (a read-only array)."""
+        """The next ``count`` values, as a read-only array."""
         end = self._pos + count
         if end > self._buf.shape[0]:
             end = self._refill(count)
@@ -260,8 +261,11 @@ class NoiseStream:
         return out
 
     def _refill(self, count: int) -> int:
-        """Draw a chunk after the values left (kept in the new buffer, so that the values of a
-        take always lie in one buffer: :meth:`give_back`); returns where ``count`` of them end."""
+        """Draw a chunk after the values left and return where ``count`` of them end.
+
+        The values left are kept in the new buffer, so that the values of a take always lie in
+        one buffer (:meth:`give_back`).
+        """
         left = self._buf[self._pos:]
         fresh = self.draw(self.rng, max(count - left.shape[0], self.chunk))
         buf = np.concatenate([left, fresh]) if left.shape[0] else fresh
@@ -270,9 +274,11 @@ class NoiseStream:
         return count
 
     def take_into(self, out: memoryview) -> None:
-        """Copy the next ``len(out)`` values into ``out`` (a memoryview of a 1-D float64
-        array): the values of ``take(len(out))``, without a new array per call (a per-round
-        path's buffer)."""
+        """Copy the next ``len(out)`` values into ``out``, a memoryview of a 1-D float64 array.
+
+        These are the values of ``take(len(out))``, without a new array per call. ``out`` is a
+        per-round path's buffer.
+        """
         count = len(out)
         end = self._pos + count
         if end > self._buf.shape[0]:
@@ -281,18 +287,21 @@ class NoiseStream:
         self._pos = end
 
     def give_back(self, count: int) -> None:
-        """Undo the last take of ``count`` values: the stream serves them again (a per-round
-        path whose input was refused after its noise was copied uses none of it). The values
-        stay those the stream serves next, also where that take drew the next chunk (the
-        generator then stays advanced: it drew what the stream serves)."""
+        """Undo the last take of ``count`` values: the stream serves them again.
+
+        This is for a per-round path whose input was refused after its noise was copied: it
+        uses none of that noise. The values stay those the stream serves next, also where that
+        take drew the next chunk. The generator then stays advanced: it drew what the stream
+        serves.
+        """
         if not 0 <= count <= self._pos:
             raise ValueError(f"count must be in [0, {self._pos}], got {count}")
         self._pos -= count
 
 
 def draw_grid_normals(rng: Any, count: int, *, sd: float, grid: float) -> np.ndarray:
-    """``count`` Gaussian noise values of standard deviation ``sd`` on the ``grid``
-    (:func:`gaussian_grid_noise` of ``rng``'s normals; a :class:`NoiseStream`'s draw)."""
+    """``count`` Gaussian noise values of standard deviation ``sd`` on the ``grid`` (a
+    :class:`NoiseStream`'s draw): :func:`gaussian_grid_noise` of ``rng``'s normals."""
     if type(rng) is np.random.Generator:  # drawn and put on the grid in one compiled pass
         out = np.empty(count)
         _grid_normals_into(rng, sd / grid, grid, out)
@@ -303,9 +312,12 @@ def draw_grid_normals(rng: Any, count: int, *, sd: float, grid: float) -> np.nda
 @njit(cache=True, nogil=True)
 def _grid_normals_into(rng: np.random.Generator, ratio: float, grid: float,
                        out: np.ndarray) -> None:  # pragma: no cover - compiled
-    """:func:`gaussian_grid_noise` of ``len(out)`` standard normals of ``rng``, drawn here
-    (numba's generator draws numpy's numbers; ``ratio = sigma / grid``, the same operations):
-    bitwise ``gaussian_grid_noise(rng.standard_normal(len(out)), sigma, grid)``."""
+    """:func:`gaussian_grid_noise` of ``len(out)`` standard normals of ``rng``, drawn here:
+    bitwise ``gaussian_grid_noise(rng.standard_normal(len(out)), sigma, grid)``.
+
+    Numba's generator draws numpy's numbers, and with ``ratio = sigma / grid`` the operations
+    are the same.
+    """
     for i in range(out.shape[0]):
         out[i] = np.rint(rng.standard_normal() * ratio) * grid + 0.0
 
@@ -322,7 +334,10 @@ def draw_uniforms(rng: Any, count: int) -> np.ndarray:
 
 def draw_discrete_laplace(rng: Any, count: int, *, p: float, grid: float) -> np.ndarray:
     """``count`` discrete Laplace values on the grid: ``(G1 - G2) grid`` for geometric pairs of
-    success probability ``p``, drawn as consecutive pairs (a stream: chunk sizes do not matter)."""
+    success probability ``p``, drawn as consecutive pairs.
+
+    The draws thus form a stream: chunk sizes do not matter.
+    """
     g = rng.geometric(p, size=2 * count)
     return (g[0::2] - g[1::2]) * grid
 
@@ -343,14 +358,14 @@ def _background() -> Any:
 class DrawnAhead:
     """Values drawn ahead in fixed chunks of ``chunk`` and used in order by compiled kernels
     (``values[pos[0]:]`` unused), so that the stream does not depend on how the rounds are split
-    into calls. ``draw(count)``, passed to each call (the buffer holds arrays only, so agents
-    that own one pickle and copy as before), is the source: a mechanism's noise
-    (``mechanism(zeros(count))``, the audited draw) or a decision stream's uniforms.
+    into calls. ``draw(count)`` is the source: a mechanism's noise or a decision stream's
+    uniforms. For a mechanism it is ``mechanism(zeros(count))``, the audited draw. It is passed
+    to each call: the buffer holds arrays only, so agents that own one pickle and copy as before.
 
     :meth:`prefetch` draws the next chunk in a background thread while a kernel runs; chunks
     are drawn one after the other whatever the timing, and :meth:`settle` folds a chunk still
-    drawing into the buffer, so that nothing is pending between calls (and a source is never
-    used by two threads at once).
+    drawing into the buffer, so that nothing is pending between calls. A source is thus never
+    used by two threads at once.
 
     Example:
         >>> import numpy as np

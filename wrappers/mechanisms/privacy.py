@@ -51,15 +51,16 @@ class Privacy:
         model: ``"local"`` or ``"global"`` (:data:`MODELS`).
         epsilon: the budget per unit, in (0, inf).
         delta: 0 for pure DP, else in (0, 1).
-        unit: a key of :data:`UNITS`: ``"reward"`` (one reward), ``"user"`` (one user's
-            context, chosen action and reward), ``"loss"`` (one round's loss function, all
-            the points it is queried at: two-point bandit convex optimisation) or
-            ``"outcomes"`` (one user's outcomes of the base arms of a super arm).
+        unit: a key of :data:`UNITS`. ``"reward"`` protects one reward. ``"user"`` protects
+            one user's context, chosen action and reward. ``"loss"`` protects one round's loss
+            function at all the points it is queried at, as in two-point bandit convex
+            optimisation. ``"outcomes"`` protects one user's outcomes of the base arms of a
+            super arm.
         secure: the noise is drawn from the OS CSPRNG (deployment) rather than seeded.
         sources: the guarantees of the other data sources the learner uses, as ``(name,
-            Privacy)`` pairs (e.g. the auxiliary datasets of transfer learning, each with its
-            own budget); empty for a single source. Each guarantee is separate: it protects
-            the units of its own source only.
+            Privacy)`` pairs. Examples are the auxiliary datasets of transfer learning, each
+            with its own budget. Empty for a single source. Each guarantee is separate: it
+            protects the units of its own source only.
     """
 
     model: str
@@ -91,7 +92,7 @@ class Privacy:
         return "; ".join([own] + [f"{name}: {p}" for name, p in self.sources])
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain values, for results files (``sources``: a list of such dicts with a name)."""
+        """Plain values, for results files; ``sources`` is a list of such dicts, each with a name."""
         return {"model": self.model, "epsilon": self.epsilon, "delta": self.delta,
                 "unit": self.unit, "secure": self.secure,
                 "sources": [{"name": name, **p.to_dict()} for name, p in self.sources]}
