@@ -28,7 +28,7 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 from typing_extensions import override
@@ -45,7 +45,7 @@ from ldp_gym.wrappers.mechanisms import (
 
 from . import mab_kernels as kernels
 from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random, readonly
-from .mab_kernels import kl_ucb_index
+from .mab_kernels import dp_klucb_index, kl_ucb_index
 
 __all__ = ["DPIMED", "DPKLUCB", "DPSE", "DPUCB", "KLUCB", "LDPUCB", "UCB1", "AdaPKLUCB",
            "AdaPUCB", "Exp3", "ThompsonSampling", "TsallisINF", "dp_klucb_index", "kl_ucb_index",
@@ -846,28 +846,6 @@ def phase_grid(alpha: float, rule: str = "pow", up_to: int = 2**62) -> np.ndarra
         # (a relative 1e-12 below: 1.1 * 10 is 11.000000000000002 in floating point, not 12)
         grid.append(max(grid[-1] + 1, math.ceil(min(step, 2.0 ** 63) * (1.0 - 1e-12))))
     return np.array(grid, dtype=np.int64)
-
-
-def dp_klucb_index(x: Any, level: Any, epsilon: float, iterations: int = 50) -> np.ndarray:
-    """DP-KLUCB's index ``max{mu in [x, 1] : d_eps(x, mu) <= level}`` (Azize et al. 2025).
-
-    It is exactly 1 when ``d_eps(x, 1) = eps (1 - x) <= level``; otherwise bisection on
-    ``[x, 1]``, where ``d_eps(x, .)`` is nondecreasing. The result is a lower end of the last
-    bracket, so it never overshoots the set.
-
-    Example:
-        >>> from ldp_gym.agents.mab import dp_klucb_index
-        >>> dp_klucb_index([0.5, 0.5], [0.01, 1.0], 0.5).round(4).tolist()
-        [0.5704, 1.0]
-    """
-    x, level = np.broadcast_arrays(np.asarray(x, np.float64), np.asarray(level, np.float64))
-    lo, hi = x.copy(), np.ones_like(x)
-    for _ in range(iterations):
-        mid = 0.5 * (lo + hi)
-        inside = d_epsilon(x, mid, epsilon) <= level
-        lo = np.where(inside, mid, lo)
-        hi = np.where(inside, hi, mid)
-    return np.where(epsilon * (1.0 - x) <= level, 1.0, lo)
 
 
 class DPKLUCB(_GlobalMAB):

@@ -44,11 +44,12 @@ from typing import Any
 import numpy as np
 from numba import njit, vectorize
 
+from ldp_gym.envs.mab import d_epsilon_value
 from ldp_gym.wrappers.mechanisms.compiled import snap_add
 from ldp_gym.wrappers.mechanisms.continual import tree_add
 
 __all__ = ["CHOOSE", "DP_UCB", "EXP3", "KL_UCB", "LDP_UCB", "PLAY", "ROUNDS", "THOMPSON",
-           "TSALLIS_INF", "UCB1", "UPDATE", "adversarial_rounds", "distributions",
+           "TSALLIS_INF", "UCB1", "UPDATE", "adversarial_rounds", "distributions", "dp_klucb_index",
            "dp_ucb_rounds", "index_values", "kl_ucb", "kl_ucb_index", "kl_ucb_rounds",
            "ldp_ucb_rounds", "thompson_rounds", "ucb1_rounds"]
 
@@ -118,6 +119,32 @@ def _below(p, level, best):  # pragma: no cover - compiled
 def kl_ucb_index(p, level):  # pragma: no cover - compiled
     """:func:`kl_ucb` as a numpy ufunc, which broadcasts over arrays."""
     return kl_ucb(p, level)
+
+
+@vectorize(["float64(float64, float64, float64)"], cache=True)
+def dp_klucb_index(x, level, epsilon):  # pragma: no cover - compiled
+    """DP-KLUCB's index ``max{mu in [x, 1] : d_eps(x, mu) <= level}`` (Azize et al. 2025).
+
+    It is exactly 1 when ``d_eps(x, 1) = eps (1 - x) <= level``. Otherwise it is found by 60
+    bisection steps on ``[x, 1]``, where ``d_eps(x, .)`` is nondecreasing
+    (:func:`~ldp_gym.envs.mab.d_epsilon_value`). The result is the lower end of the last
+    bracket, so it never leaves the set. A numpy ufunc: it broadcasts over arrays.
+
+    Example:
+        >>> from ldp_gym.agents.mab_kernels import dp_klucb_index
+        >>> dp_klucb_index([0.5, 0.5], [0.01, 1.0], 0.5).round(4).tolist()
+        [0.5704, 1.0]
+    """
+    if epsilon * (1.0 - x) <= level:
+        return 1.0
+    lo, hi = x, 1.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if d_epsilon_value(x, mid, epsilon) <= level:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 @njit(**_INLINE)

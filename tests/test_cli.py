@@ -388,8 +388,10 @@ def test_third_party_and_env_kwargs_errors_are_one_line(tmp_path, capsys, extra,
 
 
 @pytest.mark.parametrize("source,needle", [
-    ("def broken(:\n", "--agents: cannot import 'bad_agents' (SyntaxError: invalid syntax (bad_agents.py, line 1"),
-    ("raise RuntimeError('no GPU here')\n", "--agents: cannot import 'bad_agents' (RuntimeError: no GPU here)"),
+    ("def broken(:\n",
+     "--agents: cannot import 'bad_agents' (SyntaxError: invalid syntax (bad_agents.py, line 1"),
+    ("raise RuntimeError('no GPU here')\n",
+     "--agents: cannot import 'bad_agents' (RuntimeError: no GPU here)"),
     ("import numpy\n", "--agents: module 'bad_agents' has no 'FirstArm'"),
 ])
 def test_a_third_party_module_that_fails_is_one_line(tmp_path, monkeypatch, capsys, source, needle):

@@ -111,7 +111,8 @@ def test_dp_klucb_index_is_the_largest_mean_in_the_set():
             if eps * (1 - xi) <= li:
                 assert ui == 1.0
             else:
-                root = optimize.brentq(lambda m: d_epsilon(xi, m, eps) - li, xi, 1.0, xtol=1e-15)
+                root = optimize.brentq(lambda m, x=xi, e=eps, v=li: d_epsilon(x, m, e) - v, xi, 1.0,
+                                       xtol=1e-15)
                 assert ui == pytest.approx(root, abs=1e-12)
 
 
@@ -143,7 +144,7 @@ def reference(rule, table, horizon, first_order):
     while n.sum() < horizon:
         mu, log_t = s / n, np.log(n.sum() + 1.0)
         if rule == "klucb":
-            idx = [optimize.brentq(lambda q: bernoulli_kl(m, q) - log_t / c, m, 1 - 1e-15)
+            idx = [optimize.brentq(lambda q, m=m, v=log_t / c: bernoulli_kl(m, q) - v, m, 1 - 1e-15)
                    if bernoulli_kl(m, 1 - 1e-15) > log_t / c else 1.0 for m, c in zip(mu, n)]
             a = int(np.argmax(idx))
         else:
@@ -233,3 +234,15 @@ def test_renoised_cumulative_sum_mutant_flagged():
     res = audit(lambda k: phase_releases(RenoisedDPKLUCB, 0.0, k, 62),
                 lambda k: phase_releases(RenoisedDPKLUCB, 1.0, k, 63), n=N_AUDIT, statistic="laplace")
     assert res.epsilon_lower > 1.0
+
+
+def test_experiment_runs_small(monkeypatch, tmp_path):
+    """azize2025-optimal end to end on a tiny size (the numbers are the results page's)."""
+    from ldp_gym.experiments import EXPERIMENTS, mab
+
+    monkeypatch.setitem(mab.AZIZE2025_SIZES, "quick", (2000, 3))
+    report = EXPERIMENTS["azize2025-optimal"](quick=True, seed=0, n_jobs=1, progress=False)
+    report.write(tmp_path)
+    text = (tmp_path / "table.md").read_text()
+    assert "| mu4 | 1 |" in text and "DP-IMED starved" in text and "(alpha - 1)/ln alpha" in text
+    assert len(list(tmp_path.glob("*.npz"))) == 33

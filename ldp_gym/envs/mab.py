@@ -19,11 +19,13 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from numba import njit, vectorize
 from scipy import special
 
 from ldp_gym.validation import check_finite, check_int, check_real
@@ -367,9 +369,41 @@ def problem_dependent_lower_bound(means: Sequence[float], horizon: Any,
 # --------------------------------------------------------------------------- the privacy-aware divergence
 
 _CLAMP = 1e-12
+_FLOAT_MAX = float(np.finfo(np.float64).max)
 
 
-def d_epsilon(x: Any, y: Any, epsilon: Any) -> np.ndarray:
+@njit(cache=True, inline="always")
+def _sigmoid(u: float) -> float:  # pragma: no cover - compiled
+    """``1/(1 + e^-u)`` without overflow, for any u in [-inf, inf]."""
+    if u >= 0.0:
+        return 1.0 / (1.0 + math.exp(-u))
+    e = math.exp(u)
+    return e / (1.0 + e)
+
+
+@njit(cache=True, error_model="numpy")
+def d_epsilon_value(x: float, y: float, epsilon: float) -> float:  # pragma: no cover - compiled
+    """:func:`d_epsilon` of one triple, unchecked (compiled; the agents' indices call it)."""
+    if y >= 1.0:
+        return epsilon * (1.0 - x) if x < 1.0 else 0.0
+    xc = min(max(x, _CLAMP), 1.0 - _CLAMP)
+    yc = min(max(y, _CLAMP), 1.0 - _CLAMP)
+    logit_y = math.log(yc) - math.log1p(-yc)
+    if xc <= yc:  # the minimiser: the stationary point logit(z) = logit(y) -+ eps, clipped
+        z = max(xc, _sigmoid(logit_y - epsilon))
+    else:
+        z = min(xc, _sigmoid(logit_y + epsilon))
+    # z = x whenever epsilon is inf: capping epsilon makes that term 0, not inf * 0
+    linear = min(epsilon, _FLOAT_MAX) * abs(z - xc)
+    return linear + z * math.log(z / yc) + (1.0 - z) * math.log((1.0 - z) / (1.0 - yc))
+
+
+@vectorize(["float64(float64, float64, float64)"], cache=True)
+def _d_epsilon(x, y, epsilon):  # pragma: no cover - compiled
+    return d_epsilon_value(x, y, epsilon)
+
+
+def d_epsilon(x: Any, y: Any, epsilon: Any) -> Any:
     """The privacy-aware divergence of Azize, Wu, Honda, Orabona, Ito and Basu (2025, Def. 1).
 
     ``d_eps(x, y) = inf {eps |z - x| + kl(z, y) : z between x and y}`` for Bernoulli means x, y.
@@ -389,7 +423,7 @@ def d_epsilon(x: Any, y: Any, epsilon: Any) -> np.ndarray:
         epsilon: the privacy budgets, > 0 (``inf`` allowed).
 
     Returns:
-        The divergences, as a float array of the broadcast shape.
+        The divergences: a float for scalar arguments, else an array of the broadcast shape.
 
     Example:
         >>> from ldp_gym.envs.mab import d_epsilon, bernoulli_kl
@@ -398,24 +432,12 @@ def d_epsilon(x: Any, y: Any, epsilon: Any) -> np.ndarray:
         >>> bool(abs(d_epsilon(0.7, 0.85, 1e9) - bernoulli_kl(0.7, 0.85)) < 1e-12)
         True
     """
-    x, y, eps = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (x, y, epsilon)))
+    x, y, eps = (np.asarray(v, dtype=np.float64) for v in (x, y, epsilon))
     if not (np.all((x >= 0) & (x <= 1)) and np.all((y >= 0) & (y <= 1))):
         raise ValueError("x and y must be Bernoulli means in [0, 1]")
     if not np.all(eps > 0):
         raise ValueError("epsilon must be > 0")
-    xc = np.clip(x, _CLAMP, 1.0 - _CLAMP)
-    yc = np.clip(y, _CLAMP, 1.0 - _CLAMP)
-    logit_y = np.log(yc) - np.log1p(-yc)
-    with np.errstate(over="ignore"):
-        up = special.expit(logit_y - eps)     # minimiser's candidate when x <= y
-        down = special.expit(logit_y + eps)   # when x > y
-    z = np.where(xc <= yc, np.maximum(xc, up), np.minimum(xc, down))
-    moved = np.abs(z - xc)
-    with np.errstate(invalid="ignore"):
-        linear = np.where(moved > 0, eps * moved, 0.0)  # 0, not inf * 0, when z = x
-    out = linear + bernoulli_kl(z, yc)
-    out = np.where(y >= 1.0, eps * (1.0 - x), out)
-    return out + 0.0 if out.ndim else float(out)  # type: ignore[return-value]
+    return _d_epsilon(x, y, eps)
 
 
 def optimal_lower_bound(means: Sequence[float], horizon: Any, epsilon: float) -> np.ndarray:

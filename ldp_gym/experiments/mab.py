@@ -212,6 +212,10 @@ AZIZE2025_INSTANCES = {
 }
 
 
+#: (T, runs) of azize2025-optimal; the DP-KLUCB ratio runs go to 10 T
+AZIZE2025_SIZES = {"quick": (10**5, 20), "full": (10**6, 100)}
+
+
 def _starved(regret: np.ndarray, means: tuple[float, ...], horizon: int) -> tuple[float, float]:
     """Bounds on the fraction of runs that played the best arm fewer than T/2 times.
 
@@ -238,7 +242,7 @@ def azize2025_optimal(quick: bool, seed: int, n_jobs: int, progress: bool | None
     from ldp_gym.envs.mab import optimal_lower_bound
     from ldp_gym.runner import sweep
 
-    horizon, n_runs = (10**5, 20) if quick else (10**6, 100)
+    horizon, n_runs = AZIZE2025_SIZES["quick" if quick else "full"]
     long_horizon = 10 * horizon
     epsilons = (0.01, 0.1, 0.5, 1.0)
     alphas = (1.1, 1.5, 2.0, 3.0)

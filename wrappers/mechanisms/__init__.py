@@ -27,6 +27,7 @@ from ldp_gym.validation import (  # the mechanisms' validation, re-exported
 from . import audit, calibration, compiled, continual, noise, privacy
 from .base import (
     PART_KINDS,
+    GaussianEpisodeMean,
     GaussianMechanism,
     GaussianPart,
     GaussianStatistics,
@@ -66,7 +67,7 @@ from .privacy import Privacy
 __all__ = ["GRID_BITS", "MAGNITUDE_BITS", "MECHANISM_KEY", "MIN_DELTA", "MIN_GRID", "PART_KINDS",
            "SAMPLER_Z_MAX", "check_bool", "check_bounds", "check_delta", "check_epsilon",
            "check_finite", "check_input", "check_int", "check_real", "check_sampler_tail",
-           "GaussianMechanism", "GaussianPart", "GaussianStatistics",
+           "GaussianEpisodeMean", "GaussianMechanism", "GaussianPart", "GaussianStatistics",
            "L2BallMechanism", "LaplaceMechanism", "Mechanism", "NoiseStream", "Privacy",
            "PrivateEpisodeMean", "RandomizedResponse", "SecureGenerator", "TreeMechanism",
            "analytic_gaussian_sigma", "audit", "calibration", "classic_gaussian_sigma", "clip_l2",

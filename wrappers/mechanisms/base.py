@@ -93,8 +93,10 @@ from .noise import (
     tracing,
     upper_indices,
 )
+from .privacy import Privacy
 
-__all__ = ["PART_KINDS", "GaussianMechanism", "GaussianPart", "GaussianStatistics",
+__all__ = ["PART_KINDS", "GaussianEpisodeMean", "GaussianMechanism", "GaussianPart",
+           "GaussianStatistics",
            "L2BallMechanism", "LaplaceMechanism", "Mechanism", "PrivateEpisodeMean",
            "RandomizedResponse"]
 
@@ -293,18 +295,89 @@ class PrivateEpisodeMean(Mechanism):
 
     def release(self, sums: Any, counts: Any) -> np.ndarray:
         """The private means of ``counts`` rewards summing to ``sums``, broadcast together."""
-        sums = check_input(sums, "sums")
-        counts = check_input(counts, "counts")
-        if (counts < 1).any() or (counts != np.rint(counts)).any():
-            raise ValueError("counts must be integers >= 1")
-        sums, counts = np.broadcast_arrays(sums, counts)
-        lo, hi = counts * self.lower, counts * self.upper
-        slack = 1e-9 * counts * self.magnitude  # rounding of a float sum of clipped rewards
-        if ((sums < lo - slack) | (sums > hi + slack)).any():
-            raise ValueError("sums must lie in [counts * lower, counts * upper]: a reward outside "
-                             "the declared bounds entered a sum (clip each reward, not the sum)")
-        mean = np.clip(sums, lo, hi) / counts
+        mean, counts = _episode_means(sums, counts, self.lower, self.upper, self.magnitude)
         return self._grid_laplace(mean, (self.upper - self.lower) / counts)
+
+
+def _episode_means(sums: Any, counts: Any, lower: float, upper: float,
+                   magnitude: float) -> tuple[np.ndarray, np.ndarray]:
+    """The means ``sums / counts`` of episodes of rewards in ``[lower, upper]``, and the counts.
+
+    A sum outside ``[counts lower, counts upper]`` proves that a reward broke the bounds. It is
+    refused, up to the float rounding of a sum of clipped rewards.
+    """
+    sums = check_input(sums, "sums")
+    counts = check_input(counts, "counts")
+    if (counts < 1).any() or (counts != np.rint(counts)).any():
+        raise ValueError("counts must be integers >= 1")
+    sums, counts = np.broadcast_arrays(sums, counts)
+    lo, hi = counts * lower, counts * upper
+    slack = 1e-9 * counts * magnitude  # rounding of a float sum of clipped rewards
+    if ((sums < lo - slack) | (sums > hi + slack)).any():
+        raise ValueError("sums must lie in [counts * lower, counts * upper]: a reward outside "
+                         "the declared bounds entered a sum (clip each reward, not the sum)")
+    return np.clip(sums, lo, hi) / counts, counts
+
+
+class GaussianEpisodeMean:
+    """Private means over disjoint episodes with Gaussian noise: rho-zCDP per reward.
+
+    The zCDP counterpart of :class:`PrivateEpisodeMean`, for the adaptive episodes of Azize and
+    Basu (2024). A mean of n rewards in ``[lower, upper]`` has sensitivity
+    ``s = (upper - lower)/n``. The Gaussian mechanism with ``sigma = s / sqrt(2 rho)`` is
+    rho-zCDP (Bun and Steinke 2016, Prop. 1.6). Each reward enters one release, so the
+    releases compose in parallel: rho-zCDP per reward overall.
+
+    The release is float-safe, as :class:`GaussianMechanism`. The mean is snapped to a
+    power-of-two grid g and the noise is rounded to it. Snapping moves a mean by at most g/2,
+    so sigma is calibrated for ``s + g``. The caller clips the rewards, as for
+    :class:`PrivateEpisodeMean`. A sum that proves a reward broke the bounds is refused.
+
+    Args:
+        rho: the zCDP budget per reward, > 0.
+        lower: the lower bound of every reward.
+        upper: the upper bound of every reward.
+        seed: as :class:`Mechanism`.
+        secure: as :class:`Mechanism`.
+
+    Example:
+        >>> from ldp_gym.wrappers.mechanisms import GaussianEpisodeMean
+        >>> m = GaussianEpisodeMean(0.5, seed=0)
+        >>> m.release([3.0, 8.0], [4, 16]).shape
+        (2,)
+        >>> print(m.privacy)
+        global zCDP, rho=0.5 per reward
+    """
+
+    def __init__(self, rho: float, lower: float = 0.0, upper: float = 1.0, *,
+                 seed: Any = None, secure: bool = False):
+        self.rho = check_real("rho", rho, low=0.0)
+        self.lower, self.upper = check_bounds(lower, upper)
+        self.magnitude = max(abs(self.lower), abs(self.upper))
+        self.rng = make_rng(seed, secure=secure)
+
+    @property
+    def privacy(self) -> Privacy:
+        """The guarantee of the releases: rho-zCDP per reward."""
+        return Privacy("global", rho=self.rho)
+
+    def clip(self, rewards: Any) -> np.ndarray:
+        """Single rewards clipped to ``[lower, upper]``, before they enter a sum."""
+        return np.clip(check_input(rewards, "rewards"), self.lower, self.upper)
+
+    def calibration(self, counts: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The grid g and the noise sd sigma of releases over ``counts`` rewards."""
+        sens = (self.upper - self.lower) / np.asarray(counts, np.float64)
+        root = math.sqrt(2.0 * self.rho)
+        grid = grid_step(sens / root, self.magnitude)
+        return grid, (sens + grid) / root
+
+    def release(self, sums: Any, counts: Any) -> np.ndarray:
+        """The private means of ``counts`` rewards summing to ``sums``, broadcast together."""
+        mean, counts = _episode_means(sums, counts, self.lower, self.upper, self.magnitude)
+        grid, sigma = self.calibration(counts)
+        noise = gaussian_grid_noise(self.rng.standard_normal(mean.shape), sigma, grid)
+        return snap(mean, grid) + noise
 
 
 # --------------------------------------------------------------------------- Gaussian
