@@ -33,6 +33,7 @@ from .mab import (
     KLUCB,
     LDPUCB,
     UCB1,
+    AdaCUCB,
     AdaPKLUCB,
     AdaPUCB,
     Exp3,
@@ -47,7 +48,7 @@ AGENTS: dict[str, type[Agent]] = {**_MAB_AGENTS, **_GLM_AGENTS, **_BCO_AGENTS,
 
 __all__ = ["ABSE", "AGENTS", "CUCB", "CUCBDP", "CUCBLDP1", "CUCBLDP2", "CombinatorialAgent",
            "DPIMED", "DPKLUCB", "DPSE", "DPUCB", "FKM", "GLOC", "KLUCB", "LDPGLOC", "LDPMAB",
-           "LDPOLS", "LDPSGD", "LDPUCB", "UCB1", "AdaPKLUCB", "AdaPUCB", "Agent", "BCOAgent",
+           "LDPOLS", "LDPSGD", "LDPUCB", "UCB1", "AdaCUCB", "AdaPKLUCB", "AdaPUCB", "Agent", "BCOAgent",
            "Exp3", "GlobalDPAgent", "GreedyOLS", "GreedySGD", "HazanLevy", "LDPLinUCB", "LDPMABAux",
            "LDPMultiOLS", "LDPMultiSGD", "LinUCB", "LocalDPAgent", "Privacy", "SahaTewari",
            "ThompsonSampling", "TsallisINF", "TwoPointGD", "UniformRandom", "argmax_random"]

@@ -45,6 +45,7 @@ from ldp_gym.validation import (
     check_int,
     check_message,
     check_optional_int,
+    check_real,
     seed_sequence,
 )
 from ldp_gym.wrappers.mechanisms.privacy import Privacy
@@ -293,32 +294,49 @@ class _PrivateMixin:
     """Validation shared by private agents: epsilon, delta and the declared reward bounds."""
 
     _privacy: Privacy | None = None
+    epsilon: float
+    delta: float
+    rho: float
+    lower: float
+    upper: float
 
-    def declare_privacy(self, model: str, epsilon: Any, delta: Any = 0.0, unit: str = "reward",
-                        lower: Any = 0.0, upper: Any = 1.0) -> None:
+    def declare_privacy(self, model: str, epsilon: Any = None, delta: Any = 0.0,
+                        unit: str = "reward", lower: Any = 0.0, upper: Any = 1.0, *,
+                        rho: Any = None) -> None:
         """Declare the guarantee the agent gives.
 
         Call it in ``__init__`` before ``super().__init__``. That call builds the state, and
-        with it the mechanisms that read ``epsilon``, ``delta``, ``lower`` and ``upper``.
+        with it the mechanisms that read ``epsilon`` (or ``rho``), ``delta``, ``lower`` and
+        ``upper``.
 
         Args:
             model: ``"local"`` or ``"global"``.
-            epsilon: the privacy budget, > 0 and finite.
+            epsilon: the privacy budget of (epsilon, delta)-DP, > 0 and finite.
             delta: the delta of an (epsilon, delta) guarantee, in [0, 1).
             unit: what one user's data is, such as ``"reward"`` or ``"user"``, as
                 :class:`~ldp_gym.wrappers.mechanisms.privacy.Privacy` states it.
             lower: the declared lower bound of the protected values.
             upper: the declared upper bound; the agent clips to ``[lower, upper]`` before
                 any release.
+            rho: instead of ``epsilon``, the budget of a rho-zCDP guarantee, > 0 and finite.
+                The agent then has a ``rho`` attribute and no ``epsilon``.
 
         Raises:
             TypeError, ValueError: a parameter that is not a valid value, named.
         """
-        eps = check_epsilon(epsilon)
-        d = check_delta(delta, allow_zero=True)
         lo, hi = check_bounds(lower, upper)
-        self.epsilon, self.delta, self.lower, self.upper = eps, d, lo, hi
-        self._privacy = Privacy(model, eps, d, unit)
+        if rho is not None:
+            if epsilon is not None:
+                raise ValueError("give epsilon (DP) or rho (zCDP), not both")
+            self.rho = check_real("rho", rho, low=0.0)
+            self.delta = 0.0  # no epsilon attribute: a zCDP agent has none to report
+            self._privacy = Privacy(model, unit=unit, rho=self.rho)
+        else:
+            eps = check_epsilon(epsilon)
+            d = check_delta(delta, allow_zero=True)
+            self.epsilon, self.delta = eps, d
+            self._privacy = Privacy(model, eps, d, unit)
+        self.lower, self.upper = lo, hi
 
 
 class LocalDPAgent(_PrivateMixin, Agent):

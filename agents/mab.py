@@ -35,19 +35,21 @@ from typing_extensions import override
 
 from ldp_gym.envs.mab import d_epsilon
 from ldp_gym.protocols import BlockPlay
-from ldp_gym.validation import Part, check_finite, check_input, check_real
+from ldp_gym.validation import Part, check_epsilon, check_finite, check_input, check_real
 from ldp_gym.wrappers.mechanisms import (
+    GaussianEpisodeMean,
     LaplaceMechanism,
     PrivateEpisodeMean,
     TreeMechanism,
     tracing,
 )
+from ldp_gym.wrappers.mechanisms.privacy import rho_from_epsilon
 
 from . import mab_kernels as kernels
 from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random, readonly
 from .mab_kernels import dp_klucb_index, kl_ucb_index
 
-__all__ = ["DPIMED", "DPKLUCB", "DPSE", "DPUCB", "KLUCB", "LDPUCB", "UCB1", "AdaPKLUCB",
+__all__ = ["DPIMED", "DPKLUCB", "DPSE", "DPUCB", "KLUCB", "LDPUCB", "UCB1", "AdaCUCB", "AdaPKLUCB",
            "AdaPUCB", "Exp3", "ThompsonSampling", "TsallisINF", "dp_klucb_index", "kl_ucb_index",
            "phase_grid"]
 
@@ -473,11 +475,15 @@ class LDPUCB(LocalDPAgent, _Compiled):
 class _GlobalMAB(GlobalDPAgent, MABAgent):
     def __init__(self, n_arms, *, epsilon: float, lower: float = 0.0, upper: float = 1.0,
                  **kwargs):
-        self.declare_privacy("global", epsilon, 0.0, "reward", lower, upper)
+        self._declare(epsilon, lower, upper)
         super().__init__(n_arms, **kwargs)
 
+    def _declare(self, epsilon: float, lower: float, upper: float) -> None:
+        """Declare the guarantee: epsilon-global DP per reward."""
+        self.declare_privacy("global", epsilon, 0.0, "reward", lower, upper)
+
     #: the mechanism whose releases the agent acts on (its bounds clip every reward)
-    mechanism: PrivateEpisodeMean | TreeMechanism
+    mechanism: PrivateEpisodeMean | GaussianEpisodeMean | TreeMechanism
 
     def _observe(self, obs, actions, rewards, next_obs):
         super()._observe(obs, actions, self.mechanism.clip(rewards), next_obs)
@@ -730,14 +736,17 @@ class AdaPUCB(_GlobalMAB):
 
     def _init_state(self, n):
         super()._init_state(n)
-        self.mechanism = PrivateEpisodeMean(self.epsilon, self.lower, self.upper,
-                                            **self.noise_source())
+        self.mechanism = self._episode_mechanism()
         self.released = np.zeros((n, self.n_arms))        # mu~ of each arm's last episode
         self.released_n = np.zeros((n, self.n_arms), dtype=np.int64)  # its number of rewards
         self.arm = self.rng.integers(0, self.n_arms, size=n)
         self.target = np.ones(n, dtype=np.int64)         # count of `arm` ending the episode
         self.episode_sum = np.zeros(n)
         self.episode_n = np.zeros(n, dtype=np.int64)
+
+    def _episode_mechanism(self) -> PrivateEpisodeMean | GaussianEpisodeMean:
+        """The mechanism that releases each episode's mean once."""
+        return PrivateEpisodeMean(self.epsilon, self.lower, self.upper, **self.noise_source())
 
     def _act(self, obs):
         return self.arm.copy()
@@ -816,6 +825,75 @@ class AdaPKLUCB(AdaPUCB):
         a = self.alpha * log_t[:, None]
         mu = np.clip(self.released[rows] + a / (self.epsilon * n), 0.0, 1.0)
         return kl_ucb_index(mu, a / n)
+
+
+class AdaCUCB(AdaPUCB):
+    """AdaC-UCB (Azize and Basu, "Concentrated Differential Privacy for Bandits", SaTML 2024).
+
+    The adaptive episodes of :class:`AdaPUCB` with Gaussian noise: each episode's mean is
+    released once as ``mean + N(0, sigma^2)`` with ``sigma = (upper - lower)/(n sqrt(2 rho))``
+    over its n rewards (:class:`~ldp_gym.wrappers.mechanisms.GaussianEpisodeMean`), and the
+    agent forgets earlier episodes. Index at the episode's start t_l:
+    ``mu~ + sqrt((1/(2n) + 1/(rho n^2)) alpha log t_l)``, the deviation of the mean's
+    1/(4n) sub-Gaussian proxy plus the noise's variance 1/(2 rho n^2), alpha = 3.1.
+
+    Give ``rho``, or ``epsilon`` to run at the rho that epsilon-DP implies,
+    ``rho = epsilon^2/2`` (:func:`~ldp_gym.wrappers.mechanisms.privacy.rho_from_epsilon`):
+    then the command line and :func:`~ldp_gym.experiments.compare.compare` run it beside
+    the epsilon-DP agents at matched zCDP.
+
+    Privacy: rho-global zCDP per reward. Each reward enters one release; the releases
+    compose in parallel, and the actions are post-processing. Its (epsilon, delta) is
+    ``agent.privacy.to_epsilon_delta(delta)``.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> import ldp_gym
+        >>> from ldp_gym.agents import AdaCUCB
+        >>> env = gym.make("LDPMAB-v0", max_episode_steps=100)
+        >>> agent = AdaCUCB.from_env(env, rho=0.5, seed=0)
+        >>> print(agent.privacy)
+        global zCDP, rho=0.5 per reward
+        >>> obs, _ = env.reset(seed=0)
+        >>> for _ in range(20):
+        ...     action = agent.act(obs)
+        ...     next_obs, reward, terminated, truncated, info = env.step(action)
+        ...     agent.observe(obs, action, reward, next_obs)
+        ...     obs = next_obs
+        >>> int(agent.counts.sum())
+        20
+    """
+
+    name = "AdaC-UCB"
+    test_params = {"rho": 0.5}
+
+    @classmethod
+    def _unit_test_params(cls):
+        return [{"rho": 0.5}, {"epsilon": 1.0, "alpha": 4.0}]
+
+    def __init__(self, n_arms, *, rho: float | None = None, epsilon: float | None = None,
+                 alpha: float = 3.1, **kwargs):
+        if (rho is None) == (epsilon is None):
+            raise ValueError("give exactly one of rho (zCDP) and epsilon (run at rho = "
+                             "epsilon^2/2)")
+        self.rho = rho_from_epsilon(check_epsilon(epsilon)) if rho is None else \
+            check_real("rho", rho, low=0.0)
+        # (epsilon is unused: _declare states the zCDP guarantee)
+        super().__init__(n_arms, epsilon=1.0, alpha=alpha, **kwargs)
+
+    @override
+    def _declare(self, epsilon, lower, upper):
+        self.declare_privacy("global", rho=self.rho, lower=lower, upper=upper)
+
+    @override
+    def _episode_mechanism(self):
+        return GaussianEpisodeMean(self.rho, self.lower, self.upper, **self.noise_source())
+
+    @override
+    def index(self, rows, log_t):
+        n = np.maximum(self.released_n[rows], 1)
+        width = (0.5 / n + 1.0 / (self.rho * n * n)) * (self.alpha * log_t[:, None])
+        return self.released[rows] + np.sqrt(width)
 
 
 # =========================================================================== optimal global DP
@@ -1006,4 +1084,4 @@ class DPIMED(DPKLUCB):
 #: The MAB agents by display name (the contract suite and the CLI read this).
 AGENTS: dict[str, type[Agent]] = {cls.name: cls for cls in (
     UCB1, KLUCB, ThompsonSampling, Exp3, TsallisINF, LDPUCB, DPUCB, DPSE, AdaPUCB, AdaPKLUCB,
-    DPKLUCB, DPIMED)}
+    AdaCUCB, DPKLUCB, DPIMED)}

@@ -285,7 +285,11 @@ def test_private_agents_state_their_guarantee(cls):
     for params in cls._unit_test_params():
         agent = single(cls, params, cls.test_env)[1]
         assert isinstance(agent.privacy, Privacy)
-        assert agent.privacy.epsilon == params["epsilon"]
+        if agent.privacy.rho is not None:  # zCDP: rho given, or the rho epsilon-DP implies
+            assert agent.privacy.epsilon is None and not hasattr(agent, "epsilon")
+            assert agent.privacy.rho == params.get("rho", params.get("epsilon", 0.0) ** 2 / 2)
+        else:
+            assert agent.privacy.epsilon == params["epsilon"]
         assert agent.privacy.delta == params.get("delta", 0.0)
         assert agent.privacy.model == ("local" if issubclass(cls, LocalDPAgent) else "global")
     # the docstring cites the paper (a year) and states the guarantee

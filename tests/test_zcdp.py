@@ -89,3 +89,93 @@ def test_gaussian_episode_mean_audit_and_mutant(rho):
     res = audit(lambda k: bad.release(np.zeros(k), counts),
                 lambda k: bad.release(np.full(k, 1.0), counts), n=1_000_000, delta=0.01)
     assert res.epsilon_lower > _claim(rho, counts)
+
+
+# ----------------------------------------------------------------------------- AdaC-UCB
+
+
+def test_adac_ucb_takes_rho_or_the_rho_of_epsilon():
+    from ldp_gym.agents import AdaCUCB
+
+    assert AdaCUCB(3, rho=0.2).rho == 0.2 and AdaCUCB(3, epsilon=2.0).rho == 2.0
+    for kwargs in ({}, {"rho": 0.5, "epsilon": 1.0}):
+        with pytest.raises(ValueError, match="exactly one of rho"):
+            AdaCUCB(3, **kwargs)
+    with pytest.raises(ValueError, match="rho"):
+        AdaCUCB(3, rho=-0.1)
+
+
+def test_adac_ucb_huge_rho_plays_as_the_non_private_episodes():
+    """rho -> inf: the noise and the privacy term vanish, so the episodes and index are
+    AdaP-UCB's at a huge epsilon (both then the non-private doubling UCB), action for action."""
+    from ldp_gym.agents import AdaCUCB, AdaPUCB
+
+    rng = np.random.default_rng(0)
+    horizon, means = 4000, np.array([0.6, 0.5, 0.45, 0.3])
+    table = np.clip(means[:, None] + rng.uniform(-0.3, 0.3, (4, horizon)), 0, 1)
+    plays = []
+    for agent in (AdaCUCB(4, rho=1e18, num_envs=1, seed=3), AdaPUCB(4, epsilon=1e9, num_envs=1, seed=3)):
+        pulls, seq, obs = np.zeros(4, int), [], np.zeros((1, 1))
+        for _ in range(horizon):
+            a = int(agent.act(obs)[0])
+            agent.observe(obs, np.array([a]), np.array([table[a, pulls[a]]]), obs)
+            pulls[a] += 1
+            seq.append(a)
+        plays.append(seq)
+    assert plays[0] == plays[1]
+
+
+def test_adac_ucb_tiny_rho_gives_linear_regret():
+    import ldp_gym
+    from ldp_gym.agents import AdaCUCB
+
+    res = ldp_gym.run("LDPMAB-v0", {"AdaC": (AdaCUCB, {"rho": 1e-9})}, horizon=20_000, n_runs=8,
+                      seed=1, env_kwargs={"means": [0.75, 0.5, 0.25]})
+    assert res.regret["AdaC"][:, -1].mean() > 0.3 * 0.375 * 20_000
+
+
+def adac_releases(cls, first_reward, n, seed):
+    """One arm, episodes ending at counts 1, 2, 4, 8, 16: output = the five releases.
+    Neighbours differ in the very first reward."""
+    agent = cls(1, rho=0.5, num_envs=n, seed=seed)
+    out, obs = [], np.zeros((n, 1))
+    for step in range(1, 17):
+        agent.observe(obs, np.zeros(n, int), np.full(n, first_reward if step == 1 else 0.0), obs)
+        if step in (1, 2, 4, 8, 16):
+            out.append(agent.released[:, 0].copy())
+    return np.stack(out, axis=1)
+
+
+def _adac_cumulative():
+    from ldp_gym.agents import AdaCUCB
+
+    class CumulativeAdaC(AdaCUCB):
+        """Mutant: releases the mean of all the arm's rewards so far, not the episode's."""
+
+        def _init_state(self, n):
+            super()._init_state(n)
+            self.total = np.zeros(n)
+
+        def _update(self, actions, counts, reward_sums):
+            self.total += reward_sums
+            ends = self.counts[self._rows, self.arm] + counts >= self.target
+            super()._update(actions, counts, reward_sums)
+            if ends.any():
+                r = np.flatnonzero(ends)
+                self.released[r, 0] = self.mechanism.release(self.total[r], self.counts[r, 0])
+
+    return CumulativeAdaC
+
+
+@pytest.mark.audit
+def test_adac_ucb_episode_release_audit_and_mutant():
+    from ldp_gym.agents import AdaCUCB
+
+    claim = audit_gaussian_epsilon(1.0, 1.0 / math.sqrt(2 * 0.5), 0.01)  # one reward, rho = 0.5
+    ok = audit(lambda k: adac_releases(AdaCUCB, 0.0, k, 70), lambda k: adac_releases(AdaCUCB, 1.0, k, 71),
+               n=200_000, delta=0.01, statistic="lda")
+    assert ok.epsilon_lower <= claim
+    bad_cls = _adac_cumulative()
+    bad = audit(lambda k: adac_releases(bad_cls, 0.0, k, 72), lambda k: adac_releases(bad_cls, 1.0, k, 73),
+                n=200_000, delta=0.01, statistic="lda")
+    assert bad.epsilon_lower > claim
