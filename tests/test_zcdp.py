@@ -179,3 +179,15 @@ def test_adac_ucb_episode_release_audit_and_mutant():
     bad = audit(lambda k: adac_releases(bad_cls, 0.0, k, 72), lambda k: adac_releases(bad_cls, 1.0, k, 73),
                 n=200_000, delta=0.01, statistic="lda")
     assert bad.epsilon_lower > claim
+
+
+def test_experiment_runs_small(monkeypatch, tmp_path):
+    """azize2024-zcdp end to end on a tiny size (the numbers are the results page's)."""
+    from ldp_gym.experiments import EXPERIMENTS, mab
+
+    monkeypatch.setitem(mab.AZIZE2024_SIZES, "quick", (2000, 3))
+    report = EXPERIMENTS["azize2024-zcdp"](quick=True, seed=0, n_jobs=1, progress=False)
+    report.write(tmp_path)
+    text = (tmp_path / "table.md").read_text()
+    assert "| mu4 | 1 | 1.41 | " in text and "same (eps, delta)" in text
+    assert len(list(tmp_path.glob("*.npz"))) == 16

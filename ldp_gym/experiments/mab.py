@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ldp_gym.results import round_label
@@ -347,6 +349,69 @@ def azize2025_optimal(quick: bool, seed: int, n_jobs: int, progress: bool | None
                   + (" (quick)" if quick else ""), table, saved, fig.figure, notes)
 
 
+#: (T, runs) of azize2024-zcdp
+AZIZE2024_SIZES = {"quick": (10**5, 20), "full": (10**6, 100)}
+#: the delta at which zCDP and pure DP are matched in (epsilon, delta)
+ZCDP_DELTA = 1e-6
+
+
+def azize2024_zcdp(quick: bool, seed: int, n_jobs: int, progress: bool | None,
+                   cache_dir: CacheDir = None) -> Report:
+    """Azize and Basu (2024): AdaC-UCB (rho-zCDP) against AdaP-UCB (epsilon-DP).
+
+    Two matchings on the four instances of Azize et al. (2025), rho in {0.001, 0.01, 0.1, 1}:
+    AdaP-UCB at ``epsilon = sqrt(2 rho)``, whose epsilon-DP implies the same rho-zCDP; and at
+    the epsilon of AdaC-UCB's own ``(epsilon, 1e-6)``-DP, converted by dp-accounting.
+    """
+    from ldp_gym.agents import AdaCUCB, AdaPUCB
+    from ldp_gym.runner import sweep
+    from ldp_gym.wrappers.mechanisms.privacy import zcdp_epsilon
+
+    horizon, n_runs = AZIZE2024_SIZES["quick" if quick else "full"]
+    rhos = (0.001, 0.01, 0.1, 1.0)
+    keys, tasks = [], []
+    for inst, mu in AZIZE2025_INSTANCES.items():
+        for rho in rhos:
+            eps_rho, eps_dp = math.sqrt(2 * rho), zcdp_epsilon(rho, ZCDP_DELTA)
+            keys.append((inst, rho, eps_rho, eps_dp))
+            tasks.append(dict(env="LDPMAB-v0", horizon=horizon, n_runs=n_runs, seed=seed,
+                              progress=progress, checkpoints=[horizon], env_kwargs={"means": mu},
+                              agents={"AdaC-UCB": (AdaCUCB, {"rho": rho}),
+                                      "AdaP-UCB, same rho": (AdaPUCB, {"epsilon": eps_rho}),
+                                      "AdaP-UCB, same (eps, delta)": (AdaPUCB, {"epsilon": eps_dp})}))
+    results = dict(zip(keys, sweep(tasks, n_jobs=n_jobs, cache_dir=cache_dir)))
+    names = ("AdaC-UCB", "AdaP-UCB, same rho", "AdaP-UCB, same (eps, delta)")
+    lines = ["| instance | rho | eps = sqrt(2 rho) | eps at delta = 1e-6 | " + " | ".join(names) + " |",
+             "|---|---|---|---|" + "---|" * len(names)]
+    wins_rho = wins_dp = 0
+    for (inst, rho, eps_rho, eps_dp), res in results.items():
+        final = {n: res.at(n, horizon) for n in names}
+        lines.append(f"| {inst} | {rho:g} | {eps_rho:.3g} | {eps_dp:.3g} | "
+                     + " | ".join(regret_cell(final[n], 0) for n in names) + " |")
+        wins_rho += final["AdaC-UCB"].mean() < final[names[1]].mean()
+        wins_dp += final["AdaC-UCB"].mean() < final[names[2]].mean()
+    lines += ["", caption(horizon, n_runs, "\n".join(lines))]
+    fig, axes = figure(ncols=len(AZIZE2025_INSTANCES))
+    for ax, inst in zip(axes, AZIZE2025_INSTANCES):
+        for n in names:
+            ax.plot(rhos, [results[k].at(n, horizon).mean() for k in keys if k[0] == inst],
+                    marker="o", label=n)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("rho")
+        ax.set_ylabel(f"regret at T = {round_label(horizon)}")
+        ax.set_title(inst)
+        ax.legend(fontsize="small")
+    notes = [f"AdaC-UCB below AdaP-UCB at the same rho in {wins_rho} of {len(keys)} cells, "
+             f"at the same (epsilon, 1e-6) in {wins_dp}",
+             "AdaP-UCB at the same rho is the stronger guarantee in (epsilon, delta) terms: "
+             "epsilon-DP for every delta, against AdaC-UCB's epsilon at delta = 1e-6 in the "
+             "fourth column"]
+    saved = {f"{inst}-rho{rho:g}": res for (inst, rho, *_), res in results.items()}
+    return Report("Azize & Basu 2024: zCDP against pure DP" + (" (quick)" if quick else ""),
+                  "\n".join(lines), saved, fig.figure, notes)
+
+
 EXPERIMENTS = (
     Experiment("azize2022-fig2", "Azize & Basu 2022 Fig. 2: global-DP agents, eps=1, T=1e7",
                azize2022_fig2),
@@ -358,4 +423,6 @@ EXPERIMENTS = (
                mab_local_vs_global),
     Experiment("azize2025-optimal", "Azize et al. 2025: DP-KLUCB and DP-IMED on the paper's grid",
                azize2025_optimal),
+    Experiment("azize2024-zcdp", "Azize & Basu 2024: AdaC-UCB (zCDP) against AdaP-UCB, matched",
+               azize2024_zcdp),
 )
