@@ -167,6 +167,7 @@ DECLARED = {
     "DP-SE": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
     "AdaP-UCB": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
     "AdaP-KLUCB": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
+    "AdaC-UCB": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
     "DP-KLUCB": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
     "DP-IMED": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
     "LinUCB": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0
