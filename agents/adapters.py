@@ -1,16 +1,16 @@
-"""Adapters: third-party learners as agents of the runner (libraries imported lazily).
+"""Adapters: third-party learners as agents of the runner, their libraries imported lazily.
 
 Any object with ``act(obs)`` and ``observe(obs, action, reward, next_obs)`` is
 already an agent for :func:`ldp_gym.run`, as long as it takes batches of N
 observations. These adapters cover the rest:
 
-* :class:`SB3Agent`: a trained stable-baselines3 model (``model.predict``
-  works on batches); it does not learn while it is evaluated.
+* :class:`SB3Agent`: a trained stable-baselines3 model, whose ``model.predict``
+  works on batches. It does not learn while it is evaluated.
 * :class:`PredictAgent`: any object with a ``predict``-like method
-  ``obs_batch -> actions`` (scikit-learn style policies, a function), with an
-  optional learning method.
-* :class:`PerRunAgent`: N copies of a single-run agent (one per run) behind
-  the batched interface; this loops over runs in Python, the slow path
+  ``obs_batch -> actions``, such as a scikit-learn style policy or a function,
+  with an optional learning method.
+* :class:`PerRunAgent`: N copies of a single-run agent, one per run, behind
+  the batched interface. This loops over runs in Python, the slow path
   meant for agents that cannot be batched.
 
 None of these is private by itself: run them on a privacy-wrapped env
@@ -36,7 +36,7 @@ __all__ = ["PerRunAgent", "PredictAgent", "SB3Agent"]
 
 
 class PredictAgent:
-    """Wrap ``predict(obs_batch) -> actions`` (and optionally ``learn(obs, a, r, next_obs)``).
+    """Wrap ``predict(obs_batch) -> actions``, and optionally ``learn(obs, a, r, next_obs)``.
 
     Args:
         predict: a callable, or an object whose ``method`` attribute is one.
@@ -87,7 +87,7 @@ class SB3Agent(PredictAgent):
     """A stable-baselines3 model as an agent: ``model.predict(obs, deterministic)``.
 
     Args:
-        model: a trained SB3 model (PPO, A2C, DQN, ...) for the env's spaces.
+        model: a trained SB3 model for the env's spaces, such as PPO, A2C or DQN.
         deterministic: greedy actions (default) or samples from the policy.
 
     Example:
@@ -121,7 +121,7 @@ class SB3Agent(PredictAgent):
 
 
 class PerRunAgent:
-    """One single-run agent per run behind the batched interface (slow path: a loop over runs).
+    """One single-run agent per run behind the batched interface: the slow path, a loop over runs.
 
     Args:
         factory: ``seed -> agent`` building one single-run agent.

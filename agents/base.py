@@ -50,7 +50,8 @@ from ldp_gym.validation import (
 )
 from ldp_gym.wrappers.mechanisms.privacy import Privacy
 
-__all__ = ["Agent", "GlobalDPAgent", "LocalDPAgent", "Privacy", "argmax_random", "readonly"]
+__all__ = ["Agent", "GlobalDPAgent", "LocalDPAgent", "Privacy", "ShuffleDPAgent", "argmax_random",
+           "readonly"]
 
 
 def argmax_random(rng: np.random.Generator, values: np.ndarray) -> np.ndarray:
@@ -466,5 +467,15 @@ class LocalDPAgent(_PrivateMixin, Agent):
 
 class GlobalDPAgent(_PrivateMixin, Agent):
     """An agent under global DP: it sees raw rewards but acts only on privatised releases."""
+
+
+class ShuffleDPAgent(_PrivateMixin, Agent):
+    """An agent under shuffle DP: users randomise locally, a trusted shuffler permutes each
+    batch, and the learner acts only on what it computes from the shuffled batches.
+
+    The object holds the three parties, as a :class:`LocalDPAgent` holds two. Its guarantee
+    is that of the batches (``model="shuffle"``); a single user's message alone is only
+    weakly private, so the local-DP checks do not apply.
+    """
 
 

@@ -1,20 +1,19 @@
 """Linear and generalized-linear contextual bandit agents: non-private and local DP.
 
 Non-private: :class:`LinUCB`, :class:`GLOC`, :class:`GreedyOLS`, :class:`GreedySGD`.
-Local DP, single parameter: :class:`LDPLinUCB` (Zheng et al. 2020 Alg 5, called
-LDP-UCB by Han et al.), :class:`LDPGLOC` (Zheng Alg 3), :class:`LDPOLS` and
-:class:`LDPSGD` (Han et al. 2021 Alg 1). Local DP, multi parameter:
-:class:`LDPMultiOLS` and :class:`LDPMultiSGD` (Han Alg 2); LDP-LinUCB and
-LDP-GLOC run on the multi-parameter envs through block contexts
-``x (x) e_a`` in R^{dK} (any agent here does, see ``features``).
+Local DP, single parameter: :class:`LDPLinUCB` is Zheng et al. 2020 Alg 5, which Han et al.
+call LDP-UCB; :class:`LDPGLOC` is Zheng Alg 3; :class:`LDPOLS` and :class:`LDPSGD` are
+Han et al. 2021 Alg 1. Local DP, multi parameter: :class:`LDPMultiOLS` and
+:class:`LDPMultiSGD` are Han Alg 2. LDP-LinUCB and LDP-GLOC run on the multi-parameter
+envs through block contexts ``x (x) e_a`` in R^{dK}. Any agent here does so; see ``features``.
 
 Every agent is batch-first: its statistics are stacks of d x d matrices over
 runs, solved together. The LDP agents add a full noise matrix every round, so
 they solve the stacked systems rather than keeping rank-one inverses.
 
-Bounds (declared, never read from data): contexts ``||x|| <= context_bound``
-(C_B, default 1), rewards ``|r| <= reward_bound`` (c_r, read from the env by
-``from_env``). The user side clips to them before anything is released.
+Bounds are declared, never read from data: contexts ``||x|| <= context_bound``
+(C_B, default 1) and rewards ``|r| <= reward_bound``. The reward bound is c_r, which
+``from_env`` reads from the env. The user side clips to them before anything is released.
 
 Example:
     >>> import gymnasium as gym
@@ -84,10 +83,10 @@ class ContextualAgent(Agent):
         dim: d, the context dimension.
         reward_bound: c_r, declared bound on |reward|.
         context_bound: C_B, declared bound on ||x||.
-        link: ``identity``, ``logistic`` or ``poisson`` (the env's, via ``from_env``).
-        multi_parameter: contexts are one (d,) vector per round; the agent then
-            works on block contexts ``x (x) e_a`` in R^{dK} (single-parameter agents)
-            or keeps one parameter per arm (Han Alg 2 agents).
+        link: ``identity``, ``logistic`` or ``poisson``; ``from_env`` takes the env's.
+        multi_parameter: contexts are one (d,) vector per round. Single-parameter agents
+            then work on block contexts ``x (x) e_a`` in R^{dK}; the Han Alg 2 agents
+            keep one parameter per arm.
     """
 
     test_env = "LDPLinearBandit-v0"
@@ -128,8 +127,10 @@ class ContextualAgent(Agent):
         return blocks.reshape(n, self.n_arms, self.D)
 
     def _check_obs(self, obs: np.ndarray, rounds: int | None, one: bool = False) -> np.ndarray:
-        """``obs`` (N, width), or (N, rounds + 1, width); ``one``: a single-run agent's
-        observation, given as (width,) to act or observe (named so in the error)."""
+        """Check that ``obs`` has shape (N, width), or (N, rounds + 1, width) given ``rounds``.
+
+        ``one`` marks a single-run agent's observation, given as (width,) to act or observe;
+        the error then names that shape."""
         width = self.dim if self.multi_parameter else self.n_arms * self.dim
         want = (self._n, width) if rounds is None else (self._n, rounds + 1, width)
         if obs.shape != want:
@@ -165,12 +166,13 @@ _NO_REWARDS = np.zeros((1, 1, 1))
 
 
 class _Baseline(ContextualAgent):
-    """The non-private agents: one compiled kernel
-    (:func:`~ldp_gym.agents.glm_kernels.ridge_rounds`) runs ``act`` (its choose step),
-    ``observe`` (its update step, from the chosen context and reward) and ``play_block``
-    (both, over a block of rounds drawn ahead), so the paths give bitwise the same actions
-    and state from the same seed. Ridge regression keeps a rank-one (Sherman-Morrison)
-    inverse, ``inv`` (N, D, D), starting at ``I / reg``."""
+    """The non-private agents: one compiled kernel,
+    :func:`~ldp_gym.agents.glm_kernels.ridge_rounds`, runs every path.
+
+    ``act`` runs its choose step. ``observe`` runs its update step, from the chosen context
+    and reward. ``play_block`` runs both over a block of rounds drawn ahead. So the paths give
+    bitwise the same actions and state from the same seed. Ridge regression keeps a rank-one
+    Sherman-Morrison inverse, ``inv`` (N, D, D), starting at ``I / reg``."""
 
     block_play = BlockPlay.PLAYS_BLOCKS
     #: the agent's code in the kernel
@@ -227,8 +229,8 @@ class _Baseline(ContextualAgent):
 class GreedyOLS(_Baseline):
     """Greedy ridge regression: play ``argmax_a x_a^T theta``, theta the ridge estimate.
 
-    The non-private counterpart of LDP-OLS (Han et al. 2021, Alg 1 with eq. 3-4
-    without noise). Privacy: none.
+    The non-private counterpart of LDP-OLS: Han et al. 2021, Alg 1 with eq. 3-4
+    without noise. Privacy: none.
 
     Example:
         >>> import gymnasium as gym
@@ -254,8 +256,8 @@ class LinUCB(_Baseline):
     """LinUCB / OFUL (Abbasi-Yadkori et al. 2011, Thm 2): ``x^T theta + beta_t ||x||_{V^-1}``.
 
     ``beta_t = R sqrt(D log((1 + t/lambda)/alpha)) + sqrt(lambda) S`` with S = 1
-    (``||theta*|| <= 1``), R = ``noise_scale`` (0.5: sub-Gaussian constant of
-    rewards in an interval of length 1), alpha = 0.05. Privacy: none.
+    (``||theta*|| <= 1``), R = ``noise_scale`` and alpha = 0.05. The default R = 0.5 is
+    the sub-Gaussian constant of rewards in an interval of length 1. Privacy: none.
 
     Example:
         >>> import gymnasium as gym
@@ -287,8 +289,8 @@ class LinUCB(_Baseline):
 
 
 class _StepSize(ContextualAgent):
-    """The step constant of the SGD agents, ``eta_t = step / t``; default D (the inverse
-    smallest eigenvalue of E[x x^T] for contexts uniform on the sphere)."""
+    """The step constant of the SGD agents, ``eta_t = step / t``. The default is D, the
+    inverse smallest eigenvalue of E[x x^T] for contexts uniform on the sphere."""
 
     def __init__(self, n_arms, *, step: float | None = None, **kwargs):
         self.step = None if step is None else check_real("step", step, low=0.0)
@@ -302,9 +304,9 @@ class _StepSize(ContextualAgent):
 class GreedySGD(_StepSize, _Baseline):
     """Greedy SGD on the GLM loss: ``theta -= eta_t (g(x^T theta) - r) x``, ``eta_t = step / t``.
 
-    The non-private counterpart of LDP-SGD (Han et al. 2021, eq. 5-6 without
-    the l2-ball mechanism). Default ``step = D`` (the inverse smallest
-    eigenvalue of E[x x^T] for contexts uniform on the sphere). Privacy: none.
+    The non-private counterpart of LDP-SGD: Han et al. 2021, eq. 5-6 without
+    the l2-ball mechanism. Default ``step = D``, the inverse smallest
+    eigenvalue of E[x x^T] for contexts uniform on the sphere. Privacy: none.
 
     Example:
         >>> import gymnasium as gym
@@ -377,19 +379,19 @@ class GLOC(_Baseline):
 class _LDPContextual(LocalDPAgent, ContextualAgent):
     """Shared by the LDP contextual agents: the budget, and every path through one kernel.
 
-    Each algorithm is one compiled kernel (:mod:`ldp_gym.agents.glm_kernels`) of
-    ``choose`` (user), ``report`` (user: the message, from the mechanisms' compiled
-    transforms and the noise they drew) and ``update`` (server, from the message
-    only). ``act`` runs its choose step, ``local_report`` its report step,
-    ``update`` its update step, and ``play_block`` all three over a block of rounds
-    drawn ahead; the messages pass through a buffer between report and update on
-    every path, and ``last_report`` is the last round's message on every path.
+    Each algorithm is one compiled kernel (:mod:`ldp_gym.agents.glm_kernels`) of three
+    steps. ``choose`` runs on the user side. ``report`` runs on the user side too: it builds
+    the message from the mechanisms' compiled transforms and the noise they drew. ``update``
+    runs on the server, from the message only. ``act`` runs its choose step, ``local_report``
+    its report step, ``update`` its update step, and ``play_block`` all three over a block
+    of rounds drawn ahead. On every path the messages pass through a buffer between report
+    and update, and ``last_report`` is the last round's message.
     Subclasses declare ``_message_spec``, ``_noise``, ``_kernel_call`` and ``_record``.
 
     The Gymnasium path (``act``, then ``observe``) calls the kernel on buffers built once
-    per state (:class:`_RoundBuffers`): each input is validated once and copied into
-    them, the round's noise is copied from the mechanism's streams, and the two calls of
-    a round (choose; report and update) reuse one argument tuple each.
+    per state (:class:`_RoundBuffers`). Each input is validated once and copied into
+    them, and the round's noise is copied from the mechanism's streams. A round makes two
+    calls, choose and then report with update, and each reuses one argument tuple.
     """
 
     test_params = {"epsilon": 1.0, "delta": 0.01}
@@ -429,8 +431,9 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
     # ------------------------------------------------------------------ declared per algorithm
     @abstractmethod
     def _message_spec(self) -> dict[str, tuple[tuple[int, ...], Any]]:
-        """Message part -> (shape of one user's part, dtype); names starting with ``_`` are
-        kept for the replay trace, not sent."""
+        """Each message part's name, mapped to the shape of one user's part and its dtype.
+
+        Names starting with ``_`` are kept for the replay trace, not sent."""
         raise NotImplementedError
 
     @abstractmethod
@@ -453,7 +456,7 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
     def _kernel(self, mode: int, obs: np.ndarray, rewards: np.ndarray, forced: np.ndarray,
                 state: dict[str, np.ndarray], noise: dict[str, np.ndarray],
                 msgs: dict[str, np.ndarray], actions: np.ndarray) -> None:
-        """Run the algorithm's kernel on ``state`` (updated in place where ``mode`` updates)."""
+        """Run the algorithm's kernel on ``state``, updated in place where ``mode`` updates."""
         kernel, args = self._kernel_call(mode, obs, rewards, forced, state, noise, msgs, actions)
         kernel(*args)
 
@@ -464,7 +467,7 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
 
     @abstractmethod
     def _state(self) -> dict[str, np.ndarray]:
-        """The server's state arrays, by the kernel's names (live, for the kernels)."""
+        """The server's state arrays by the kernel's names: the live arrays, which the kernels use."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ every path
@@ -489,7 +492,7 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
 
     @property
     def _round_args(self) -> _RoundBuffers:
-        """The buffers and kernel calls of the Gymnasium path (built once per state)."""
+        """The buffers and kernel calls of the Gymnasium path, built once per state."""
         r = getattr(self, "_round", None)
         if r is None:
             r = self._round = _RoundBuffers(self)
@@ -549,8 +552,8 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         return r.actions[:, 0].copy()
 
     def _loadable(self, obs: np.ndarray) -> np.ndarray:
-        """A checked batch (N, width) of observations as the round call takes them: float64
-        (exactly the values the kernel reads), in the shape of the per-round inputs."""
+        """A checked batch (N, width) of observations as the round call takes them: float64,
+        exactly the values the kernel reads, in the shape of the per-round inputs."""
         return np.ascontiguousarray(self._check_obs(obs, None, one=True),
                                     dtype=np.float64).reshape(self._obs_shape)
 
@@ -563,10 +566,11 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         self._play_round(r, batch, batch)  # next_obs was checked by Agent.observe
 
     def _play_round(self, r: _RoundBuffers, obs: np.ndarray, next_obs: np.ndarray) -> None:
-        """The report and update steps of the kernel in one round call (``local_report`` then
-        ``update``, through the message buffer) on the round's buffers, with the round's
-        noise taken from the mechanism's streams (and given back if the call refuses
-        ``obs`` or ``next_obs``)."""
+        """The report and update steps of the kernel in one round call on the round's buffers.
+
+        ``local_report`` then ``update`` run through the message buffer. The round's noise is
+        taken from the mechanism's streams, and given back if the call refuses ``obs`` or
+        ``next_obs``."""
         for stream, flat in r.noise_fill:
             stream.take_into(flat)
         status = r.call(r.play, obs, next_obs)
@@ -580,8 +584,8 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         self._last_msgs = r.msgs
 
     def _report(self, obs, forced, rewards, next_obs, public_state):
-        """User side: the privatised messages of a batch of users (one round), given the public
-        state they read. ``next_obs`` (the round's feedback) is not needed here, but checked."""
+        """User side: the privatised messages of a batch of users in one round, given the public
+        state they read. ``next_obs``, the round's feedback, is not needed here but is checked."""
         obs = self._check_obs(obs, None)[:, None]
         rewards = rewards.reshape(self._n, 1, 1)
         state = {**self._state(), **{k: np.require(v, requirements=["C", "W"])
@@ -593,8 +597,8 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         return {k: v[0] for k, v in msgs.items() if not k.startswith("_")}
 
     def report_schema(self):
-        """Every part of the message (one per run), finite, of its shape, within the
-        magnitude its mechanism can release."""
+        """Every part of the message, with one message per run: finite, of its shape, within
+        the magnitude its mechanism can release."""
         parts = getattr(self.mechanism, "parts", {})
         return {name: Part((self._n,) + shape, "int", -1, self.n_arms - 1)
                 if np.dtype(dtype).kind == "i" else
@@ -604,7 +608,7 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
                 if not name.startswith("_")}
 
     def _fold(self, report):
-        """Server side: fold a batch of messages (one per run) into the state."""
+        """Server side: fold a batch of messages, one per run, into the state."""
         msgs = self._buffers(1)
         for name, buf in msgs.items():
             if not name.startswith("_"):
@@ -617,13 +621,13 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
         """Play ``L`` consecutive rounds whose contexts and rewards are drawn ahead.
 
         The same kernel as the per-round methods runs choose, report and update for
-        every round (the messages pass through a buffer; ``last_report`` is the last
-        round's), with the noise of the same streams, so both paths give bitwise the
-        same actions, messages and state from the same seed.
+        every round, with the noise of the same streams. So both paths give bitwise the
+        same actions, messages and state from the same seed. The messages pass through
+        a buffer, and ``last_report`` is the last round's.
 
         Args:
             obs: observations (N, L + 1, K d), or (N, L + 1, d) in the multi-parameter
-                setting (the last one opens the next round; unused).
+                setting. The last one opens the next round and is unused.
             rewards: every arm's reward (N, L, K); the chosen arm's is observed.
 
         Returns:
@@ -647,13 +651,13 @@ _NO_OBS = np.zeros((1, 1, 0), dtype=np.float32)
 class _RoundBuffers:
     """The Gymnasium path's arrays of one agent state, and its two round calls on them.
 
-    ``obs`` (N, 1, width) float64 (loaded by the round call), ``given`` (the observed
-    actions), ``rewards``, ``actions`` (written by the choose step), ``msgs`` (one round's
-    message buffer), ``noise`` (one round's noise, filled from the streams through flat
-    memoryviews, ``noise_fill``; ``no_noise`` for the update step), and the handles
-    ``choose`` and ``play`` (report and update) of the kernel's arguments on them
-    (:func:`~ldp_gym.agents.glm_kernels.round_call`), run by :meth:`call`
-    (:func:`~ldp_gym.agents.glm_kernels.round_step`).
+    The round call loads ``obs`` (N, 1, width) float64. ``given`` holds the observed actions,
+    next to ``rewards``, and the choose step writes ``actions``. ``msgs`` is one round's
+    message buffer. ``noise`` is one round's noise, filled from the streams through the flat
+    memoryviews ``noise_fill``; the update step takes ``no_noise``. The handles ``choose``
+    and ``play`` hold the kernel's arguments on them
+    (:func:`~ldp_gym.agents.glm_kernels.round_call`); ``play`` runs report and update.
+    :meth:`call` runs them through :func:`~ldp_gym.agents.glm_kernels.round_step`.
     """
 
     def __init__(self, agent: _LDPContextual):
@@ -684,9 +688,11 @@ class _RoundBuffers:
         self._entries: dict[np.dtype, Any] = {}
 
     def call(self, handle: Any, obs: np.ndarray, next_obs: np.ndarray) -> int:
-        """Run the round call of ``handle`` (``choose`` or ``play``) on ``obs`` and ``next_obs``,
-        arrays the agent's :func:`~ldp_gym.validation.plain_floats` accepted (of one dtype):
-        0, or 1 or 2 when ``obs`` or ``next_obs`` holds a NaN or inf (then nothing ran)."""
+        """Run the round call of ``handle`` (``choose`` or ``play``) on ``obs`` and ``next_obs``.
+
+        Both are arrays of one dtype that the agent's :func:`~ldp_gym.validation.plain_floats`
+        accepted. Returns 0, or 1 or 2 when ``obs`` or ``next_obs`` holds a NaN or inf; then
+        nothing ran."""
         entry = self._entries.get(obs.dtype)
         if entry is None:  # once per input dtype
             entry = self._entries[obs.dtype] = _bind(glm_kernels.round_step,
@@ -695,10 +701,11 @@ class _RoundBuffers:
 
 
 def _bind(kernel: Any, args: tuple) -> Any:
-    """The compiled version of ``kernel`` that its dispatcher would pick for the types of
-    ``args``, resolved once (the per-round calls pass arguments of these same types every
-    time), which skips the dispatcher's typing on every call; the kernel itself where it is
-    not a numba dispatcher (JIT disabled)."""
+    """The compiled version of ``kernel`` that its dispatcher would pick for the types of ``args``.
+
+    It is resolved once, since the per-round calls pass arguments of these same types every
+    time; this skips the dispatcher's typing on every call. Where ``kernel`` is not a numba
+    dispatcher, because JIT is disabled, the kernel itself is returned."""
     compile_ = getattr(kernel, "compile", None)
     if compile_ is None:
         return kernel
@@ -726,7 +733,7 @@ def _ball(mech: L2BallMechanism, noise: dict[str, np.ndarray]) -> tuple:
 
 
 def _take(arrays: dict[str, np.ndarray], *names: str) -> tuple[np.ndarray, ...]:
-    """The arrays of ``names``, in that order (a kernel's state or messages argument)."""
+    """The arrays of ``names``, in that order: a kernel's state or messages argument."""
     return tuple(arrays[name] for name in names)
 
 
@@ -738,10 +745,11 @@ def _ball_noise(mech: L2BallMechanism, rounds: int, n: int,
 
 
 class _NoisyRegression(_LDPContextual):
-    """Server state ``V = sum (x x^T + W)``, ``u = sum (s x + xi)``; theta = (V + c_t I)^-1 u,
-    and the inverse itself where the server broadcasts it (``public_names``: the UCB agents,
-    whose users' width reads it; the greedy LDP-OLS keeps an empty one and broadcasts theta
-    only)."""
+    """Server state ``V = sum (x x^T + W)``, ``u = sum (s x + xi)``; theta = (V + c_t I)^-1 u.
+
+    The state also holds the inverse itself where the server broadcasts it, as
+    ``public_names`` says. The UCB agents do, since their users' width reads it. The greedy
+    LDP-OLS keeps an empty inverse and broadcasts theta only."""
 
     public_names: tuple[str, ...] = ("theta", "inverse", "t")
 
@@ -783,13 +791,12 @@ class _NoisyRegression(_LDPContextual):
 class LDPOLS(_NoisyRegression):
     """LDP-OLS: Han et al. (2021), Alg 1 with the OLS mechanism and estimator (eq. 3-4).
 
-    User: pulls ``argmax_a x_{t,a}^T theta_{t-1}`` (greedy on the broadcast
-    estimate) and sends ``M = x x^T + W`` (W symmetric, entries
-    N(0, 4 C_B^2 sigma^2)) and ``u = r x + xi`` (xi ~ N(0, C_B^2 c_r^2 sigma^2 I)),
-    ``sigma = 2 sqrt(2 ln(1.25/delta))/epsilon``, after clipping x and r to
-    their declared bounds. Server: ``theta_t = (sum M + c~ sqrt(t) I)^-1 sum u``
-    with ``c~ = 2 sigma (4 sqrt(d) + 2 log(2T/alpha))`` (the shift the public
-    code omits).
+    User: pulls ``argmax_a x_{t,a}^T theta_{t-1}``, greedy on the broadcast estimate.
+    After clipping x and r to their declared bounds, it sends ``M = x x^T + W`` and
+    ``u = r x + xi``. W is symmetric with entries N(0, 4 C_B^2 sigma^2), and
+    xi ~ N(0, C_B^2 c_r^2 sigma^2 I), with ``sigma = 2 sqrt(2 ln(1.25/delta))/epsilon``.
+    Server: ``theta_t = (sum M + c~ sqrt(t) I)^-1 sum u`` with
+    ``c~ = 2 sigma (4 sqrt(d) + 2 log(2T/alpha))``. The public code omits this shift.
 
     Privacy: (epsilon, delta)-LDP per user, protecting the contexts, the
     chosen arm and the reward; the message is accounted as one Gaussian
@@ -834,17 +841,17 @@ class LDPLinUCB(_NoisyRegression):
     """LDP-UCB for linear contextual bandits: Zheng et al. (2020), Alg 5 (appendix D).
 
     User: plays ``argmax theta^T x + beta_t ||x||_{(V + c_t I)^-1}`` and sends
-    ``x x^T + B`` (B symmetric, i.i.d. N(0, sigma^2) on and above the diagonal)
-    and ``y x + xi`` (xi ~ N(0, sigma^2 I)); the budget is split evenly between
+    ``x x^T + B`` and ``y x + xi``. B is symmetric, i.i.d. N(0, sigma^2) on and above the
+    diagonal, and xi ~ N(0, sigma^2 I). The budget is split evenly between
     the two releases, each calibrated classically for l2 sensitivity 2:
-    ``sigma = 4 sqrt(2 ln(2.5/delta)) / epsilon`` (scaled by C_B^2 and c_r C_B
-    for other bounds). Server: ``V = sum(x x^T + B)``, ``u = sum(y x + xi)``,
+    ``sigma = 4 sqrt(2 ln(2.5/delta)) / epsilon``, scaled by C_B^2 and c_r C_B
+    for other bounds. Server: ``V = sum(x x^T + B)``, ``u = sum(y x + xi)``,
     ``theta = (V + c_t I)^-1 u`` with ``Upsilon_t = sigma sqrt(t) (4 sqrt(d) +
     2 ln(2T/alpha))``, ``c_t = 2 Upsilon_t``,
     ``beta_t = 2 sigma sqrt(d ln T) + (sqrt(3 Upsilon_t) + sigma sqrt(d t / Upsilon_t)) d ln T``.
 
-    Privacy: (epsilon, delta)-LDP per user (context, chosen arm, reward);
-    exact joint accounting as :class:`LDPOLS`.
+    Privacy: (epsilon, delta)-LDP per user, protecting the context, the chosen arm and
+    the reward. The accounting is exact and joint, as in :class:`LDPOLS`.
 
     Example:
         >>> import gymnasium as gym
@@ -896,15 +903,15 @@ class LDPGLOC(LDPLinUCB):
     ``z = x^T theta^`` and sends ``x x^T + B``, ``z x + xi`` and
     ``grad l(theta^) + r`` with ``grad = (g(x^T theta^) - y) x``,
     B, xi ~ N(0, sigma^2), r ~ N(0, C^2 sigma^2 I), C = sup |g| on [-1, 1],
-    ``sigma = 6 sqrt(2 ln(3.75/delta)) / epsilon`` (three releases at
-    (epsilon/3, delta/3)). Server: ``V~ += x x^T + B``, ``u~ += z x + xi``,
+    ``sigma = 6 sqrt(2 ln(3.75/delta)) / epsilon`` for three releases, each at
+    epsilon/3 and delta/3. Server: ``V~ += x x^T + B``, ``u~ += z x + xi``,
     ``theta~ = (V~ + c_t I)^-1 u~``, and ``theta^ <- Proj_W(theta^ - zeta (grad + r))``
-    onto the unit ball W (the projection the public code omits),
-    ``zeta = step / sqrt(T)``. ``beta_t = beta_scale sqrt((C sigma / mu) sqrt(d t))``
-    (the order of Zheng's beta_t^2), mu = inf g' on [-1, 1].
+    onto the unit ball W, with ``zeta = step / sqrt(T)``. The public code omits the
+    projection. ``beta_t = beta_scale sqrt((C sigma / mu) sqrt(d t))`` is of the order of
+    Zheng's beta_t^2, with mu = inf g' on [-1, 1].
 
-    Privacy: (epsilon, delta)-LDP per user (context, chosen arm, reward);
-    exact joint accounting of the three parts.
+    Privacy: (epsilon, delta)-LDP per user, protecting the context, the chosen arm and
+    the reward. The three parts are accounted jointly and exactly.
 
     Example:
         >>> import gymnasium as gym
@@ -972,12 +979,13 @@ class LDPSGD(_StepSize, _LDPContextual):
 
     User: pulls ``argmax_a x_{t,a}^T theta_{t-1}`` and sends
     ``Z = Psi_{eps,R}((g(x^T theta) - r) x)``, the l2-ball mechanism (Lemma 2.2)
-    with ``R = 2 c_r C_B`` on the gradient clipped to that ball (the public
-    code does not clip). Server: ``theta_t = theta_{t-1} - eta_t Z``,
-    ``eta_t = step / t``; the paper's ``c' d / (kappa zeta p* t)`` has unknown
-    constants, the default step is D (tuned in the experiments like GLOC's).
+    with ``R = 2 c_r C_B`` on the gradient clipped to that ball. The public
+    code does not clip. Server: ``theta_t = theta_{t-1} - eta_t Z``,
+    ``eta_t = step / t``. The paper's ``c' d / (kappa zeta p* t)`` has unknown
+    constants; the default step is D, and the experiments tune it like GLOC's.
 
-    Privacy: epsilon-LDP (pure) per user (context, chosen arm, reward).
+    Privacy: pure epsilon-LDP per user, protecting the context, the chosen arm and
+    the reward.
 
     Example:
         >>> import numpy as np
@@ -1033,13 +1041,13 @@ class LDPSGD(_StepSize, _LDPContextual):
 class _HanMulti(_LDPContextual):
     """Han et al. (2021), Alg 2: warm-up, elimination (eq. 7) and synthetic updates.
 
-    Rounds 1..K s0: arm ``(t mod K)`` (public, sent in the message), and the
-    server folds in that arm's slot only. Afterwards the user keeps the arms with
+    Rounds 1..K s0 pull arm ``(t mod K)``, which is public and sent in the message.
+    The server folds in that arm's slot only. Afterwards the user keeps the arms with
     ``X^T theta_{Ks0,a} > max_a X^T theta_{Ks0,a} - h/2``, pulls the greedy one
     among them, and sends one message per arm: the real one for the pulled
-    arm, the message of (0, 0) for every other (every slot noised), so the
+    arm, and the message of (0, 0) for every other. Every slot is noised, so the
     server cannot tell which arm was pulled. Each slot is calibrated at
-    (epsilon/2, delta/2); two slots change between neighbouring users.
+    epsilon/2 and delta/2; two slots change between neighbouring users.
     """
 
     test_env = "LDPMultiParamLinearBandit-v0"
@@ -1071,13 +1079,13 @@ class _HanMulti(_LDPContextual):
 class LDPMultiOLS(_HanMulti):
     """LDP-OLS, multi parameter: Han et al. (2021), Alg 2 with eq. 3-4 per arm.
 
-    Each arm's slot is the OLS message of :class:`LDPOLS` at (epsilon/2, delta/2):
+    Each arm's slot is the OLS message of :class:`LDPOLS` at epsilon/2 and delta/2:
     ``sigma = sigma_{eps/2, delta/2}``, ``c~ = 2 sigma (4 sqrt(d) + 2 log(2TK/alpha))``
     (Thm 4.1). The message always has K noised slots; during the warm-up the
     arm is public and the server uses its slot only.
 
-    Privacy: (epsilon, delta)-LDP per user (context, reward, and after the
-    warm-up the chosen arm), exact joint accounting of the K slots.
+    Privacy: (epsilon, delta)-LDP per user. It protects the context and the reward, and
+    after the warm-up the chosen arm. The K slots are accounted jointly and exactly.
 
     Example:
         >>> import gymnasium as gym
@@ -1142,21 +1150,21 @@ class LDPMultiSGD(_StepSize, _HanMulti):
     """LDP-SGD, multi parameter: Han et al. (2021), Alg 2 with eq. 5-6 per arm.
 
     Each arm's slot is the l2-ball message of the gradient at its own
-    parameter, with epsilon/2 (the synthetic slots carry the zero gradient,
-    noised like every other), ``eta = step / n_a`` with n_a the arm's number of
-    updates (Thm 4.1's schedule up to its constants).
+    parameter, with epsilon/2. The synthetic slots carry the zero gradient,
+    noised like every other. The step is ``eta = step / n_a``, with n_a the arm's
+    number of updates: Thm 4.1's schedule up to its constants.
 
-    Privacy: epsilon-LDP (pure) per user: two slots change between
+    Privacy: pure epsilon-LDP per user: two slots change between
     neighbours, each epsilon/2.
 
     Measured (``han2021-multi``): it does not learn within 1e5 rounds. The
-    l2-ball report has norm ``r`` whatever its input (r = 14.1 at epsilon/2 = 0.5,
-    d = 2; 3.45 even as epsilon grows), so every synthetic slot moves an arm's
+    l2-ball report has norm ``r`` whatever its input: r = 14.1 at epsilon/2 = 0.5 and
+    d = 2, and 3.45 even as epsilon grows. So every synthetic slot moves an arm's
     parameter by ``step r / n`` with no signal, and a greedy choice never pulls
     an arm whose parameter has drifted low: the arm is locked out. Longer
-    warm-ups (300 and 1000 rounds per arm) and no elimination did not change
+    warm-ups, of 300 and 1000 rounds per arm, and no elimination did not change
     this at 2e4 rounds. The public code sized one l2-ball draw for d on the
-    whole dK vector (much less noise, and not the privacy claimed).
+    whole dK vector. That adds much less noise, and does not give the privacy claimed.
 
     Example:
         >>> import gymnasium as gym

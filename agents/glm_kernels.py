@@ -1,21 +1,21 @@
-"""The contextual agents' rounds, written once and compiled (numba).
+"""The contextual agents' rounds, written once and compiled with numba.
 
-Each algorithm is three functions of one user and the server's state:
-``choose`` (user: the action from the context and the public state),
-``report`` (user: the message, built by the mechanisms' compiled transforms of
-:mod:`ldp_gym.wrappers.mechanisms.compiled` from noise the mechanisms drew) and
-``update`` (server: folds a message into its state, seeing nothing else).
+Each algorithm is three functions of one user and the server's state.
+``choose`` runs on the user side: it picks the action from the context and the public state.
+``report`` runs on the user side too: it builds the message with the mechanisms' compiled
+transforms of :mod:`ldp_gym.wrappers.mechanisms.compiled`, from noise the mechanisms drew.
+``update`` runs on the server: it folds a message into its state and sees nothing else.
 One kernel per algorithm loops them over runs and rounds, doing the steps
 ``mode`` asks for:
 
-* ``act`` (Gymnasium path): ``CHOOSE`` over one round of N runs;
-* ``local_report``: ``REPORT`` with the actions given (``forced``);
+* ``act``, the Gymnasium path: ``CHOOSE`` over one round of N runs;
+* ``local_report``: ``REPORT`` with the actions given in ``forced``;
 * ``update``: ``UPDATE`` from the messages;
-* ``play_block`` (the runner's block path): all three for L rounds drawn ahead.
+* ``play_block``, the runner's block path: all three for L rounds drawn ahead.
 
 The Gymnasium path runs a kernel through a handle (:func:`round_call`): the
-kernel and its argument tuple, built once per agent state and held natively,
-so that a round (:func:`round_step`) passes one handle and the round's inputs
+kernel and its argument tuple, built once per agent state and held natively.
+A round (:func:`round_step`) then passes one handle and the round's inputs
 instead of the ~25 arrays of the tuple, and checks and loads the inputs in
 the same compiled call.
 
@@ -24,11 +24,11 @@ messages always pass through a buffer (``msg_*``, (L, N, ...)) between
 report and update: the user/server border stays visible, and the block's
 messages stay inspectable (``last_report``).
 
-Arrays: ``obs`` (N, L, width), ``rewards`` (N, L, K) (every arm's reward) or
-(N, L, 1) (the chosen arm's), ``forced`` (N, L) (an action, or -1 to choose),
-noise (L, N, ..., entries) on the mechanisms' grids, state updated in place,
-``actions`` (N, L) written. User-side code does the same operations for every
-input (no data-dependent loop).
+Arrays: ``obs`` (N, L, width); ``rewards`` (N, L, K), every arm's reward, or
+(N, L, 1), the chosen arm's; ``forced`` (N, L), an action or -1 to choose;
+noise (L, N, ..., entries) on the mechanisms' grids; the state, updated in place;
+``actions`` (N, L), written. User-side code does the same operations for every
+input, with no data-dependent loop.
 """
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ _JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
 
 @njit(**_JIT)
 def _mean(z, link):
-    """The link's mean with the margin clipped to +-50 (a diverged estimate gives a finite,
-    if huge, gradient, which the mechanism then clips)."""
+    """The link's mean with the margin clipped to +-50. A diverged estimate then gives a
+    finite, if huge, gradient, which the mechanism clips."""
     return inverse_link(min(max(z, -50.0), 50.0), link)
 
 
@@ -83,8 +83,9 @@ def _dot(a, b):
 
 @njit(**_JIT)
 def _features(obs_row, feats):
-    """Fill ``feats`` (K, D) from one observation: the K contexts (single parameter), or the
-    block contexts ``x (x) e_k`` of the one context (multi parameter, D = K d)."""
+    """Fill ``feats`` (K, D) from one observation. With a single parameter these are the K
+    contexts; with multi parameter, the block contexts ``x (x) e_k`` of the one context,
+    and D = K d."""
     k_arms, d = feats.shape
     width = obs_row.shape[0]
     if width == k_arms * d:
@@ -118,11 +119,12 @@ def _choose(feats, theta, inv, beta, ucb):
 
 @njit(**_JIT)
 def _beta(kind, p, t):
-    """The exploration coefficient of a round with ``t`` earlier rounds: 0 (greedy); LDP-LinUCB
-    (kind 1, p = (sigma, Upsilon_1, D, ln T)): ``2 sigma sqrt(D ln T) + (sqrt(3 Upsilon_t) +
-    sigma sqrt(D t / Upsilon_t)) D ln T`` with ``Upsilon_t = Upsilon_1 sqrt(t)`` (Zheng et al.
-    Alg 5); LDP-GLOC (kind 2, p = (c, D)): ``c sqrt(sqrt(D t))`` (the order of Zheng's beta_t^2,
-    Alg 3)."""
+    """The exploration coefficient of a round with ``t`` earlier rounds; 0 when greedy.
+
+    Kind 1 is LDP-LinUCB, Zheng et al. Alg 5, with ``p = (sigma, Upsilon_1, D, ln T)``:
+    ``2 sigma sqrt(D ln T) + (sqrt(3 Upsilon_t) + sigma sqrt(D t / Upsilon_t)) D ln T`` with
+    ``Upsilon_t = Upsilon_1 sqrt(t)``. Kind 2 is LDP-GLOC, with ``p = (c, D)``:
+    ``c sqrt(sqrt(D t))``, the order of Zheng's beta_t^2 in Alg 3."""
     t = max(t, 1.0)
     if kind == 1:
         sigma, ups1, d, log_t = p[0], p[1], p[2], p[3]
@@ -136,19 +138,21 @@ def _beta(kind, p, t):
 
 @njit(**_JIT)
 def _shift(coef, t):
-    """The regulariser ``coef sqrt(t)`` (t >= 1) added to V before solving after t rounds: c~ sqrt(t)
-    (Han et al. Thm 4.1), 2 Upsilon_t (Zheng et al. Alg 3 and 5)."""
+    """The regulariser ``coef sqrt(t)`` (t >= 1) added to V before solving after t rounds.
+
+    It is c~ sqrt(t) in Han et al. Thm 4.1, and 2 Upsilon_t in Zheng et al. Alg 3 and 5."""
     return coef * math.sqrt(max(t, 1.0))
 
 
 @njit(**_JIT)
 def _solve(V, u, shift, inv, theta, work):
-    """``theta = (V + shift I)^-1 u`` and, where ``inv`` has room (the UCB agents, whose width
-    reads it), ``inv = (V + shift I)^-1``. d <= 2: closed form. d > 2: a Cholesky factor
-    (:func:`_cholesky`, ``work`` (2, d, d) scratch) and two triangular solves, d^3 / 6 flops
-    without an allocation (the inverse, d^3 / 2 more, only where asked); where the shifted
-    matrix is not positive definite (the summed noise can outweigh the shift), LAPACK's
-    general inverse, as before the factor."""
+    """``theta = (V + shift I)^-1 u``, and ``inv = (V + shift I)^-1`` where ``inv`` has room.
+
+    Only the UCB agents give it room, since their width reads it. d <= 2: closed form.
+    d > 2: a Cholesky factor (:func:`_cholesky`, ``work`` (2, d, d) scratch) and two
+    triangular solves, d^3 / 6 flops without an allocation. The inverse costs d^3 / 2 more,
+    only where asked. The summed noise can outweigh the shift; where the shifted matrix is
+    then not positive definite, LAPACK's general inverse is used, as before the factor."""
     d = V.shape[0]
     if d == 1:
         a = 1.0 / (V[0, 0] + shift)
@@ -180,8 +184,9 @@ def _solve(V, u, shift, inv, theta, work):
 
 @njit(**_JIT)
 def _cholesky(a, shift, chol):
-    """The lower Cholesky factor of ``a + shift I`` (its lower triangle read) into ``chol``;
-    False where it is not positive definite (or not finite)."""
+    """The lower Cholesky factor of ``a + shift I`` into ``chol``, reading its lower triangle.
+
+    Returns False where it is not positive definite or not finite."""
     d = a.shape[0]
     for j in range(d):
         s = a[j, j] + shift
@@ -201,7 +206,9 @@ def _cholesky(a, shift, chol):
 
 @njit(**_JIT)
 def _cholesky_solve(chol, u, theta):
-    """``theta = (L L^T)^-1 u``: forward (L y = u, y kept in theta) then back substitution."""
+    """``theta = (L L^T)^-1 u``: forward substitution, then back substitution.
+
+    The forward step solves L y = u and keeps y in theta."""
     d = u.shape[0]
     for i in range(d):
         s = u[i]
@@ -217,7 +224,7 @@ def _cholesky_solve(chol, u, theta):
 
 @njit(**_JIT)
 def _cholesky_inverse(chol, m, inv):
-    """``inv = (L L^T)^-1 = M^T M`` with ``M = L^-1`` (lower, into ``m``)."""
+    """``inv = (L L^T)^-1 = M^T M`` with ``M = L^-1``, lower triangular, built in ``m``."""
     d = chol.shape[0]
     for j in range(d):
         m[j, j] = 1.0 / chol[j, j]
@@ -237,14 +244,14 @@ def _cholesky_inverse(chol, m, inv):
 
 @njit(**_JIT)
 def _add(target, msg):
-    """Server: ``target += msg`` (a vector part)."""
+    """Server: add a vector part, ``target += msg``."""
     for i in range(target.shape[0]):
         target[i] += msg[i]
 
 
 @njit(**_JIT)
 def _add_matrix(target, msg):
-    """Server: ``target += msg`` (a matrix part)."""
+    """Server: add a matrix part, ``target += msg``."""
     for i in range(target.shape[0]):
         for j in range(target.shape[1]):
             target[i, j] += msg[i, j]
@@ -261,7 +268,7 @@ def _user_data(feats, arm, rewards_row, clip, x):
 @njit(**_JIT)
 def _release_outer(x, part, index, out):
     """``x x^T`` released into ``out`` by the mechanism part ``(bound, noise, grid)`` with its
-    noise at ``index`` (round, run[, slot])."""
+    noise at ``index = (round, run[, slot])``."""
     bound, noise, grid = part
     release_outer(x, bound, noise[index], grid, out)
 
@@ -277,8 +284,9 @@ def _release_vector(v, part, index, out):
 @njit(**_JIT)
 def _l2_ball(grad, ball, index, kept, out):
     """``grad`` released into ``out`` by the l2-ball mechanism ``ball = (radius,
-    output_radius, p_keep_side, direction, sign, side, sphere)`` with its draws at ``index``;
-    the clipped input kept in ``kept`` (for the replay test)."""
+    output_radius, p_keep_side, direction, sign, side, sphere)`` with its draws at ``index``.
+
+    The clipped input is kept in ``kept`` for the replay test."""
     radius, output_radius, p_keep_side, direction, sign, side, sphere = ball
     l2_ball(grad, radius, output_radius, p_keep_side, direction[index], sign[index],
             side[index], sphere[index], kept, out)
@@ -332,7 +340,7 @@ def regression_rounds(mode, obs, rewards, forced, rule, clip, release_m, release
 @njit(**_JIT)
 def gloc_rounds(mode, obs, rewards, forced, rule, clip, release_m, release_zx, release_g, server,
                 msgs, actions):
-    """LDP-GLOC (Zheng et al. Alg 3): UCB decision; the user sends ``x x^T + B``,
+    """LDP-GLOC, Zheng et al. Alg 3: UCB decision; the user sends ``x x^T + B``,
     ``z x + xi`` (z = x^T theta^) and the noised gradient at theta^; the server projects
     ``theta^ - zeta grad`` on the unit ball and solves for theta~.
 
@@ -380,8 +388,8 @@ def gloc_rounds(mode, obs, rewards, forced, rule, clip, release_m, release_zx, r
 
 @njit(**_JIT)
 def sgd_rounds(mode, obs, rewards, forced, rule, clip, ball, server, msgs, actions):
-    """LDP-SGD (Han et al. Alg 1, eq. 5-6): greedy decision; the user sends the l2-ball report
-    of the clipped gradient; the server steps ``theta -= step / t Z``.
+    """LDP-SGD, Han et al. Alg 1 with eq. 5-6: greedy decision; the user sends the l2-ball
+    report of the clipped gradient; the server steps ``theta -= step / t Z``.
 
     ``rule = (k_arms, link, step)``; ``clip`` as in :func:`regression_rounds`; ``ball`` the
     l2-ball mechanism and its draws (:func:`_l2_ball`); ``server = (t, theta)``;
@@ -419,8 +427,9 @@ def sgd_rounds(mode, obs, rewards, forced, rule, clip, ball, server, msgs, actio
 
 @njit(**_JIT)
 def _han_choose(x, theta, theta_warm, t, warmup_rounds, gap):
-    """Arm ``t mod K`` in the warm-up, then the greedy arm among those kept by eq. 7 (warm-up
-    scores within ``gap / 2`` of the best)."""
+    """Arm ``t mod K`` in the warm-up, then the greedy arm among those kept by eq. 7.
+
+    Eq. 7 keeps the arms whose warm-up scores are within ``gap / 2`` of the best."""
     k_arms = theta.shape[0]
     if t < warmup_rounds:
         return t % k_arms
@@ -438,9 +447,10 @@ def _han_choose(x, theta, theta_warm, t, warmup_rounds, gap):
 @njit(**_JIT)
 def _han_user(obs_row, rewards_row, theta, theta_warm, t, forced, warmup_rounds, gap, clip, x,
               xc):
-    """Read the context into x, choose the arm (unless ``forced``), clip the context into xc
-    and the chosen reward (``clip = (context_bound, reward_bound)``); returns (arm, clipped
-    reward)."""
+    """Read the context into x, choose the arm unless ``forced``, and clip the user's data.
+
+    The context is clipped into xc and the chosen reward is clipped too, both to
+    ``clip = (context_bound, reward_bound)``. Returns the arm and the clipped reward."""
     for j in range(x.shape[0]):
         x[j] = np.float64(obs_row[j])
     arm = forced if forced >= 0 else _han_choose(x, theta, theta_warm, t, warmup_rounds, gap)
@@ -450,8 +460,10 @@ def _han_user(obs_row, rewards_row, theta, theta_warm, t, forced, warmup_rounds,
 
 @njit(**_JIT)
 def _slot_input(xc, r, k, arm, xs):
-    """The slot-k input: the user's context and reward in the pulled arm's slot, the zero
-    input (0, 0) in every other (the synthetic message); returns the slot's reward."""
+    """The slot-k input: the user's context and reward in the pulled arm's slot.
+
+    Every other slot gets the zero input (0, 0), the synthetic message. Returns the slot's
+    reward."""
     pulled = k == arm
     for j in range(xs.shape[0]):
         xs[j] = xc[j] if pulled else 0.0
@@ -468,10 +480,12 @@ def _han_server_slots(warm, arm, k_arms, used):
 @njit(**_JIT)
 def multi_ols_rounds(mode, obs, rewards, forced, rule, clip, release_m, release_u, server, msgs,
                      actions):
-    """LDP-OLS, multi parameter (Han Alg 2): every user sends K noised OLS slots (the real one
-    for the pulled arm, that of (0, 0) for the others) and, in the warm-up, the public arm
-    (-1 after); the server folds in that arm's slot in the warm-up, every slot afterwards,
-    and solves each arm's system with ``c~ sqrt(pulls)``.
+    """LDP-OLS, multi parameter, Han Alg 2: every user sends K noised OLS slots and an arm.
+
+    The slot of the pulled arm is the real one; the others hold the message of (0, 0).
+    The arm sent is the public arm in the warm-up, and -1 after it. The server folds in
+    that arm's slot in the warm-up and every slot afterwards. It solves each arm's system
+    with ``c~ sqrt(pulls)``.
 
     ``rule = (warmup_rounds, gap, c_tilde)``; ``clip`` and the ``release_*`` parts as in
     :func:`regression_rounds`; ``server = (t, theta_warm, V, u, pulls, theta)``;
@@ -515,9 +529,11 @@ def multi_ols_rounds(mode, obs, rewards, forced, rule, clip, release_m, release_
 
 @njit(**_JIT)
 def multi_sgd_rounds(mode, obs, rewards, forced, rule, clip, ball, server, msgs, actions):
-    """LDP-SGD, multi parameter (Han Alg 2): K l2-ball slots, the pulled arm's gradient and the
-    zero gradient for the others; each slot the server folds in steps its arm's parameter by
-    ``step / n_a`` (n_a the arm's number of updates).
+    """LDP-SGD, multi parameter, Han Alg 2: K l2-ball slots, the pulled arm's gradient and the
+    zero gradient for the others.
+
+    Each slot the server folds in steps its arm's parameter by ``step / n_a``, with n_a the
+    arm's number of updates.
 
     ``rule = (warmup_rounds, gap, link, step)``; ``clip`` and ``ball`` as in
     :func:`sgd_rounds`; ``server = (t, theta_warm, updates, theta)``; ``msgs = (clipped
@@ -565,10 +581,11 @@ GREEDY_OLS, LINUCB, GLOC, GREEDY_SGD = 0, 1, 2, 3
 
 @njit(**_JIT)
 def _ridge_beta(kind, p, t):
-    """The exploration coefficient of a round with ``t`` earlier rounds: LinUCB's
-    ``R sqrt(D ln((1 + t/lambda)/alpha)) + sqrt(lambda)`` (p = (R, D, lambda, alpha),
-    Abbasi-Yadkori et al. Thm 2 with S = 1), GLOC's ``c sqrt(D ln(2 + t))`` (p = (c, D)),
-    0 for the greedy agents."""
+    """The exploration coefficient of a round with ``t`` earlier rounds; 0 for the greedy agents.
+
+    LinUCB's is ``R sqrt(D ln((1 + t/lambda)/alpha)) + sqrt(lambda)`` with
+    ``p = (R, D, lambda, alpha)``: Abbasi-Yadkori et al. Thm 2 with S = 1. GLOC's is
+    ``c sqrt(D ln(2 + t))`` with ``p = (c, D)``."""
     if kind == LINUCB:
         return p[0] * math.sqrt(p[1] * math.log((1.0 + t / p[2]) / p[3])) + math.sqrt(p[2])
     if kind == GLOC:
@@ -595,14 +612,16 @@ def _sherman_morrison(inv, u, theta, x, target, vx):
 
 @njit(**_JIT)
 def ridge_rounds(mode, obs, rewards, forced, rule, server, actions):
-    """The non-private contextual agents: Greedy-OLS and LinUCB (ridge regression on the
-    reward, greedy or with the UCB width), GLOC (projected online gradient descent for
-    theta^, ridge regression of ``z = x^T theta^`` for theta~) and Greedy-SGD
-    (``theta -= step / t (g(x^T theta) - r) x``). ``CHOOSE`` picks the arm, ``UPDATE`` learns
-    from the chosen context and its reward (the raw data: there is no user/server border).
+    """The non-private contextual agents: Greedy-OLS, LinUCB, GLOC and Greedy-SGD.
+
+    Greedy-OLS and LinUCB run ridge regression on the reward, greedy or with the UCB width.
+    GLOC runs projected online gradient descent for theta^, and ridge regression of
+    ``z = x^T theta^`` for theta~. Greedy-SGD steps ``theta -= step / t (g(x^T theta) - r) x``.
+    ``CHOOSE`` picks the arm, and ``UPDATE`` learns from the chosen context and its reward.
+    These are the raw data: there is no user/server border.
 
     ``rule = (k_arms, kind, beta_params, link, zeta, step)``; ``server = (t, inverse, u,
-    theta, theta_hat)`` (the arrays a kind does not use are empty)."""
+    theta, theta_hat)``. The arrays a kind does not use are empty."""
     k_arms, kind, beta_params, link, zeta, step = rule
     t, inv, u, theta, theta_hat = server
     n_runs, length = actions.shape
@@ -646,8 +665,8 @@ _KERNEL_FIELD = "kernel_"
 
 @structref.register
 class RoundCallType(types.StructRef):
-    """The numba type of a :func:`round_call` handle: the field ``args`` (the kernel's
-    argument tuple) and an empty field ``kernel_<name>`` naming the kernel."""
+    """The numba type of a :func:`round_call` handle: the field ``args``, the kernel's
+    argument tuple, and an empty field ``kernel_<name>`` naming the kernel."""
 
     def preprocess_fields(self, fields):
         return tuple((name, types.unliteral(typ)) for name, typ in fields)
@@ -661,7 +680,7 @@ structref.define_boxing(RoundCallType, RoundCall)
 
 
 class _PyRoundCall:
-    """A round call's stand-in where numba's JIT is disabled (everything runs as Python)."""
+    """A round call's stand-in where numba's JIT is disabled and everything runs as Python."""
 
     def __init__(self, kernel: Any, args: tuple):
         self.kernel, self.args = kernel, args
@@ -693,7 +712,7 @@ def _native_round_call(args, name):
 def round_call(kernel: Any, args: tuple) -> Any:
     """``kernel`` (one of ``KERNELS``) and its argument tuple ``(mode, obs, rewards, forced,
     ...)``, held natively for :func:`round_step`, which then passes one handle rather than the
-    tuple's ~25 arrays; the arrays stay the agent's (read and written in place)."""
+    tuple's ~25 arrays. The arrays stay the agent's, read and written in place."""
     return _native_round_call(args, kernel.__name__)
 
 
@@ -713,10 +732,12 @@ def _run_kernel_impl(call):
 
 @njit(**_JIT)
 def round_step(call, obs, next_obs):
-    """One Gymnasium round of a :func:`round_call` handle: ``obs`` (one run's (width,) or N
-    runs' (N, width)) and ``next_obs`` checked for NaN and inf (status 1 or 2 names the one
-    holding one, and nothing runs), ``obs`` loaded into the kernel's observations (N, 1,
-    width), then the kernel run on the handle's arguments (status 0)."""
+    """One Gymnasium round of a :func:`round_call` handle.
+
+    ``obs`` is one run's (width,) or N runs' (N, width). ``obs`` and ``next_obs`` are checked
+    for NaN and inf: status 1 or 2 names the one holding one, and then nothing runs.
+    Otherwise ``obs`` is loaded into the kernel's observations (N, 1, width), the kernel runs
+    on the handle's arguments, and the status is 0."""
     status = finite_into(call.args[1], obs, next_obs)
     if status == 0:
         _run_kernel(call)

@@ -41,17 +41,19 @@ from ldp_gym.wrappers.mechanisms import (
     LaplaceMechanism,
     PrivateEpisodeMean,
     TreeMechanism,
+    make_rng,
     tracing,
 )
 from ldp_gym.wrappers.mechanisms.privacy import rho_from_epsilon
+from ldp_gym.wrappers.mechanisms.shuffle import blanket_gamma, blanket_messages
 
 from . import mab_kernels as kernels
-from .base import Agent, GlobalDPAgent, LocalDPAgent, argmax_random, readonly
+from .base import Agent, GlobalDPAgent, LocalDPAgent, ShuffleDPAgent, argmax_random, readonly
 from .mab_kernels import dp_klucb_index, kl_ucb_index
 
 __all__ = ["DPIMED", "DPKLUCB", "DPSE", "DPUCB", "KLUCB", "LDPUCB", "UCB1", "AdaCUCB", "AdaPKLUCB",
-           "AdaPUCB", "Exp3", "ThompsonSampling", "TsallisINF", "dp_klucb_index", "kl_ucb_index",
-           "phase_grid"]
+           "AdaPUCB", "Exp3", "ShuffleSE", "ThompsonSampling", "TsallisINF", "dp_klucb_index",
+           "kl_ucb_index", "phase_grid"]
 
 
 class MABAgent(Agent):
@@ -830,21 +832,24 @@ class AdaPKLUCB(AdaPUCB):
 class AdaCUCB(AdaPUCB):
     """AdaC-UCB (Azize and Basu, "Concentrated Differential Privacy for Bandits", SaTML 2024).
 
-    The adaptive episodes of :class:`AdaPUCB` with Gaussian noise: each episode's mean is
-    released once as ``mean + N(0, sigma^2)`` with ``sigma = (upper - lower)/(n sqrt(2 rho))``
-    over its n rewards (:class:`~ldp_gym.wrappers.mechanisms.GaussianEpisodeMean`), and the
-    agent forgets earlier episodes. Index at the episode's start t_l:
-    ``mu~ + sqrt((1/(2n) + 1/(rho n^2)) alpha log t_l)``, the deviation of the mean's
-    1/(4n) sub-Gaussian proxy plus the noise's variance 1/(2 rho n^2), alpha = 3.1.
+    The episodic UCB of :class:`AdaPUCB` with Gaussian noise (Azize's PhD thesis, 2024, Alg 7
+    and eq. 5.4, the version of the paper read here). Each arm is played once; then each
+    episode plays the arm of the largest index until its count doubles. The index uses only
+    the arm's last episode, of n rewards: its mean is released once as ``mean + N(0, sigma^2)``
+    with ``sigma = (upper - lower)/(n sqrt(2 rho))``
+    (:class:`~ldp_gym.wrappers.mechanisms.GaussianEpisodeMean`). The index at the episode's
+    start t_l is ``mu~ + sqrt((1/(2n) + 1/(rho n^2)) beta log t_l)``. The second term
+    corrects UCB's bound for the Gaussian noise. The theory (Thm 5.6) needs beta > 3, so
+    the default is 3.1, as AdaP-UCB's alpha; the thesis's own experiment runs beta = 1.
 
     Give ``rho``, or ``epsilon`` to run at the rho that epsilon-DP implies,
-    ``rho = epsilon^2/2`` (:func:`~ldp_gym.wrappers.mechanisms.privacy.rho_from_epsilon`):
-    then the command line and :func:`~ldp_gym.experiments.compare.compare` run it beside
-    the epsilon-DP agents at matched zCDP.
+    ``rho = epsilon^2/2`` (:func:`~ldp_gym.wrappers.mechanisms.privacy.rho_from_epsilon`).
+    Then the command line and :func:`~ldp_gym.experiments.compare.compare` run it beside the
+    epsilon-DP agents at the same zCDP.
 
-    Privacy: rho-global zCDP per reward. Each reward enters one release; the releases
-    compose in parallel, and the actions are post-processing. Its (epsilon, delta) is
-    ``agent.privacy.to_epsilon_delta(delta)``.
+    Privacy: rho-global zCDP per reward (the paper's Thm 5.5). Each reward enters one
+    release; the releases compose in parallel, and the actions are post-processing. Its
+    (epsilon, delta) is ``agent.privacy.to_epsilon_delta(delta)``.
 
     Example:
         >>> import gymnasium as gym
@@ -869,17 +874,18 @@ class AdaCUCB(AdaPUCB):
 
     @classmethod
     def _unit_test_params(cls):
-        return [{"rho": 0.5}, {"epsilon": 1.0, "alpha": 4.0}]
+        return [{"rho": 0.5}, {"epsilon": 1.0, "beta": 1.0}]
 
     def __init__(self, n_arms, *, rho: float | None = None, epsilon: float | None = None,
-                 alpha: float = 3.1, **kwargs):
+                 beta: float = 3.1, **kwargs):
         if (rho is None) == (epsilon is None):
             raise ValueError("give exactly one of rho (zCDP) and epsilon (run at rho = "
                              "epsilon^2/2)")
         self.rho = rho_from_epsilon(check_epsilon(epsilon)) if rho is None else \
             check_real("rho", rho, low=0.0)
-        # (epsilon is unused: _declare states the zCDP guarantee)
-        super().__init__(n_arms, epsilon=1.0, alpha=alpha, **kwargs)
+        self.beta = check_real("beta", beta, low=0.0)
+        # (epsilon is unused: _declare states the zCDP guarantee; alpha is AdaP's name of beta)
+        super().__init__(n_arms, epsilon=1.0, alpha=self.beta, **kwargs)
 
     @override
     def _declare(self, epsilon, lower, upper):
@@ -892,7 +898,7 @@ class AdaCUCB(AdaPUCB):
     @override
     def index(self, rows, log_t):
         n = np.maximum(self.released_n[rows], 1)
-        width = (0.5 / n + 1.0 / (self.rho * n * n)) * (self.alpha * log_t[:, None])
+        width = (0.5 / n + 1.0 / (self.rho * n * n)) * (self.beta * log_t[:, None])
         return self.released[rows] + np.sqrt(width)
 
 
@@ -1081,7 +1087,128 @@ class DPIMED(DPKLUCB):
         return argmax_random(self.rng, -self.index(rows))
 
 
+# =========================================================================== shuffle DP
+
+
+class ShuffleSE(ShuffleDPAgent, MABAgent):
+    """Successive elimination in the shuffle model (Tenenbaum, Kaplan, Mansour and Stemmer,
+    NeurIPS 2021), on the privacy-blanket summation of bits.
+
+    Epoch e (Delta_e = 2^-e) pulls every active arm R_e times, with
+    ``R_e = ceil(8 ln(4 |S| e^2 / beta) / Delta_e^2)`` and beta = 1/T. Each pull's user
+    turns its reward r in ``[lower, upper]`` into a bit, 1 with probability
+    ``(r - lower)/(upper - lower)``, and sends it through the blanket's local randomiser
+    (:func:`~ldp_gym.wrappers.mechanisms.shuffle.blanket_messages`): the bit with probability
+    ``1 - gamma_e``, else a uniform bit. The shuffler holds each arm's batch of the epoch
+    until it is complete. The analyser sees its shuffled messages and estimates the arm's
+    mean ``mu~ = (mean y - gamma_e/2)/(1 - gamma_e)``. The messages are independent bits of
+    mean ``(1 - gamma_e) mu + gamma_e/2``, so Hoeffding gives the width
+    ``w_e = sqrt(ln(4 |S| e^2 / beta)/(2 R_e)) / (1 - gamma_e)``. An arm is eliminated when
+    ``max mu~ - mu~_a > 2 w_e``. The survivor is played to the end.
+
+    The paper's own summation protocol and constants could not be read here. This agent keeps
+    its structure (successive elimination over disjoint shuffled batches, one per arm and
+    epoch) with the blanket summation of Cheu et al. (2019) and Balle et al. (2019), and
+    gamma_e computed exactly for the batch (:func:`~ldp_gym.wrappers.mechanisms.shuffle.blanket_gamma`).
+
+    Privacy: (epsilon, delta)-DP per reward in the shuffle model. Each user's message enters
+    one shuffled batch, whose count is (epsilon, delta)-DP for each of its users; the batches
+    are disjoint and the schedule is public, so the actions are post-processing.
+
+    Example:
+        >>> import numpy as np
+        >>> from ldp_gym.agents import ShuffleSE
+        >>> agent = ShuffleSE(2, epsilon=1.0, delta=1e-6, horizon=10_000, num_envs=2, seed=0)
+        >>> print(agent.privacy)
+        shuffle DP, epsilon=1, delta=1e-06 per reward
+        >>> agent.R.tolist(), agent.gamma.round(3).tolist()   # epoch 1's batches
+        ([362, 362], [0.164, 0.164])
+        >>> obs = np.zeros((2, 1))
+        >>> for _ in range(800):
+        ...     a = agent.act(obs)
+        ...     agent.observe(obs, a, np.where(a == 1, 1.0, 0.0), obs)
+        >>> agent.counts.tolist(), agent.active.tolist()    # arm 0 eliminated after epoch 1
+        ([[362, 438], [362, 438]], [[False, True], [False, True]])
+    """
+
+    name = "Shuffle-SE"
+    needs_horizon = True
+    test_params = {"epsilon": 1.0}
+
+    @classmethod
+    def _unit_test_params(cls):
+        return [{"epsilon": 1.0}, {"epsilon": 4.0, "delta": 1e-4, "beta": 0.1}]
+
+    def __init__(self, n_arms, *, epsilon: float, delta: float = 1e-6, beta: float | None = None,
+                 lower: float = 0.0, upper: float = 1.0, **kwargs):
+        self.declare_privacy("shuffle", epsilon, delta, "reward", lower, upper)
+        if not self.delta > 0:
+            raise ValueError("delta must be > 0: the shuffle model's guarantee is (epsilon, delta)")
+        self._beta = None if beta is None else check_real("beta", beta, low=0.0, high=1.0)
+        super().__init__(n_arms, **kwargs)
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self.beta = 1.0 / self.horizon if self._beta is None else self._beta
+        self.user_rng = make_rng(**self.noise_source())  # the users' randomisers
+        self.active = np.ones((n, self.n_arms), dtype=bool)
+        self.epoch = np.ones(n, dtype=np.int64)
+        self.epoch_counts = np.zeros((n, self.n_arms), dtype=np.int64)
+        self.shuffler_ones = np.zeros((n, self.n_arms), dtype=np.int64)  # held until complete
+        self.released = np.zeros((n, self.n_arms))       # the analyser's mu~ of the last epoch
+        self._plan(np.arange(n))
+
+    def _plan(self, rows: np.ndarray) -> None:
+        """The next epoch's batch size R_e and blanket gamma_e of ``rows``."""
+        if not hasattr(self, "R"):
+            self.R = np.zeros(self._n, dtype=np.int64)
+            self.gamma = np.zeros(self._n)
+        e, s = self.epoch[rows], self.active[rows].sum(axis=1)
+        log_term = np.log(4.0 * s * e ** 2 / self.beta)
+        self.R[rows] = np.ceil(8.0 * log_term * 4.0 ** e).astype(np.int64)
+        self.gamma[rows] = [blanket_gamma(int(r), self.epsilon, self.delta) for r in self.R[rows]]
+
+    def _current(self):
+        """The first active arm still owed pulls this epoch; once one arm is left, that one."""
+        todo = self.active & (self.epoch_counts < self.R[:, None])
+        return np.where(todo.any(axis=1)[:, None], todo, self.active).argmax(axis=1)
+
+    def _act(self, obs):
+        return self._current()
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        # the users: a bit from the reward, then the blanket's local randomiser
+        r = (np.clip(rewards, self.lower, self.upper) - self.lower) / (self.upper - self.lower)
+        bits = (self.user_rng.random(r.shape) < r).astype(np.int8)
+        messages = blanket_messages(bits, self.gamma, self.user_rng)
+        super()._observe(obs, actions, rewards, next_obs)
+        # the shuffler holds the batch; the analyser reads it once complete
+        rows = self._rows
+        in_epoch = self.active.sum(axis=1) > 1
+        self.epoch_counts[rows, actions] += in_epoch
+        self.shuffler_ones[rows, actions] += messages * in_epoch
+        done = in_epoch & ~(self.active & (self.epoch_counts < self.R[:, None])).any(axis=1)
+        if done.any():
+            self._analyse(np.flatnonzero(done))
+
+    def _analyse(self, r: np.ndarray) -> None:
+        """The analyser, at the end of an epoch of ``r``: estimate, eliminate, plan the next."""
+        R, gamma = self.R[r][:, None], self.gamma[r][:, None]
+        act = self.active[r]
+        mu = (self.shuffler_ones[r] / R - gamma / 2.0) / (1.0 - gamma)
+        self.released[r] = np.where(act, mu, -np.inf)
+        s = act.sum(axis=1)
+        log_term = np.log(4.0 * s * self.epoch[r] ** 2 / self.beta)
+        width = np.sqrt(log_term / (2.0 * self.R[r])) / (1.0 - self.gamma[r])
+        best = self.released[r].max(axis=1)
+        self.active[r] = act & (best[:, None] - self.released[r] <= 2.0 * width[:, None])
+        self.epoch[r] += 1
+        self.epoch_counts[r] = 0
+        self.shuffler_ones[r] = 0
+        self._plan(r)
+
+
 #: The MAB agents by display name (the contract suite and the CLI read this).
 AGENTS: dict[str, type[Agent]] = {cls.name: cls for cls in (
     UCB1, KLUCB, ThompsonSampling, Exp3, TsallisINF, LDPUCB, DPUCB, DPSE, AdaPUCB, AdaPKLUCB,
-    AdaCUCB, DPKLUCB, DPIMED)}
+    AdaCUCB, DPKLUCB, DPIMED, ShuffleSE)}

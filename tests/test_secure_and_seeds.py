@@ -14,23 +14,39 @@ import pytest
 
 import ldp_gym
 from ldp_gym.agents import AGENTS, LDPGLOC, LDPOLS, LDPSGD, LDPLinUCB, LDPMultiOLS, LDPMultiSGD
+from ldp_gym.experiments.compare import is_private
 from ldp_gym.wrappers import mechanisms as M
 from ldp_gym.wrappers.mechanisms import noise as N
 
-PRIVATE = {name: cls for name, cls in AGENTS.items()
-           if getattr(cls, "test_params", {}).get("epsilon") is not None
-           or name.startswith(("LDP", "DP", "AdaP"))}
+PRIVATE = {name: cls for name, cls in AGENTS.items() if is_private(cls)}
 COMPILED = [LDPOLS, LDPLinUCB, LDPGLOC, LDPSGD, LDPMultiOLS, LDPMultiSGD]
+
+
+def _budget(cls):
+    """The agent's test parameters, with epsilon = 1 unless it takes a zCDP rho."""
+    params = dict(getattr(cls, "test_params", {}))
+    return params if "rho" in params else {"epsilon": 1.0, **params}
 
 
 def _agent(cls, n=4, **kw):
     venv = ldp_gym.make_vector_env(cls.test_env, n, 1000)
-    params = {"epsilon": 1.0, **getattr(cls, "test_params", {}), **kw}
+    params = {**_budget(cls), **kw}
     return venv, cls.from_env(venv, **params)
 
 
 def _mechanisms(agent):
-    return [v for v in vars(agent).values() if isinstance(v, M.Mechanism)]
+    """Every source of the agent's privacy noise: its mechanisms (the zCDP episode means
+    included) and the users' own randomisers of a shuffle agent."""
+    found = [v for v in vars(agent).values() if isinstance(v, (M.Mechanism, M.GaussianEpisodeMean))]
+    return found + [_Randomiser(v) for k, v in vars(agent).items()
+                    if k != "rng" and isinstance(v, (np.random.Generator, M.SecureGenerator))]
+
+
+class _Randomiser:
+    """A users' generator, seen as a mechanism with that ``rng``."""
+
+    def __init__(self, rng):
+        self.rng = rng
 
 
 # ----------------------------------------------------------------------------- seeds
@@ -211,7 +227,7 @@ def test_run_secure_draws_every_private_agents_noise_from_the_os(name, monkeypat
     drawn = []
     real = N.os.urandom
     monkeypatch.setattr(N.os, "urandom", lambda k: drawn.append(k) or real(k))
-    params = {"epsilon": 1.0, **getattr(cls, "test_params", {})}
+    params = _budget(cls)
     res = ldp_gym.run(cls.test_env, {name: (cls, params)}, horizon=20_000 if name == "DP-SE" else 600,
                       n_runs=2, seed=0, progress=False, secure=True)
     assert sum(drawn) > 0 and res.meta["secure"]

@@ -1,4 +1,4 @@
-"""Linear and generalized-linear contextual bandits (Zheng et al. 2020, section 4; Han et al. 2021).
+"""Linear and generalized-linear contextual bandits: Zheng et al. 2020, section 4, and Han et al. 2021.
 
 Single parameter (``LDPLinearBandit-v0``, ``LDPGLMBandit-v0``): every round
 shows K context vectors ``x_{t,a}`` in R^d; one unknown ``theta*``; the reward
@@ -12,14 +12,14 @@ S^{d-1} (``C_B = 1``), parameters uniform on the sphere drawn at reset,
 d = 2 with K = 10 (single) or K = 3 (multi). Links:
 
 * ``identity``: reward ``x^T theta + eta`` with bounded noise eta uniform on
-  ``[-noise, noise]`` (default 0.1; Han et al.'s public code used none), so
-  ``|r| <= 1 + noise``;
+  ``[-noise, noise]``, so ``|r| <= 1 + noise``. The default noise is 0.1;
+  Han et al.'s public code used none;
 * ``logistic``: Bernoulli rewards with mean ``1/(1 + e^{-x^T theta})``;
 * ``poisson``: Poisson rewards with mean ``e^{x^T theta}``, clipped to
   ``reward_bound`` (default 5) so that they stay bounded.
 
-Observations are float32 and flat (SB3 accepts them): ``(K*d,)`` for the
-single-parameter envs (row a is arm a's context), ``(d,)`` for the
+Observations are float32 and flat, so SB3 accepts them: ``(K*d,)`` for the
+single-parameter envs, where row a is arm a's context, and ``(d,)`` for the
 multi-parameter ones. ``reward_bound`` is the declared ``c_r`` that private
 agents clip to.
 
@@ -101,8 +101,8 @@ def _scale_rows(g, kind, radii):
 
 @njit(cache=True, nogil=True, inline="always")
 def _reward(mean, u, link, noise):
-    """A reward from its mean and a uniform u: ``mean + noise (2u - 1)`` (identity link) or
-    ``1{u < mean}`` (logistic)."""
+    """A reward from its mean and a uniform u: ``mean + noise (2u - 1)`` for the identity link,
+    or ``1{u < mean}`` for the logistic one."""
     if link == 0:
         return mean + noise * (2.0 * u - 1.0)
     return 1.0 if u < mean else 0.0
@@ -110,9 +110,11 @@ def _reward(mean, u, link, noise):
 
 @njit(cache=True, nogil=True, inline="always")
 def _round_outcomes(x, theta, link, noise, u, means, rewards, regret):
-    """One round of one run: every arm's mean (K,), reward from the uniforms u (K,) (identity
-    and logistic links; none where u is empty) and instantaneous regret. ``x`` (K, d) with
-    theta (1, d) (single parameter) or (1, d) with theta (K, d) (multi parameter)."""
+    """One round of one run: every arm's mean (K,), reward and instantaneous regret.
+
+    The rewards come from the uniforms u (K,) for the identity and logistic links; there are
+    none where u is empty. ``x`` is (K, d) with theta (1, d) for a single parameter, or
+    (1, d) with theta (K, d) for multi parameter."""
     k_arms, d = means.shape[0], x.shape[1]
     per_arm_x = x.shape[0] > 1
     best = -np.inf
@@ -133,16 +135,17 @@ def _round_outcomes(x, theta, link, noise, u, means, rewards, regret):
 @njit(cache=True, nogil=True)
 def _draw_block(rng, kind, x0, theta, link, noise, obs, rewards, regret,
                 x_last):  # pragma: no cover - compiled
-    """A block drawn and scored in one compiled pass from the env's generator ``rng``, with
-    the numbers that :func:`sample_contexts` (sphere or Gaussian contexts) and the uniforms
-    drawn after them give (numba's generator methods draw numpy's numbers): each fresh
-    context's normals (in (N, L, C, d) order) drawn and scaled (:func:`_scale_row`), written
-    to ``obs`` (N, L + 1, C d) float32 after the current contexts ``x0`` (N, C, d), and
-    scored (:func:`_round_outcomes`: round 0 on ``x0``, round s on the fresh contexts s - 1),
-    the means kept in ``rewards``; then, for the identity and logistic links, every arm's
-    uniform (in (N, L, K) order) drawn and its reward put in place of its mean (the Poisson
-    rewards are drawn from the means by the caller). ``x_last`` (N, C, d) receives the last
-    fresh contexts, the next round's."""
+    """A block drawn and scored in one compiled pass from the env's generator ``rng``.
+
+    For sphere or Gaussian contexts, it draws the numbers that :func:`sample_contexts` and
+    the uniforms drawn after them give; numba's generator methods draw numpy's numbers.
+    Each fresh context's normals are drawn in (N, L, C, d) order and scaled by
+    :func:`_scale_row`. They are written to ``obs`` (N, L + 1, C d) float32 after the
+    current contexts ``x0`` (N, C, d), and scored by :func:`_round_outcomes`: round 0 on
+    ``x0``, round s on the fresh contexts s - 1. The means are kept in ``rewards``. Then,
+    for the identity and logistic links, every arm's uniform is drawn in (N, L, K) order
+    and its reward put in place of its mean. The caller draws the Poisson rewards from the
+    means. ``x_last`` (N, C, d) receives the last fresh contexts, the next round's."""
     n_runs, length, k_arms = rewards.shape
     width, d = x0.shape[1], x0.shape[2]
     prev, cur = np.empty((width, d)), np.empty((width, d))
@@ -172,12 +175,14 @@ def _draw_block(rng, kind, x0, theta, link, noise, obs, rewards, regret,
 
 @njit(cache=True, nogil=True)
 def _block_outcomes(g, radii, kind, x0, theta, link, noise, u, obs, means, regret):
-    """A drawn block in one pass: the fresh contexts' normals ``g`` (N, L, C, d) scaled in
-    place (:func:`_scale_row`, ``radii`` (N, L, C) for the ball), the observations ``obs``
-    (N, L + 1, C d) float32 (the current contexts ``x0`` (N, C, d), then the fresh ones)
-    and every round's outcomes (:func:`_round_outcomes`), round 0 on ``x0``, round s on
-    the fresh contexts s - 1. The uniforms ``u`` (N, L, K) become the rewards, in place
-    (empty for the Poisson link); ``means`` (N, L, K) are kept where given (else empty)."""
+    """A drawn block in one pass: the contexts, the observations and every round's outcomes.
+
+    :func:`_scale_row` scales the fresh contexts' normals ``g`` (N, L, C, d) in place, with
+    ``radii`` (N, L, C) for the ball. The observations ``obs`` (N, L + 1, C d) float32 hold
+    the current contexts ``x0`` (N, C, d), then the fresh ones. :func:`_round_outcomes`
+    gives every round's outcomes, round 0 on ``x0``, round s on the fresh contexts s - 1.
+    The uniforms ``u`` (N, L, K) become the rewards, in place; they are empty for the
+    Poisson link. ``means`` (N, L, K) are kept where given, and are empty otherwise."""
     n_runs, length, width, d = g.shape
     no_u, row = np.empty(0), np.empty(regret.shape[2])
     for n in range(n_runs):
@@ -199,7 +204,7 @@ def _block_outcomes(g, radii, kind, x0, theta, link, noise, u, obs, means, regre
 def _outcomes(x, theta, link, noise, u, means, rewards, regret):
     """Every arm's mean (N, L, K), instantaneous regret and, for the identity and logistic
     links, reward from the uniforms u (N, L, K). ``x`` is (N, L, K, d) with theta (N, 1, d)
-    (single parameter) or (N, L, 1, d) with theta (N, K, d) (multi parameter)."""
+    for a single parameter, or (N, L, 1, d) with theta (N, K, d) for multi parameter."""
     n_runs, length = means.shape[0], means.shape[1]
     no_u = np.empty(0)
     for n in range(n_runs):
@@ -210,10 +215,11 @@ def _outcomes(x, theta, link, noise, u, means, rewards, regret):
 
 @njit(cache=True, nogil=True)
 def _step_outcomes(x, theta, link, noise, u, actions, out, best_arm):
-    """One round of N runs into ``out`` (4, N): the chosen arm's reward (from the uniforms u,
-    identity and logistic links, as :func:`_outcomes`), its mean, the best mean, the regret
-    (best - mean); the best arm into ``best_arm``. x (N, K, d) with theta (N, 1, d), or
-    x (N, 1, d) with theta (N, K, d)."""
+    """One round of N runs into ``out`` (4, N), and the best arm into ``best_arm``.
+
+    ``out`` holds the chosen arm's reward, its mean, the best mean and the regret, best - mean.
+    For the identity and logistic links the reward comes from the uniforms u, as in
+    :func:`_outcomes`. x (N, K, d) with theta (N, 1, d), or x (N, 1, d) with theta (N, K, d)."""
     n_runs = x.shape[0]
     k_arms = max(x.shape[1], theta.shape[1])
     d = x.shape[2]
@@ -292,13 +298,14 @@ class _GLMBase(RoundsAhead, BanditCore, DrawsBlocks):
         return self.x.reshape(self.x.shape[0], -1).astype(np.float32)
 
     def means(self, x: np.ndarray | None = None) -> np.ndarray:
-        """Expected reward (N, [B,] K) of every arm for contexts x (default: the current ones)."""
+        """Expected reward (N, [B,] K) of every arm for contexts x, by default the current ones."""
         means = self._outcomes(self.x[:, None] if x is None else x)[0]
         return means[:, 0] if x is None else means
 
     def _outcomes(self, xs: np.ndarray, u: np.ndarray | None = None):
-        """Means, rewards (from uniforms u, identity and logistic links) and regrets (N, L, K) of
-        contexts xs (N, L, ...)."""
+        """Means, rewards and regrets (N, L, K) of contexts xs (N, L, ...).
+
+        For the identity and logistic links, the rewards come from the uniforms u."""
         n, length = xs.shape[:2]
         x = xs.reshape(n, length, -1, self.dim)
         theta = self.theta.reshape(n, -1, self.dim)
@@ -345,8 +352,10 @@ class _GLMBase(RoundsAhead, BanditCore, DrawsBlocks):
         return math.prod(self._context_shape)
 
     def _play(self, rng, actions, out, best_arm):
-        """Play one round of every run: :func:`_step_outcomes` into ``out`` and ``best_arm``
-        (Poisson rewards drawn from the means), then move to the next contexts."""
+        """Play one round of every run, then move to the next contexts.
+
+        :func:`_step_outcomes` writes into ``out`` and ``best_arm``; Poisson rewards are
+        drawn from the means."""
         n = self.x.shape[0]
         x_next, u = self._next_round(rng, n)
         _step_outcomes(self.x.reshape(n, -1, self.dim), self._theta3, self._link_code,
@@ -380,14 +389,14 @@ class _GLMBase(RoundsAhead, BanditCore, DrawsBlocks):
 
 
 class GLMCore(_GLMBase):
-    """Single-parameter linear / GLM contextual bandit (Han et al. 2021, section 3).
+    """Single-parameter linear / GLM contextual bandit: Han et al. 2021, section 3.
 
     Args:
-        dim: d. n_arms: K (contexts per round). link: ``identity``, ``logistic``, ``poisson``.
-        theta: fixed theta* (norm <= 1), else drawn uniformly on the sphere at reset.
-        contexts: ``sphere`` (default), ``ball`` or ``gaussian`` (clipped to norm 1).
-        noise: half-width of the uniform reward noise (identity link).
-        reward_bound: declared bound c_r on |reward| (defaults per link).
+        dim: d. n_arms: K, the contexts per round. link: ``identity``, ``logistic``, ``poisson``.
+        theta: fixed theta* of norm <= 1, else drawn uniformly on the sphere at reset.
+        contexts: ``sphere`` (default), ``ball`` or ``gaussian``, which is clipped to norm 1.
+        noise: half-width of the uniform reward noise of the identity link.
+        reward_bound: declared bound c_r on |reward|; the default depends on the link.
     """
 
     def __init__(self, dim: int = 2, n_arms: int = 10, **kwargs: Any):
@@ -398,10 +407,10 @@ class GLMCore(_GLMBase):
 
 
 class MultiParamGLMCore(_GLMBase):
-    """Multi-parameter linear / GLM contextual bandit (Han et al. 2021, section 4).
+    """Multi-parameter linear / GLM contextual bandit: Han et al. 2021, section 4.
 
-    One context per round and one parameter per arm (drawn on the sphere at
-    reset or given as a (K, d) array). Other arguments as :class:`GLMCore`.
+    One context per round and one parameter per arm, drawn on the sphere at
+    reset or given as a (K, d) array. Other arguments as :class:`GLMCore`.
     """
 
     multi_parameter = True

@@ -80,10 +80,10 @@ def _label(cls: type) -> str:
 
 
 def is_private(cls: type) -> bool:
-    """Whether an agent class gives a privacy guarantee (local or global DP)."""
-    from ldp_gym.agents.base import GlobalDPAgent, LocalDPAgent
+    """Whether an agent class gives a privacy guarantee (local, shuffle or global DP)."""
+    from ldp_gym.agents.base import GlobalDPAgent, LocalDPAgent, ShuffleDPAgent
 
-    return issubclass(cls, (LocalDPAgent, GlobalDPAgent))
+    return issubclass(cls, (LocalDPAgent, GlobalDPAgent, ShuffleDPAgent))
 
 
 def _check_numbers(horizon: Any, n_runs: Any, seed: Any, n_jobs: Any, epsilons: Any) -> None:

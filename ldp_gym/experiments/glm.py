@@ -1,13 +1,13 @@
-"""Contextual (linear / GLM) experiments: Han et al. (2021) section 5 and Zheng et al. (2020) rates.
+"""Contextual linear and GLM experiments: Han et al. (2021) section 5 and Zheng et al. (2020) rates.
 
 Step sizes of LDP-GLOC and LDP-SGD are tuned the same way, as Han et al.
 did: for each setting and epsilon, every step on the grid ``STEP_GRID`` is
 run for the whole horizon with ``TUNING_RUNS`` runs on seeds disjoint from
 the reported runs, and the step with the lowest mean regret is kept. The
-tuned steps are reported, flagged when they sit at the grid's edge. (A tenth
+tuned steps are reported, flagged when they sit at the grid's edge. A tenth
 of the horizon, tried first, favoured small steps whose 1/t schedule then
-stalls at the full horizon; 3 runs per step were too few for LDP-SGD, whose
-regret is heavy-tailed.)
+stalls at the full horizon. Three runs per step, also tried first, were too few
+for LDP-SGD, whose regret is heavy-tailed.
 """
 
 from __future__ import annotations
@@ -49,8 +49,10 @@ RATES_QUICK, RATES_FULL = (10**4, 5), (10**6, 10)
 def _tuned_steps(env: str, requests: dict[Any, tuple[type, dict]], horizon: int, seed: int,
                  n_jobs: int, progress: bool | None,
                  env_kwargs: dict | None = None, cache_dir: CacheDir = None) -> dict[Any, float]:
-    """The step of ``STEP_GRID`` with the lowest mean regret at ``horizon`` for each request
-    (key -> agent class and its keyword arguments), all tuned in one sweep (one progress)."""
+    """The step of ``STEP_GRID`` with the lowest mean regret at ``horizon`` for each request.
+
+    ``requests`` maps a key to an agent class and its keyword arguments. All are tuned in
+    one sweep, with one progress display."""
     keys = list(requests)
     tasks = [dict(env=env, agents={f"step={s:g}": (cls, {**kwargs, "step": s})}, horizon=horizon,
                   n_runs=TUNING_RUNS, seed=seed + 10_000, checkpoints=[horizon],
@@ -70,8 +72,9 @@ def _tuned_steps(env: str, requests: dict[Any, tuple[type, dict]], horizon: int,
 def _compare(title: str, env: str, families: Families, delta: float,
              quick: bool, seed: int, n_jobs: int, progress: bool | None,
              env_kwargs: dict | None = None, cache_dir: CacheDir = None) -> Report:
-    """Every family at each epsilon on the same instances; ``families``: label -> (class,
-    kwargs, tune the step?)."""
+    """Every family at each epsilon on the same instances.
+
+    ``families`` maps a label to a class, its kwargs and whether to tune its step."""
     horizon, n_runs = QUICK if quick else FULL
     marks = [10**3, 10**4, 10**5]
     specs = {(label, eps): (cls, {"epsilon": eps,
@@ -121,8 +124,9 @@ def han2021_single(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) ->
 
 
 def han2021_multi(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Report:
-    """Han et al. (2021) Fig. 2, multi parameter: d = 2, K = 3, delta = 0.1 (LDP-UCB and
-    LDP-GLOC on block contexts)."""
+    """Han et al. (2021) Fig. 2, multi parameter: d = 2, K = 3, delta = 0.1.
+
+    LDP-UCB and LDP-GLOC run on block contexts."""
     from ldp_gym.agents import LDPGLOC, LDPLinUCB, LDPMultiOLS, LDPMultiSGD
 
     families: Families = {"LDP-UCB": (LDPLinUCB, {}, False), "LDP-GLOC": (LDPGLOC, {}, True),
@@ -142,7 +146,7 @@ def han2021_logistic(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) 
 
 
 def han2021_poisson(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Report:
-    """Han et al. (2021): LDP-GLOC against LDP-SGD with a Poisson link (rewards clipped to 5)."""
+    """Han et al. (2021): LDP-GLOC against LDP-SGD with a Poisson link, rewards clipped to 5."""
     from ldp_gym.agents import LDPGLOC, LDPSGD
 
     families: Families = {"LDP-GLOC": (LDPGLOC, {}, True), "LDP-SGD": (LDPSGD, {}, True)}
@@ -152,8 +156,8 @@ def han2021_poisson(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -
 
 
 def zheng2020_rates(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Report:
-    """Slope of log regret against log T for the four LDP agents (single-parameter linear,
-    eps = 1): Zheng et al. predict T^{3/4} for LDP-UCB / LDP-GLOC, Han et al. T^{1/2} for
+    """Slope of log regret against log T for the four LDP agents, single-parameter linear at
+    eps = 1. Zheng et al. predict T^{3/4} for LDP-UCB / LDP-GLOC, Han et al. T^{1/2} for
     LDP-OLS / LDP-SGD."""
     from ldp_gym.agents import LDPGLOC, LDPOLS, LDPSGD, LDPLinUCB
 

@@ -9,7 +9,8 @@ wrappers of :mod:`ldp_gym.wrappers` and the private agents apply them.
 * :mod:`.noise`: generators, noise streams, float-safe noise, tracing;
 * :mod:`.compiled`: the mechanisms' compiled transforms (numba), for the agents' kernels;
 * :mod:`.audit`: the statistical privacy audit;
-* :mod:`.privacy`: :class:`Privacy`, the guarantee an agent or wrapper states.
+* :mod:`.privacy`: :class:`Privacy`, the guarantee an agent or wrapper states;
+* :mod:`.shuffle`: the shuffle model's summation of bits (the privacy blanket).
 """
 
 from ldp_gym.validation import (  # the mechanisms' validation, re-exported
@@ -24,7 +25,7 @@ from ldp_gym.validation import (  # the mechanisms' validation, re-exported
     check_real,
 )
 
-from . import audit, calibration, compiled, continual, noise, privacy
+from . import audit, calibration, compiled, continual, noise, privacy, shuffle
 from .base import (
     PART_KINDS,
     GaussianEpisodeMean,
@@ -72,5 +73,5 @@ __all__ = ["GRID_BITS", "MAGNITUDE_BITS", "MECHANISM_KEY", "MIN_DELTA", "MIN_GRI
            "PrivateEpisodeMean", "RandomizedResponse", "SecureGenerator", "TreeMechanism",
            "analytic_gaussian_sigma", "audit", "calibration", "classic_gaussian_sigma", "clip_l2",
            "compiled", "continual", "gaussian_delta", "gaussian_grid_noise", "grid_step",
-           "l2_ball_radius", "laplace_scale", "make_rng", "noise", "privacy", "recording", "snap",
+           "l2_ball_radius", "laplace_scale", "make_rng", "noise", "privacy", "recording", "shuffle", "snap",
            "tracing"]

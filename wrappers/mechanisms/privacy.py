@@ -40,7 +40,9 @@ UNITS: dict[str, str] = {
 }
 #: Local DP: every user's message is private, the server never sees raw data. Global DP: the
 #: learner sees raw rewards, its released statistics (and so its actions) are private.
-MODELS = ("local", "global")
+#: Shuffle DP: users randomise locally, a trusted shuffler permutes each batch, and the
+#: learner sees only the shuffled messages.
+MODELS = ("local", "global", "shuffle")
 
 
 @dataclass(frozen=True)
