@@ -412,6 +412,61 @@ def azize2024_zcdp(quick: bool, seed: int, n_jobs: int, progress: bool | None,
                   "\n".join(lines), saved, fig.figure, notes)
 
 
+#: (T, runs) of shuffle-mab
+SHUFFLE_SIZES = {"quick": (10**5, 10), "full": (10**6, 20)}
+
+
+def shuffle_mab(quick: bool, seed: int, n_jobs: int, progress: bool | None,
+                cache_dir: CacheDir = None) -> Report:
+    """The price of each trust model on the same instances: local, shuffle and central DP.
+
+    LDP-UCB (local: each reward privatised by its user), Shuffle-SE (shuffle: a trusted
+    shuffler, (epsilon, 1e-6)-DP per reward), DP-SE (central: Sajed and Sheffet's
+    elimination on a trusted learner) and DP-KLUCB (central, the best known), at the same
+    epsilon.
+    """
+    from ldp_gym.agents import DPKLUCB, DPSE, LDPUCB, ShuffleSE
+    from ldp_gym.envs.mab import DEFAULT_MEANS
+    from ldp_gym.runner import sweep
+
+    horizon, n_runs = SHUFFLE_SIZES["quick" if quick else "full"]
+    epsilons = (0.5, 1.0, 2.0, 4.0)
+    instances = {"default": DEFAULT_MEANS, "mu1": AZIZE2025_INSTANCES["mu1"]}
+    agents = (("local", LDPUCB), ("shuffle", ShuffleSE), ("central", DPSE), ("central", DPKLUCB))
+    names = [f"{cls.name} ({model})" for model, cls in agents]
+    keys = [(inst, e) for inst in instances for e in epsilons]
+    tasks = [dict(env="LDPMAB-v0", horizon=horizon, n_runs=n_runs, seed=seed, progress=progress,
+                  checkpoints=[horizon], env_kwargs={"means": instances[inst]},
+                  agents={n: (cls, {"epsilon": e}) for n, (_, cls) in zip(names, agents)})
+             for inst, e in keys]
+    results = dict(zip(keys, sweep(tasks, n_jobs=n_jobs, cache_dir=cache_dir)))
+    lines = ["| instance | epsilon | " + " | ".join(names) + " |",
+             "|---|---|" + "---|" * len(names)]
+    for (inst, e), res in results.items():
+        lines.append(f"| {inst} | {e:g} | "
+                     + " | ".join(regret_cell(res.at(n, horizon), 0) for n in names) + " |")
+    lines += ["", caption(horizon, n_runs, "\n".join(lines))]
+    fig, axes = figure(ncols=len(instances))
+    for ax, inst in zip(axes, instances):
+        for n in names:
+            ax.plot(epsilons, [results[(inst, e)].at(n, horizon).mean() for e in epsilons],
+                    marker="o", label=n)
+        ax.set_title(f"{inst} {instances[inst]}")
+        epsilon_axes(ax, horizon, logy=True, what=f"mean over {n_runs} runs")
+    notes = []
+    for inst in instances:
+        ratio = [results[(inst, e)].at(names[0], horizon).mean()
+                 / results[(inst, e)].at(names[1], horizon).mean() for e in epsilons]
+        cost = [results[(inst, e)].at(names[1], horizon).mean()
+                / results[(inst, e)].at(names[2], horizon).mean() for e in epsilons]
+        notes.append(f"{inst}: local over shuffle regret " + ", ".join(
+            f"{r:.2f}x at eps={e:g}" for r, e in zip(ratio, epsilons)) + "; Shuffle-SE over "
+            "DP-SE (both eliminations, with their own epochs) " + ", ".join(f"{c:.2f}x" for c in cost))
+    saved = {f"{inst}-eps{e:g}": res for (inst, e), res in results.items()}
+    return Report("Local, shuffle and central DP on the same instances"
+                  + (" (quick)" if quick else ""), "\n".join(lines), saved, fig.figure, notes)
+
+
 EXPERIMENTS = (
     Experiment("azize2022-fig2", "Azize & Basu 2022 Fig. 2: global-DP agents, eps=1, T=1e7",
                azize2022_fig2),
@@ -425,4 +480,6 @@ EXPERIMENTS = (
                azize2025_optimal),
     Experiment("azize2024-zcdp", "Azize & Basu 2024: AdaC-UCB (zCDP) against AdaP-UCB, matched",
                azize2024_zcdp),
+    Experiment("shuffle-mab", "Local, shuffle and central DP on the same instances: each "
+               "trust model's price", shuffle_mab),
 )
