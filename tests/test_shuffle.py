@@ -159,4 +159,4 @@ def test_experiment_runs_small(monkeypatch, tmp_path):
     report.write(tmp_path)
     text = (tmp_path / "table.md").read_text()
     assert "Shuffle-SE (shuffle)" in text and "| mu1 | 4 |" in text
-    assert len(list(tmp_path.glob("*.npz"))) == 8
+    assert len(list(tmp_path.glob("*.npz"))) == 10 and "eps = 50" in text

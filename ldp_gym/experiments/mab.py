@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -435,16 +436,27 @@ def shuffle_mab(quick: bool, seed: int, n_jobs: int, progress: bool | None,
     agents = (("local", LDPUCB), ("shuffle", ShuffleSE), ("central", DPSE), ("central", DPKLUCB))
     names = [f"{cls.name} ({model})" for model, cls in agents]
     keys = [(inst, e) for inst in instances for e in epsilons]
-    tasks = [dict(env="LDPMAB-v0", horizon=horizon, n_runs=n_runs, seed=seed, progress=progress,
-                  checkpoints=[horizon], env_kwargs={"means": instances[inst]},
-                  agents={n: (cls, {"epsilon": e}) for n, (_, cls) in zip(names, agents)})
-             for inst, e in keys]
-    results = dict(zip(keys, sweep(tasks, n_jobs=n_jobs, cache_dir=cache_dir)))
+    tasks: list[dict[str, Any]] = [
+        dict(env="LDPMAB-v0", horizon=horizon, n_runs=n_runs, seed=seed, progress=progress,
+             checkpoints=[horizon], env_kwargs={"means": instances[inst]},
+             agents={n: (cls, {"epsilon": e}) for n, (_, cls) in zip(names, agents)})
+        for inst, e in keys]
+    # Shuffle-SE's elimination without privacy (epsilon = 50 makes gamma below 1e-18): the
+    # floor that separates the price of the trust model from that of the algorithm
+    floor = "Shuffle-SE at eps=50 (no noise)"
+    tasks += [dict(env="LDPMAB-v0", horizon=horizon, n_runs=n_runs, seed=seed, progress=progress,
+                   checkpoints=[horizon], env_kwargs={"means": instances[inst]},
+                   agents={floor: (ShuffleSE, {"epsilon": 50.0})}) for inst in instances]
+    done = sweep(tasks, n_jobs=n_jobs, cache_dir=cache_dir)
+    results = dict(zip(keys, done))
+    floors = {inst: res.at(floor, horizon) for inst, res in zip(instances, done[len(keys):])}
     lines = ["| instance | epsilon | " + " | ".join(names) + " |",
              "|---|---|" + "---|" * len(names)]
     for (inst, e), res in results.items():
         lines.append(f"| {inst} | {e:g} | "
                      + " | ".join(regret_cell(res.at(n, horizon), 0) for n in names) + " |")
+    lines += [f"| {inst} | (none) | | {regret_cell(floors[inst], 0)} (eps = 50) | | |"
+              for inst in instances]
     lines += ["", caption(horizon, n_runs, "\n".join(lines))]
     fig, axes = figure(ncols=len(instances))
     for ax, inst in zip(axes, instances):
@@ -462,7 +474,10 @@ def shuffle_mab(quick: bool, seed: int, n_jobs: int, progress: bool | None,
         notes.append(f"{inst}: local over shuffle regret " + ", ".join(
             f"{r:.2f}x at eps={e:g}" for r, e in zip(ratio, epsilons)) + "; Shuffle-SE over "
             "DP-SE (both eliminations, with their own epochs) " + ", ".join(f"{c:.2f}x" for c in cost))
+    notes += [f"{inst}: Shuffle-SE without privacy (eps = 50) {floors[inst].mean():.0f}: the "
+              "elimination's own regret, which the shuffle model's noise adds to" for inst in instances]
     saved = {f"{inst}-eps{e:g}": res for (inst, e), res in results.items()}
+    saved.update({f"{inst}-no-noise": res for inst, res in zip(instances, done[len(keys):])})
     return Report("Local, shuffle and central DP on the same instances"
                   + (" (quick)" if quick else ""), "\n".join(lines), saved, fig.figure, notes)
 
