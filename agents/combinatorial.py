@@ -1,67 +1,70 @@
 """Combinatorial semi-bandit agents: CUCB, CUCB-LDP1, CUCB-LDP2 (local DP) and CUCB-DP (global DP).
 
-Setting (Chen, Zheng et al., ICML 2020, combinatorial semi-bandits under DP and
-LDP; algorithm, lemma and theorem numbers as in that paper): m
-base arms with outcomes in [0, 1], super arms S (``MultiBinary(m)`` actions,
-the indicator of S) of a family with ``|S| <= K``; after playing S the
-learner observes the outcome of every base arm of S (semi-bandit feedback).
+Setting: Chen, Zheng et al., ICML 2020, combinatorial semi-bandits under DP and
+LDP. Algorithm, lemma and theorem numbers are as in that paper. There are m
+base arms with outcomes in [0, 1], and super arms S of a family with ``|S| <= K``.
+An action is a ``MultiBinary(m)`` indicator of S. After playing S the
+learner observes the outcome of every base arm of S: semi-bandit feedback.
 The observation of ``LDPCombinatorialBandit-v0`` is the float vector
 ``[outcomes of the base arms in S (0 elsewhere), mask of S]`` of length 2m.
 
-Every agent keeps, per run and base arm, a count ``T_i`` and a (possibly
-noisy) mean ``mu~(i)``, builds the index ``mu_bar(i) = min{mu~(i) + w_i, 1}``
-(width ``w_i`` infinite while the arm is unpulled) and plays
+Every agent keeps, per run and base arm, a count ``T_i`` and a mean ``mu~(i)``,
+which may be noisy. It builds the index ``mu_bar(i) = min{mu~(i) + w_i, 1}``,
+where the width ``w_i`` is infinite while the arm is unpulled. It plays
 ``S = family.oracle(weights)``, the super-arm family's (alpha, beta)-
-approximation oracle, batched over runs. The family comes from the env's core
-(``env.unwrapped.setting["family"]``, shared with the env): attributes ``m``, ``K``,
-``alpha``, ``beta`` and ``oracle(weights (N, m)) -> bool (N, m)``.
+approximation oracle, batched over runs. The family comes from the env's core,
+``env.unwrapped.setting["family"]``, and is shared with the env. It has attributes
+``m``, ``K``, ``alpha``, ``beta`` and ``oracle(weights (N, m)) -> bool (N, m)``.
 
 Ties and unpulled arms: the oracle gets the paper's index with ties broken
 at random, unpulled arms first. Arms whose index is below the cap 1 keep it
-exactly; the others (capped pulled arms, then unpulled arms, whose index is
-``min(inf, 1) = 1``) are mapped into ``(top, 1)``, with ``top`` the largest
-uncapped index of the run, unpulled arms above capped ones, and a uniform
-random order within each group (drawn from the agent's decision stream). The
-order of distinct indices is unchanged and every weight stays at most 1 (the
-range of a mean, which probabilistic coverage needs). For top-K this is
+exactly. The others are mapped into ``(top, 1)``, with ``top`` the largest
+uncapped index of the run. These are the capped pulled arms and the unpulled arms,
+whose index is ``min(inf, 1) = 1``. Unpulled arms go above capped ones, with a
+uniform random order within each group, drawn from the agent's decision stream.
+The order of distinct indices is unchanged and every weight stays at most 1,
+the range of a mean, which probabilistic coverage needs. For top-K this is
 exactly "the K largest indices, ties uniformly at random, unpulled first", so
 with ``K = 1`` CUCB-LDP1 and CUCB-LDP2 have the law of
 :class:`~ldp_gym.agents.mab.LDPUCB` on the multi-armed bandit.
 
 Compiled paths: ``act`` computes the index and the tie-breaking of every run in
-one numba pass (:func:`_weights_into`: the index of :func:`_index_value`, which
-:meth:`CombinatorialAgent.index` also reports, and the tie-breaking of
-:func:`oracle_weights`, on the same decision stream) and calls the library
-families' oracle without re-checking the weights; ``observe`` checks the
-runner's batch (int8 actions, float observations) in one compiled pass and
+one numba pass, :func:`_weights_into`. It runs the index of :func:`_index_value`,
+which :meth:`CombinatorialAgent.index` also reports, and the tie-breaking of
+:func:`oracle_weights`, on the same decision stream. It then calls the library
+families' oracle without re-checking the weights. ``observe`` checks the
+runner's batch of int8 actions and float observations in one compiled pass. It
 falls back to the checked path of the base class for anything else or any
 failure, so every error below is unchanged. The noise of these per-round paths
 comes from the mechanisms' ``__call__``.
 
-Block path (CUCB, CUCB-LDP1, CUCB-LDP2 with a library family: top-K, paths,
-coverage; ``block_play = PLAYS_OUTCOMES``): the runner hands every base arm's
-outcomes of L rounds (N, L, m), drawn ahead by the env (they do not depend on
-the super arms), to :meth:`CombinatorialAgent.play_outcomes`, which plays the
-L rounds in one compiled kernel (:func:`_play_rounds`), each round the
-per-round protocol with the user/server border kept: the user's index and
-oracle (:func:`~ldp_gym.oracles.oracle_row`) on the public state, the user's
-message (the raw outcomes of S for CUCB; :func:`ldp1_report_row`,
-:func:`ldp2_report_row`), then the server's update from the message only; the
-env scores the super arms. CUCB's actions are bitwise those of
-``act``/``observe``; the private agents' noise is drawn ahead in fixed chunks
-by their :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` and added by
-:func:`~ldp_gym.wrappers.mechanisms.compiled.snap_add` (bitwise the mechanism's release on
-the same draw), so their law is that of per-round play on another stream
-(tests: bitwise on a replayed stream, Kolmogorov-Smirnov against per-round
-play, audits of :meth:`CUCBLDP1.block_report` / :meth:`CUCBLDP2.block_report`,
-the kernel's report step). CUCB-DP plays round by round.
+Block path (``block_play = PLAYS_OUTCOMES``): it serves CUCB, CUCB-LDP1 and CUCB-LDP2
+with a library family: top-K, paths, coverage. The env draws every base arm's
+outcomes of L rounds (N, L, m) ahead; they do not depend on the super arms. The
+runner hands them to :meth:`CombinatorialAgent.play_outcomes`, which plays the
+L rounds in one compiled kernel, :func:`_play_rounds`. Each round runs the
+per-round protocol with the user/server border kept:
 
-Feedback validation (``observe``): ``next_obs`` must have length 2m, its mask
-must equal the action (feedback of another super arm is refused), and the
-outcomes of S must lie in ``outcome_bounds`` (default [0, 1]; read off the
-env's observation space by :meth:`from_env`, so CUCB on a
+1. the user's index and oracle (:func:`~ldp_gym.oracles.oracle_row`) on the public state;
+2. the user's message: the raw outcomes of S for CUCB, else :func:`ldp1_report_row`
+   or :func:`ldp2_report_row`;
+3. the server's update from the message only.
+
+The env scores the super arms. CUCB's actions are bitwise those of
+``act``/``observe``. The private agents' noise is drawn ahead in fixed chunks
+by their :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` and added by
+:func:`~ldp_gym.wrappers.mechanisms.compiled.snap_add`. This is bitwise the mechanism's
+release on the same draw, so their law is that of per-round play on another stream.
+The tests check this: bitwise on a replayed stream, Kolmogorov-Smirnov against per-round
+play, and audits of :meth:`CUCBLDP1.block_report` / :meth:`CUCBLDP2.block_report`,
+the kernel's report step. CUCB-DP plays round by round.
+
+Feedback validation (``observe``): ``next_obs`` must have length 2m, and its mask
+must equal the action: feedback of another super arm is refused. The
+outcomes of S must lie in ``outcome_bounds``, default [0, 1]. :meth:`from_env` reads
+the bounds off the env's observation space, so CUCB on a
 :class:`~ldp_gym.wrappers.semibandit.LaplaceSemiBandit` env accepts the
-released, unbounded outcomes); NaN and inf are refused by the base class.
+released, unbounded outcomes. NaN and inf are refused by the base class.
 Each is one ``ValueError`` naming ``next_obs``, and nothing is learned.
 
 Example:
@@ -125,7 +128,7 @@ def oracle_weights(rng: np.random.Generator, index: np.ndarray, pulled: np.ndarr
     with ``top`` the largest of them and 0 and ``h = (1 - top)/2``, capped pulled
     arms get ``1 - h/2 + u h/4`` and unpulled ones ``1 - h/4 + u h/4`` (``u`` uniform): above
     every uncapped index, unpulled first, uniformly random order within each group, at most 1.
-    (The compiled :func:`_tie_break_row` of each run, as ``act`` runs it.)
+    This is the compiled :func:`_tie_break_row` of each run, as ``act`` runs it.
     """
     u = rng.random(index.shape)
     out = np.array(index, dtype=np.float64)
@@ -139,9 +142,11 @@ _CUCB, _LOCAL, _GLOBAL = 0, 1, 2
 
 @njit(cache=True, nogil=True, inline="always")
 def _index_value(kind, k, total, a, b, c):  # pragma: no cover - compiled
-    """``mu_bar`` of a pulled arm (``k > 0`` pulls, sum ``total``): before the cap
-    ``total/k + sqrt(a/k)`` (CUCB, ``a = 1.5 ln t``), ``total/k + b/sqrt(k)`` (LDP1/2, ``b``
-    the width constant) or ``total/k + sqrt(b/k) + c/k`` (DP)."""
+    """``mu_bar`` of a pulled arm with ``k > 0`` pulls and sum ``total``.
+
+    Before the cap it is ``total/k + sqrt(a/k)`` for CUCB, with ``a = 1.5 ln t``;
+    ``total/k + b/sqrt(k)`` for LDP1/2, with ``b`` the width constant; or
+    ``total/k + sqrt(b/k) + c/k`` for DP."""
     n = float(k)
     if kind == 0:
         v = total / n + np.sqrt(a / n)
@@ -154,9 +159,10 @@ def _index_value(kind, k, total, a, b, c):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True, inline="always")
 def _cached_value(kind, k, total, b, c):  # pragma: no cover - compiled
-    """What the block kernel keeps of a pulled arm, updated as it is pulled: CUCB's mean
-    ``total/k`` (its width moves with t) or the private agents' capped index (constant
-    widths)."""
+    """What the block kernel keeps of a pulled arm, updated as it is pulled.
+
+    For CUCB it is the mean ``total/k``, since its width moves with t. For the private agents,
+    whose widths are constant, it is the capped index."""
     return total / float(k) if kind == 0 else _index_value(kind, k, total, 0.0, b, c)
 
 
@@ -167,9 +173,10 @@ def _cucb_a(t: np.ndarray) -> np.ndarray:
 
 @njit(cache=True, nogil=True, inline="always")
 def _tie_break_row(counts, index, u, out):  # pragma: no cover - compiled
-    """``oracle_weights`` of one run (m,) from the capped index of its pulled arms (``index``,
-    read where ``counts > 0``; ``out`` may be ``index``); ``u`` the uniforms ``rng.random``
-    drew for the run."""
+    """``oracle_weights`` of one run (m,) from the capped index ``index`` of its pulled arms.
+
+    ``index`` is read where ``counts > 0``, and ``out`` may be ``index``. ``u`` holds the
+    uniforms ``rng.random`` drew for the run."""
     m = counts.shape[0]
     top = 0.0
     for i in range(m):
@@ -216,9 +223,10 @@ def _weights_row(kind, counts, sums, a, b, c, u, out):  # pragma: no cover - com
 
 @njit(cache=True, nogil=True)
 def _weights_into(kind, counts, sums, a, b, c, u, out):  # pragma: no cover - compiled
-    """``oracle_weights(rng, index(), counts > 0)`` of every run in one pass, bitwise (the same
-    IEEE operations in the same order; ``u`` the uniforms ``rng.random`` drew for it):
-    :func:`_weights_row` of each run, ``a`` (N,)."""
+    """``oracle_weights(rng, index(), counts > 0)`` of every run in one pass, bitwise.
+
+    It runs :func:`_weights_row` of each run, ``a`` (N,): the same IEEE operations in the same
+    order. ``u`` holds the uniforms ``rng.random`` drew for it."""
     for r in range(counts.shape[0]):
         _weights_row(kind, counts[r], sums[r], a[r], b, c, u[r], out[r])
     return out
@@ -239,10 +247,10 @@ def ldp1_report_row(x, S, noise, pos, grid, values):  # pragma: no cover - compi
     """User side of CUCB-LDP1 on the block path, one user: for every base arm i of S
     (increasing i) ``values[i] = snap_add(x_i, noise[pos], grid)``, ``pos`` moving on, 0
     elsewhere; returns the next position. ``noise`` is the ``k g`` the user's
-    :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` (budget epsilon/K) drew ahead, so
-    the value is bitwise what the mechanism releases on ``x_i`` with the same draw
-    (``local_report``); ``x`` lies in the mechanism's [0, 1] (checked by the caller: nothing
-    to clip)."""
+    :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism`, with budget epsilon/K, drew ahead.
+    So the value is bitwise what the mechanism releases on ``x_i`` with the same draw, as in
+    ``local_report``. ``x`` lies in the mechanism's [0, 1]; the caller checks this, so there
+    is nothing to clip."""
     for i in range(x.shape[0]):
         if S[i]:
             values[i] = snap_add(np.float64(x[i]), noise[pos], grid)
@@ -254,10 +262,12 @@ def ldp1_report_row(x, S, noise, pos, grid, values):  # pragma: no cover - compi
 
 @njit(cache=True, nogil=True, inline="always")
 def ldp2_report_row(x, S, counts, noise, pos, grid):  # pragma: no cover - compiled
-    """User side of CUCB-LDP2 on the block path, one user: ``I = argmin_{i in S} counts_i``
-    (public counts; ties to the smallest index; -1 for an empty S: nothing sent) and
-    ``snap_add(x_I, noise[pos], grid)`` (the mechanism's release of ``x_I``, budget epsilon);
-    one noise value is used per user whether sent or not, as ``local_report``'s mechanism
+    """User side of CUCB-LDP2 on the block path, one user.
+
+    The arm is ``I = argmin_{i in S} counts_i`` over the public counts, ties to the smallest
+    index; it is -1 for an empty S, and nothing is sent. The value is
+    ``snap_add(x_I, noise[pos], grid)``: the mechanism's release of ``x_I``, budget epsilon.
+    One noise value is used per user whether sent or not, as ``local_report``'s mechanism
     draws one per run. Returns ``(arm, value, next position)``."""
     arm, least = -1, np.iinfo(np.int64).max
     for i in range(x.shape[0]):
@@ -287,9 +297,11 @@ def _ldp2_report_rows(x, S, counts, noise, pos, grid, arms, values):  # pragma: 
 
 @njit(cache=True, nogil=True, inline="always")
 def _user_weights(index_kind, counts, cache, at, u, w):  # pragma: no cover - compiled
-    """Step 1 of a round, one run: the oracle's weights ``w`` from the public state (the
-    arms' ``counts`` and the ``cache`` of :func:`_cached_value`), CUCB's ``at = 1.5 ln t``
-    and the decision uniforms ``u`` that ``act`` would draw (:func:`_tie_break_row`)."""
+    """Step 1 of a round, one run: the oracle's weights ``w``.
+
+    They come from the public state, that is the arms' ``counts`` and the ``cache`` of
+    :func:`_cached_value`; from CUCB's ``at = 1.5 ln t``; and from the decision uniforms ``u``
+    that ``act`` would draw for :func:`_tie_break_row`."""
     if index_kind == 0:
         for i in range(w.shape[0]):
             if counts[i] > 0:
@@ -329,20 +341,20 @@ def _play_rounds(rule, oracle, outcomes, start, stop, server, draws, release_noi
                  actions):  # pragma: no cover - compiled
     """Play rounds ``start`` to ``stop`` of a block of every base arm's outcomes (N, L, m).
 
-    Round by round over all runs (so the noise is used in the order of the per-round path:
-    round, run, arm), each round the per-round protocol:
+    It goes round by round over all runs, so the noise is used in the order of the per-round
+    path: round, run, arm. Each round runs the per-round protocol:
 
     1. user: the weights of the public state (:func:`_user_weights`) and the family's oracle
        (:func:`~ldp_gym.oracles.oracle_row`): S;
-    2. user: the message of the round's feedback (the outcomes of S): the raw outcomes
+    2. user: the message of the round's feedback, the outcomes of S: the raw outcomes
        (``_RAW``, CUCB), :func:`ldp1_report_row` or :func:`ldp2_report_row`;
-    3. server: the update from the message only (counts and sums), ``t += 1``; CUCB-DP
-       (``_TREES``): each outcome of S enters its arm's tree
+    3. server: the update of counts and sums from the message only, ``t += 1``. For CUCB-DP
+       (``_TREES``), each outcome of S enters its arm's tree
        (:func:`~ldp_gym.wrappers.mechanisms.continual.tree_add`) with the tree's next noise value, and
        the sum is the tree's noisy prefix sum.
 
-    ``rule = (index_kind, release, b, c)`` (:func:`_index_value`'s constants);
-    ``oracle = (oracle_kind, width, count, probs)`` (the family's ``_kernel_spec``);
+    ``rule = (index_kind, release, b, c)`` holds :func:`_index_value`'s constants;
+    ``oracle = (oracle_kind, width, count, probs)`` is the family's ``_kernel_spec``;
     ``server = (counts, sums, t)``, updated in place; ``draws = (a, u)``, CUCB's
     ``1.5 ln t`` (N, stop - start) and the decision uniforms (stop - start, N, m);
     ``release_noise = (noise, pos, grid, trees)``, the drawn noise read from ``pos[0]`` on
@@ -406,7 +418,7 @@ def _play_rounds(rule, oracle, outcomes, start, stop, server, draws, release_noi
 def _feedback_status(obs, next_obs, actions, rewards, lo, hi):  # pragma: no cover - compiled
     """0 when one round's batch is well formed: ``obs``, ``next_obs`` and ``rewards`` finite,
     ``actions`` 0/1, the mask of ``next_obs`` equal to the actions and the outcomes of S in
-    ``[lo, hi]``; otherwise 1 (the checked path then says what is wrong)."""
+    ``[lo, hi]``. Otherwise 1, and the checked path then says what is wrong."""
     runs, m = actions.shape
     for r in range(runs):
         if not np.isfinite(rewards[r]):
@@ -437,8 +449,8 @@ def _accumulate(actions, next_obs, counts, sums):  # pragma: no cover - compiled
 
 
 class _Private:
-    """The construction shared by the private agents here: epsilon, the outcome bounds (the
-    setting's [0, 1], the only ones accepted) and the horizon their widths use."""
+    """The construction shared by the private agents here: epsilon, the outcome bounds and the
+    horizon their widths use. The only outcome bounds accepted are the setting's [0, 1]."""
 
     #: ``"local"`` or ``"global"``
     model: ClassVar[str]
@@ -468,10 +480,10 @@ class CombinatorialAgent(Agent):
     Args:
         n_arms: the number m of base arms.
         family: the super-arm family (``env.unwrapped.setting["family"]``; :meth:`from_env` reads it):
-            ``m == n_arms``, ``K`` (the largest super arm), ``oracle(weights (N, m)) -> bool
+            ``m == n_arms``, ``K``, the largest super arm, and ``oracle(weights (N, m)) -> bool
             (N, m)``.
-        outcome_bounds: ``(lo, hi)``, the interval the observed outcomes must lie in (default
-            [0, 1], the env's; :meth:`from_env` reads it off the observation space).
+        outcome_bounds: ``(lo, hi)``, the interval the observed outcomes must lie in. The
+            default is [0, 1], the env's; :meth:`from_env` reads it off the observation space.
         horizon, num_envs, seed, secure: as every :class:`~ldp_gym.agents.Agent`.
 
     State: ``counts`` (N, m) pulls ``T_i`` of each base arm, ``t`` (N,) rounds played.
@@ -489,7 +501,7 @@ class CombinatorialAgent(Agent):
 
     @classmethod
     def space_params(cls, space: spaces.Space) -> dict[str, Any]:
-        """``n_arms`` of a one-dimensional ``MultiBinary(m)`` space (the indicator of S)."""
+        """``n_arms`` of a one-dimensional ``MultiBinary(m)`` space, the indicator of S."""
         if not isinstance(space, spaces.MultiBinary) or len(space.shape) != 1:
             raise ValueError(f"{cls.name} needs a MultiBinary(m) action space (the indicator of "
                              f"a super arm), not {space}")
@@ -573,8 +585,9 @@ class CombinatorialAgent(Agent):
         return S
 
     def index(self) -> np.ndarray:
-        """The paper's ``mu_bar`` (N, m): ``min{mu~ + width, 1}``, 1 for unpulled arms (the
-        formula of :func:`_index_value` that ``act`` and the block path use)."""
+        """The paper's ``mu_bar`` (N, m): ``min{mu~ + width, 1}``, 1 for unpulled arms.
+
+        It is the formula of :func:`_index_value` that ``act`` and the block path use."""
         kind, counts, sums, a, b, c = self._index_terms()
         return _index_into(kind, counts, sums, a, b, c, np.empty(counts.shape))
 
@@ -593,28 +606,30 @@ class CombinatorialAgent(Agent):
 
     @property
     def block_play(self) -> BlockPlay:  # type: ignore[override]  # (it depends on the family)
-        """``PLAYS_OUTCOMES`` where :meth:`play_outcomes` is available (the runner's block
-        path, :class:`~ldp_gym.protocols.PlaysOutcomeBlocks`): a class with a compiled block
-        path (CUCB, CUCB-LDP1, CUCB-LDP2) and a library family with a compiled oracle (top-K,
-        paths, coverage); else ``ROUNDS``."""
+        """``PLAYS_OUTCOMES`` where :meth:`play_outcomes` is available, else ``ROUNDS``.
+
+        This is the runner's block path, :class:`~ldp_gym.protocols.PlaysOutcomeBlocks`. It
+        needs a class with a compiled block path: CUCB, CUCB-LDP1 or CUCB-LDP2. It also needs
+        a library family with a compiled oracle: top-K, paths or coverage."""
         if self._release is not None and isinstance(self.family, Family) \
                 and self.family._kernel_spec() is not None:
             return BlockPlay.PLAYS_OUTCOMES
         return BlockPlay.ROUNDS
 
     def _draw_noise(self, count: int) -> np.ndarray:
-        """``count`` values of the user's mechanism's noise (its release of zeros)."""
+        """``count`` values of the user's mechanism's noise: its release of zeros."""
         mech = self._mechanism()
         assert mech is not None
         return mech(np.zeros(count))
 
     def _mechanism(self) -> LaplaceMechanism | None:
-        """The user's mechanism whose noise the block path draws ahead (None: CUCB)."""
+        """The user's mechanism whose noise the block path draws ahead; None for CUCB."""
         return None
 
     def _block_noise(self, need: int) -> tuple[np.ndarray, np.ndarray]:
-        """The block path's noise buffer (values, position) with ``need`` values ahead, drawn
-        by the user's mechanism (a new buffer when the mechanism was replaced)."""
+        """The block path's noise buffer (values, position) with ``need`` values ahead.
+
+        The user's mechanism draws them. The buffer is new when the mechanism was replaced."""
         mech = self._mechanism()
         assert mech is not None
         if self._ahead is None or self._ahead_mechanism is not mech:
@@ -624,21 +639,22 @@ class CombinatorialAgent(Agent):
         return self._ahead.values, self._ahead.pos
 
     def play_outcomes(self, outcomes: Any) -> np.ndarray:
-        """Block path: play L rounds on every base arm's outcomes (N, L, m) drawn ahead by the
-        env (:meth:`~ldp_gym.envs.combinatorial.CombinatorialCore.draw_outcomes`; the agent
-        reads those of its super arm only) and return the super arms (N, L, m) int8.
+        """Block path: play L rounds on every base arm's outcomes (N, L, m) drawn ahead by the env.
 
-        One compiled kernel (:func:`_play_rounds`) plays the rounds in order, each the
-        per-round protocol (index of the public state and oracle; the user's message; the
-        server's update from the message): the decision stream is drawn as ``act`` draws it
-        and, for CUCB, the actions are bitwise those of ``act``/``observe`` on the same
+        The outcomes come from :meth:`~ldp_gym.envs.combinatorial.CombinatorialCore.draw_outcomes`;
+        the agent reads those of its super arm only. It returns the super arms (N, L, m) int8.
+
+        One compiled kernel, :func:`_play_rounds`, plays the rounds in order. Each is the
+        per-round protocol: index of the public state and oracle, then the user's message, then
+        the server's update from the message. The decision stream is drawn as ``act`` draws it.
+        For CUCB, the actions are bitwise those of ``act``/``observe`` on the same
         feedback. The private agents' noise is drawn ahead by their
         :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` in chunks of :data:`CHUNK`
-        values and added by :func:`~ldp_gym.wrappers.mechanisms.compiled.snap_add` (the mechanism's
-        release, bitwise, on the same draw; the next chunk is drawn in a background thread
-        while the kernel runs): the law of per-round play, another stream. ``last_report``
-        is left as it was. Every outcome must lie in ``outcome_bounds`` (and
-        the mechanism's [0, 1]: nothing is clipped here), else ``ValueError``."""
+        values and added by :func:`~ldp_gym.wrappers.mechanisms.compiled.snap_add`. This is the
+        mechanism's release, bitwise, on the same draw: the law of per-round play, on another
+        stream. The next chunk is drawn in a background thread while the kernel runs.
+        ``last_report`` is left as it was. Every outcome must lie in ``outcome_bounds`` and in
+        the mechanism's [0, 1], else ``ValueError``: nothing is clipped here."""
         if self.block_play is not BlockPlay.PLAYS_OUTCOMES:
             raise ValueError(f"{self.name} has no block path with family {self.family!r} "
                              f"(block_play is ROUNDS): play it by act/observe")
@@ -675,14 +691,17 @@ class CombinatorialAgent(Agent):
         return actions
 
     def _trees(self, length: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The block kernel's ``trees`` for ``length`` rounds: CUCB-DP's (alpha, noisy) node
-        arrays (N, m, levels) and a buffer for the nodes they close; empty for the others."""
+        """The block kernel's ``trees`` for ``length`` rounds; empty for agents other than CUCB-DP.
+
+        For CUCB-DP, they are its ``alpha`` and ``noisy`` node arrays (N, m, levels) and a buffer
+        for the nodes they close."""
         return np.zeros((0, 0, 0)), np.zeros((0, 0, 0)), np.zeros(0)
 
     def _piece_noise(self, rounds: int) -> tuple[np.ndarray, np.ndarray, float]:
         """The noise of the next ``rounds`` rounds of every run for the block kernel:
-        ``(values, position, grid)``, drawn ahead by the user's mechanism (the next chunk
-        drawn while the kernel runs); none for CUCB."""
+        ``(values, position, grid)``; none for CUCB.
+
+        The user's mechanism draws it ahead, and draws the next chunk while the kernel runs."""
         mech = self._mechanism()
         if mech is None:
             return np.zeros(0), np.zeros(1, dtype=np.int64), 1.0
@@ -693,7 +712,7 @@ class CombinatorialAgent(Agent):
         return noise, pos, mech.grid
 
     def _piece_done(self, noise: np.ndarray, pos: np.ndarray, trees: tuple) -> None:
-        """After a piece of the block (the buffer of drawn noise keeps its position)."""
+        """After a piece of the block; the buffer of drawn noise keeps its position."""
 
     @override
     def observe(self, obs: Any, action: Any, reward: Any, next_obs: Any) -> None:
@@ -720,7 +739,7 @@ class CombinatorialAgent(Agent):
     @abstractmethod
     def _learn(self, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
                next_obs: np.ndarray) -> None:
-        """Learn from a checked round (``actions`` 0/1 int8, ``next_obs`` its feedback)."""
+        """Learn from a checked round: ``actions`` 0/1 int8 and ``next_obs`` its feedback."""
         raise NotImplementedError
 
 
@@ -730,13 +749,13 @@ class CombinatorialAgent(Agent):
 class CUCB(CombinatorialAgent):
     """CUCB (Chen, Wang and Yuan, ICML 2013, Alg 1; the non-private base of Chen et al. 2020).
 
-    ``mu_bar(i) = min{mu^(i) + sqrt(3 ln t / (2 T_i)), 1}`` (``t``: the rounds played so far,
-    at least 1; infinite width while ``T_i = 0``), ``S = oracle(mu_bar)``; ``mu^`` is the
-    empirical mean of the observed outcomes.
+    ``mu_bar(i) = min{mu^(i) + sqrt(3 ln t / (2 T_i)), 1}`` and ``S = oracle(mu_bar)``. Here
+    ``t`` is the number of rounds played so far, at least 1, and the width is infinite while
+    ``T_i = 0``. ``mu^`` is the empirical mean of the observed outcomes.
 
     Privacy: none. On a :class:`~ldp_gym.wrappers.semibandit.LaplaceSemiBandit` env it
-    averages the released noisy outcomes (the black-box route to CUCB-LDP1's guarantee, with
-    CUCB's width rather than the relaxed one).
+    averages the released noisy outcomes. This is the black-box route to CUCB-LDP1's guarantee,
+    with CUCB's width rather than the relaxed one.
 
     Example:
         >>> import gymnasium as gym
@@ -819,18 +838,18 @@ class CUCBLDP1(_LocalCombinatorial):
 
     User side (:meth:`local_report`): for every base arm i of the played S_t the user sends
     ``X_{t,i} + Lap(K/epsilon)``: float-safe :class:`~ldp_gym.wrappers.mechanisms.
-    LaplaceMechanism` with budget ``epsilon/K`` per coordinate on [0, 1] (outcomes clipped to
-    [0, 1], scale ``K (1 + g)/epsilon`` with g the grid step); message ``{"mask": S (N, m) bool,
-    "values": (N, m), 0 outside S}``. Server side (:meth:`update`): running means ``mu~`` of the
-    noisy values, ``T_i += 1`` for i in S_t. Index (Algorithm 1, line 4):
-    ``mu_bar(i) = min{mu~(i) + 4 sqrt(2 K^2 ln T / (epsilon^2 T_i)), 1}``.
+    LaplaceMechanism` with budget ``epsilon/K`` per coordinate on [0, 1]. Outcomes are clipped
+    to [0, 1], and the scale is ``K (1 + g)/epsilon`` with g the grid step. The message is
+    ``{"mask": S (N, m) bool, "values": (N, m), 0 outside S}``. Server side (:meth:`update`):
+    running means ``mu~`` of the noisy values, ``T_i += 1`` for i in S_t. Index (Algorithm 1,
+    line 4): ``mu_bar(i) = min{mu~(i) + 4 sqrt(2 K^2 ln T / (epsilon^2 T_i)), 1}``.
 
     Privacy: epsilon-LDP (Theorem 1), local model, pure; unit: the user's outcomes of the
-    round, all base arms of S (neighbours may change every one of them, by any amount, out of
-    bounds included: clipped). Accounting: ``|S| <= K`` coordinates, each ``epsilon/K``-DP, so
-    at most epsilon by composition (exactly epsilon when ``|S| = K``). The super arm is a
-    function of the public state (and of the decision stream), not of the user's data.
-    Regret: Theorem 2 (B_inf-bounded smoothness).
+    round, all base arms of S. Neighbours may change every one of them, by any amount, out of
+    bounds included: those are clipped. Accounting: ``|S| <= K`` coordinates, each
+    ``epsilon/K``-DP, so at most epsilon by composition, and exactly epsilon when ``|S| = K``.
+    The super arm is a function of the public state and of the decision stream, not of the
+    user's data. Regret: Theorem 2, under B_inf-bounded smoothness.
 
     Example:
         >>> import gymnasium as gym
@@ -903,8 +922,9 @@ def _at_most_k(actions: Any, K: int) -> np.ndarray:
 
 
 def _unit_outcomes(outcomes: Any) -> np.ndarray:
-    """Outcomes for the block path's report step: finite and in [0, 1] (the kernel's release
-    does not clip: the env's outcomes lie in [0, 1]), else one clear error."""
+    """Outcomes for the block path's report step: finite and in [0, 1], else one clear error.
+
+    The kernel's release does not clip, as the env's outcomes lie in [0, 1]."""
     x = np.ascontiguousarray(outcomes, dtype=np.float64)
     if not (np.isfinite(x).all() and (x >= 0.0).all() and (x <= 1.0).all()):
         raise ValueError("outcomes must be finite and in [0, 1]")
@@ -915,16 +935,17 @@ class CUCBLDP2(_LocalCombinatorial):
     """CUCB-LDP2 (Chen et al., ICML 2020, Algorithm 2): only the least-pulled arm of S, Lap(1/epsilon).
 
     User side (:meth:`local_report`): ``I_t = argmin_{i in S_t} T_i`` from the broadcast
-    counts (public; ties: the smallest index), then ``X_{t,I_t} + Lap(1/epsilon)``
-    (float-safe :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` on [0, 1], outcome
-    clipped); message ``{"arm": I_t (N,) (-1 for an empty S: nothing sent), "value": (N,)}``.
-    Server side: only arm ``I_t`` is updated (``T_{I_t} += 1``, running mean of its noisy
-    values). Index (Algorithm 2, line 4):
+    counts, which are public; ties go to the smallest index. The user then sends
+    ``X_{t,I_t} + Lap(1/epsilon)``, by a float-safe
+    :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` on [0, 1]; the outcome is clipped.
+    The message is ``{"arm": I_t (N,), "value": (N,)}``, with arm -1 for an empty S: nothing
+    sent. Server side: only arm ``I_t`` is updated, with ``T_{I_t} += 1`` and the running mean
+    of its noisy values. Index (Algorithm 2, line 4):
     ``mu_bar(i) = min{mu~(i) + 4 sqrt(2 ln T / (epsilon^2 T_i)), 1}``.
 
     Privacy: epsilon-LDP (Theorem 3), local model, pure; unit: the user's outcomes of the
-    round (only one leaves the user; I_t depends on public counts only). Regret: Theorem 4,
-    without CUCB-LDP1's K^2 factor.
+    round. Only one of them leaves the user, and I_t depends on public counts only. Regret:
+    Theorem 4, without CUCB-LDP1's K^2 factor.
 
     Example:
         >>> import gymnasium as gym
@@ -977,7 +998,7 @@ class CUCBLDP2(_LocalCombinatorial):
         return {"arm": arms, "value": values}
 
     def report_schema(self):
-        """``arm`` (N,) the base arm sent (-1: an empty S, nothing sent), ``value`` (N,)."""
+        """``arm`` (N,) the base arm sent, ``value`` (N,); ``arm`` is -1 for an empty S, nothing sent."""
         return {"arm": Part((self._n,), "int", -1, self.n_arms - 1),
                 "value": Part((self._n,), bound=self.mechanism.release_bound())}
 
@@ -996,26 +1017,26 @@ class CUCBLDP2(_LocalCombinatorial):
 class CUCBDP(_Private, GlobalDPAgent, CombinatorialAgent):
     """CUCB-DP (Chen et al., ICML 2020, Algorithm 3): per-base-arm tree aggregation.
 
-    The server sees the raw outcomes; each base arm's stream of outcomes goes through a
-    binary tree mechanism (:class:`~ldp_gym.wrappers.mechanisms.continual.TreeMechanism`, Dwork et al.
-    2010, Chan et al. 2011; the paper's Lemma 1) whose nodes get ``Lap(2K log T/epsilon)``:
-    the tree runs with budget ``epsilon/(2K)``, i.e. node scale ``levels (1 + g) 2K/epsilon``
-    with ``levels = floor(log2 T) + 1 >= log2 T``. ``mu~(i)`` is the tree's noisy sum over
-    ``T_i``; index (Algorithm 3, line 4)
+    The server sees the raw outcomes. Each base arm's stream of outcomes goes through a
+    binary tree mechanism, :class:`~ldp_gym.wrappers.mechanisms.continual.TreeMechanism`
+    (Dwork et al. 2010, Chan et al. 2011; the paper's Lemma 1). Its nodes get
+    ``Lap(2K log T/epsilon)``: the tree runs with budget ``epsilon/(2K)``, i.e. node scale
+    ``levels (1 + g) 2K/epsilon`` with ``levels = floor(log2 T) + 1 >= log2 T``. ``mu~(i)`` is
+    the tree's noisy sum over ``T_i``. Index (Algorithm 3, line 4):
     ``mu_bar(i) = min{mu~(i) + sqrt(4 ln(mT)/T_i) + c K ln^3 T/(T_i epsilon), 1}``.
 
-    The constant c: Algorithm 3 shows ``c = 12``, the analysis (Lemma 2 and the proof of
-    Theorem 8) uses 24. We take ``c = 12`` (:attr:`c`), the algorithm as stated: it is what a
-    reader implementing Algorithm 3 runs, and the smaller width explores less (the regret
-    bound of Theorem 8 is proved with 24; the privacy does not depend on c).
+    The constant c: Algorithm 3 shows ``c = 12``, while the analysis uses 24, in Lemma 2 and
+    the proof of Theorem 8. We take ``c = 12`` (:attr:`c`), the algorithm as stated: it is what
+    a reader implementing Algorithm 3 runs, and the smaller width explores less. The regret
+    bound of Theorem 8 is proved with 24; the privacy does not depend on c.
 
     Privacy: epsilon-DP (Theorem 7), global model, pure; unit: one user's outcomes of the
-    round (up to K base arms, one element in each of their streams). Each element is
+    round. These are up to K base arms, one element in each of their streams. Each element is
     ``epsilon/(2K)``-DP in its stream, so by composition over at most K streams the round is
     ``epsilon/2``-DP: the paper's ``2K`` noise is conservative by a factor 2, and epsilon is
     stated. Actions depend on the noisy sums only. The accounting needs ``|S| <= K``: a super
-    arm of more than K base arms is refused on every path (``act``, from a family whose
-    oracle breaks its own K, and ``observe``).
+    arm of more than K base arms is refused on every path. These are ``act``, where a family's
+    oracle may break its own K, and ``observe``.
 
     Example:
         >>> import gymnasium as gym
@@ -1070,9 +1091,10 @@ class CUCBDP(_Private, GlobalDPAgent, CombinatorialAgent):
         return self.tree._alpha.reshape(shape), self.tree._noisy.reshape(shape), closed
 
     def _piece_noise(self, rounds: int) -> tuple[np.ndarray, np.ndarray, float]:
-        """The trees' own noise stream, at most K values per run and round (what the piece
-        does not use is given back: :meth:`_piece_done`), so the block path draws the noise
-        of per-round play."""
+        """The trees' own noise stream, at most K values per run and round.
+
+        :meth:`_piece_done` gives back what the piece does not use, so the block path draws the
+        noise of per-round play."""
         return self.tree.noise(rounds * self._n * self.K), np.zeros(1, dtype=np.int64), \
             self.tree.grid
 

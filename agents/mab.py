@@ -691,7 +691,80 @@ class DPSE(_GlobalMAB):
         self.R[r] = self._epoch_length(self.epoch[r], keep.sum(axis=1))
 
 
-class AdaPUCB(_GlobalMAB):
+class _Episodes(_GlobalMAB):
+    """Arm-dependent episodes: the chosen arm is played until its count reaches ``target``,
+    and the episode's reward sum is released once, at its end.
+
+    The skeleton of AdaP-UCB, AdaC-UCB, DP-KLUCB and DP-IMED. Each arm is played once
+    first, in random order; then each episode goes to the best :meth:`_score`, ties broken
+    uniformly at random. Subclasses say what an episode's end releases
+    (:meth:`_close_episode`) and where the next one ends (:meth:`_next_target`).
+    """
+
+    block_play = BlockPlay.COMMITS
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self.mechanism = self._episode_mechanism()
+        self.arm = self.rng.integers(0, self.n_arms, size=n)
+        self.target = np.ones(n, dtype=np.int64)         # count of `arm` ending the episode
+        self.episode_sum = np.zeros(n)
+        self.episode_n = np.zeros(n, dtype=np.int64)
+
+    def _episode_mechanism(self) -> PrivateEpisodeMean | GaussianEpisodeMean:
+        """The mechanism that releases each episode's mean once."""
+        return PrivateEpisodeMean(self.epsilon, self.lower, self.upper, **self.noise_source())
+
+    def _act(self, obs):
+        return self.arm.copy()
+
+    @override
+    def commitment(self):
+        return self.target - self.counts[self._rows, self.arm]
+
+    def _choose(self, score: np.ndarray) -> np.ndarray:
+        """The next episode's arm: the largest score, ties uniformly at random."""
+        return argmax_random(self.rng, score)
+
+    def _score(self, rows: np.ndarray) -> np.ndarray:
+        """The scores (len(rows), K) of the arms at an episode's start: the largest wins."""
+        raise NotImplementedError
+
+    def _close_episode(self, rows: np.ndarray, arms: np.ndarray) -> None:
+        """Release the episode of ``arms`` that just ended in ``rows``."""
+        raise NotImplementedError
+
+    def _next_target(self, rows: np.ndarray, arms: np.ndarray) -> np.ndarray:
+        """The count of ``arms`` at which their next episode ends."""
+        raise NotImplementedError
+
+    def _update(self, actions, counts, reward_sums):
+        if (np.asarray(actions) != self.arm).any():
+            raise ValueError("actions must be the arms the agent chose (it commits to episodes)")
+        if (counts > self.commitment()).any():
+            raise ValueError("counts must not exceed commitment(): an episode's rewards enter "
+                             "one release, which closes at the episode's end")
+        super()._update(actions, counts, reward_sums)
+        self.episode_sum += reward_sums
+        self.episode_n += counts
+        ends = self.counts[self._rows, self.arm] >= self.target
+        if not ends.any():
+            return
+        r = np.flatnonzero(ends)
+        self._close_episode(r, self.arm[r])
+        self.episode_sum[r] = 0.0
+        self.episode_n[r] = 0
+        # next episode: an unplayed arm (initial round), else the best score
+        if self.n_arms == 1:  # nothing to choose
+            nxt = np.zeros(len(r), dtype=np.int64)
+        else:
+            unplayed = self.counts[r] == 0
+            nxt = self._choose(np.where(unplayed, np.inf, self._score(r)))
+        self.arm[r] = nxt
+        self.target[r] = self._next_target(r, nxt)
+
+
+class AdaPUCB(_Episodes):
     """AdaP-UCB (Azize and Basu 2022, Alg 1 with the index of eq. 7).
 
     Play each arm once; then play in episodes. At t_l choose
@@ -725,7 +798,6 @@ class AdaPUCB(_GlobalMAB):
     """
 
     name = "AdaP-UCB"
-    block_play = BlockPlay.COMMITS
     test_params = {"epsilon": 1.0}
 
     @classmethod
@@ -738,28 +810,8 @@ class AdaPUCB(_GlobalMAB):
 
     def _init_state(self, n):
         super()._init_state(n)
-        self.mechanism = self._episode_mechanism()
         self.released = np.zeros((n, self.n_arms))        # mu~ of each arm's last episode
         self.released_n = np.zeros((n, self.n_arms), dtype=np.int64)  # its number of rewards
-        self.arm = self.rng.integers(0, self.n_arms, size=n)
-        self.target = np.ones(n, dtype=np.int64)         # count of `arm` ending the episode
-        self.episode_sum = np.zeros(n)
-        self.episode_n = np.zeros(n, dtype=np.int64)
-
-    def _episode_mechanism(self) -> PrivateEpisodeMean | GaussianEpisodeMean:
-        """The mechanism that releases each episode's mean once."""
-        return PrivateEpisodeMean(self.epsilon, self.lower, self.upper, **self.noise_source())
-
-    def _act(self, obs):
-        return self.arm.copy()
-
-    @override
-    def commitment(self):
-        return self.target - self.counts[self._rows, self.arm]
-
-    def _choose(self, index: np.ndarray) -> np.ndarray:
-        """The next episode's arm: the largest index, ties uniformly at random."""
-        return argmax_random(self.rng, index)
 
     def index(self, rows: np.ndarray, log_t: np.ndarray) -> np.ndarray:
         """Indices (len(rows), K) from the releases alone; ``log_t = log t_l`` per row."""
@@ -767,31 +819,20 @@ class AdaPUCB(_GlobalMAB):
         a = self.alpha * log_t[:, None]
         return self.released[rows] + np.sqrt(a / (2.0 * n)) + a / (self.epsilon * n)
 
-    def _update(self, actions, counts, reward_sums):
-        if (np.asarray(actions) != self.arm).any():
-            raise ValueError("actions must be the arms the agent chose (it commits to episodes)")
-        super()._update(actions, counts, reward_sums)
-        self.episode_sum += reward_sums
-        self.episode_n += counts
-        ends = self.counts[self._rows, self.arm] >= self.target
-        if not ends.any():
-            return
-        r = np.flatnonzero(ends)
-        arm = self.arm[r]
-        self.released[r, arm] = self.mechanism.release(self.episode_sum[r], self.episode_n[r])
-        self.released_n[r, arm] = self.episode_n[r]
-        self.episode_sum[r] = 0.0
-        self.episode_n[r] = 0
-        # next episode: an unplayed arm (initial round), else the best index at t_l
-        if self.n_arms == 1:  # nothing to choose
-            nxt = np.zeros(len(r), dtype=np.int64)
-        else:
-            unplayed = self.counts[r] == 0
-            log_t = np.log(self.t[r] + 1.0)
-            nxt = self._choose(np.where(unplayed, np.inf, self.index(r, log_t)))
-        self.arm[r] = nxt
-        cnt = self.counts[r, nxt]
-        self.target[r] = np.where(cnt == 0, 1, 2 * cnt)
+    @override
+    def _score(self, rows):
+        return self.index(rows, np.log(self.t[rows] + 1.0))
+
+    @override
+    def _close_episode(self, rows, arms):
+        self.released[rows, arms] = self.mechanism.release(self.episode_sum[rows],
+                                                           self.episode_n[rows])
+        self.released_n[rows, arms] = self.episode_n[rows]
+
+    @override
+    def _next_target(self, rows, arms):
+        cnt = self.counts[rows, arms]
+        return np.where(cnt == 0, 1, 2 * cnt)
 
 
 class AdaPKLUCB(AdaPUCB):
@@ -932,7 +973,7 @@ def phase_grid(alpha: float, rule: str = "pow", up_to: int = 2**62) -> np.ndarra
     return np.array(grid, dtype=np.int64)
 
 
-class DPKLUCB(_GlobalMAB):
+class DPKLUCB(_Episodes):
     """DP-KLUCB (Azize, Wu, Honda, Orabona, Ito and Basu, NeurIPS 2025; arXiv 2505.05613).
 
     Arm-dependent phases, non-forgetting. Each arm's pulls are cut into phases that end at
@@ -974,7 +1015,6 @@ class DPKLUCB(_GlobalMAB):
     """
 
     name = "DP-KLUCB"
-    block_play = BlockPlay.COMMITS
     test_params = {"epsilon": 1.0}
 
     @classmethod
@@ -989,21 +1029,8 @@ class DPKLUCB(_GlobalMAB):
 
     def _init_state(self, n):
         super()._init_state(n)
-        self.mechanism = PrivateEpisodeMean(self.epsilon, self.lower, self.upper,
-                                            **self.noise_source())
         self.noisy_sums = np.zeros((n, self.n_arms))     # S~: the released phase sums, added
         self.phase = np.zeros((n, self.n_arms), dtype=np.int64)  # phases each arm completed
-        self.arm = self.rng.integers(0, self.n_arms, size=n)
-        self.target = np.ones(n, dtype=np.int64)         # count of `arm` ending its phase
-        self.phase_sum = np.zeros(n)
-        self.phase_n = np.zeros(n, dtype=np.int64)
-
-    def _act(self, obs):
-        return self.arm.copy()
-
-    @override
-    def commitment(self):
-        return self.target - self.counts[self._rows, self.arm]
 
     def private_means(self, rows: np.ndarray) -> np.ndarray:
         """``x = clip(S~ / n, lower, upper)`` (len(rows), K), mapped to [0, 1]; 0 where n = 0."""
@@ -1016,37 +1043,20 @@ class DPKLUCB(_GlobalMAB):
         level = np.log(self.t[rows] + 1.0)[:, None] / np.maximum(self.counts[rows], 1)
         return dp_klucb_index(self.private_means(rows), level, self.epsilon)
 
-    def _next_arm(self, rows: np.ndarray) -> np.ndarray:
-        """The next phase's arm of each of ``rows``: the best index, ties at random."""
-        return argmax_random(self.rng, self.index(rows))
+    @override
+    def _score(self, rows):
+        return self.index(rows)
 
-    def _update(self, actions, counts, reward_sums):
-        if (np.asarray(actions) != self.arm).any():
-            raise ValueError("actions must be the arms the agent chose (it commits to phases)")
-        if (counts > self.commitment()).any():
-            raise ValueError("counts must not exceed commitment(): a phase's rewards enter one "
-                             "release, which closes at the phase's end")
-        super()._update(actions, counts, reward_sums)
-        self.phase_sum += reward_sums
-        self.phase_n += counts
-        ends = self.counts[self._rows, self.arm] >= self.target
-        if not ends.any():
-            return
-        r = np.flatnonzero(ends)
-        arm, length = self.arm[r], self.phase_n[r]
-        self.noisy_sums[r, arm] += self.mechanism.release(self.phase_sum[r], length) * length
-        self.phase[r, arm] += 1
-        self.phase_sum[r], self.phase_n[r] = 0.0, 0
-        nxt = np.zeros(len(r), dtype=np.int64)
-        if self.n_arms > 1:
-            unplayed = self.counts[r] == 0
-            first = unplayed.any(axis=1)  # every arm once first, in random order
-            if first.any():
-                nxt[first] = argmax_random(self.rng, unplayed[first].astype(np.float64))
-            if not first.all():
-                nxt[~first] = self._next_arm(r[~first])
-        self.arm[r] = nxt
-        self.target[r] = self.phases[self.phase[r, nxt]]
+    @override
+    def _close_episode(self, rows, arms):
+        length = self.episode_n[rows]  # the phase's sum, released once: its mean times length
+        self.noisy_sums[rows, arms] += self.mechanism.release(self.episode_sum[rows],
+                                                              length) * length
+        self.phase[rows, arms] += 1
+
+    @override
+    def _next_target(self, rows, arms):
+        return self.phases[self.phase[rows, arms]]
 
 
 class DPIMED(DPKLUCB):
@@ -1083,8 +1093,8 @@ class DPIMED(DPKLUCB):
         return n * d_epsilon(x, best, self.epsilon) + np.log(n)
 
     @override
-    def _next_arm(self, rows):
-        return argmax_random(self.rng, -self.index(rows))
+    def _score(self, rows):
+        return -self.index(rows)
 
 
 # =========================================================================== shuffle DP

@@ -35,7 +35,7 @@ ROUNDS = 20
 
 
 class AgentCheckError(AssertionError):
-    """An agent failed a check of the contract (the message names the check)."""
+    """An agent failed a check of the contract; the message names the check."""
 
 
 def _require(condition: Any, message: str) -> None:
@@ -87,7 +87,9 @@ def play(env: Any, agent: Any, steps: int = ROUNDS, seed: int = 0) -> np.ndarray
 
 
 def rounds(obs_space: spaces.Space, n: int | None, steps: int, seed: int = 0) -> list[tuple]:
-    """Synthetic feedback (obs, rewards, next_obs) of ``steps`` rounds for n runs (None: one)."""
+    """Synthetic feedback ``(obs, rewards, next_obs)`` of ``steps`` rounds for n runs.
+
+    With n None, for a single run."""
     space = obs_space if n is None else batch_space(obs_space, n)
     space.seed(seed)
     obs = [space.sample() for _ in range(steps + 1)]
@@ -97,8 +99,10 @@ def rounds(obs_space: spaces.Space, n: int | None, steps: int, seed: int = 0) ->
 
 
 def matching(agent: Any, action: Any, nxt: Any) -> Any:
-    """Semi-bandit feedback must match the action (outcomes of the played base arms, then the
-    mask of the super arm): rebuilt from the synthetic ``nxt`` for MultiBinary agents."""
+    """Semi-bandit feedback must match the action: rebuilt from the synthetic ``nxt`` for
+    MultiBinary agents.
+
+    Such feedback is the outcomes of the played base arms, then the mask of the super arm."""
     if not isinstance(agent.action_space, spaces.MultiBinary):
         return nxt
     a = np.asarray(action, dtype=np.float32)
@@ -117,7 +121,7 @@ def drive(agent: Any, feedback: Sequence[tuple]) -> np.ndarray:
 
 
 def state(agent: Any) -> dict[str, Any]:
-    """The agent's whole state (generators and mechanisms included), last report aside."""
+    """The agent's whole state, generators and mechanisms included, last report aside."""
     return {k: v for k, v in vars(agent).items() if k != "last_report"}
 
 
@@ -148,7 +152,7 @@ def same(x: Any, y: Any, seen: dict | None = None) -> bool:
 
 
 def arrays(agent: Any) -> dict[str, np.ndarray]:
-    """The agent's array attributes (its statistics)."""
+    """The agent's array attributes: its statistics."""
     return {k: v for k, v in vars(agent).items() if isinstance(v, np.ndarray)}
 
 
@@ -164,8 +168,9 @@ def _same_global_state(a: Any, b: Any) -> bool:
 
 
 def check_valid_actions(cls: type, params: dict, env_id: str) -> None:
-    """Actions lie in the action space (a Python int on the single path, batches of 7), and
-    nothing touches the global numpy state."""
+    """Actions lie in the action space, and nothing touches the global numpy state.
+
+    On the single path an action is a Python int; the batched path plays batches of 7."""
     before = _global_numpy_state()
     env, agent = single(cls, params, env_id)
     actions = play(env, agent)
@@ -266,8 +271,10 @@ def check_no_aliasing(cls: type, params: dict, env_id: str) -> None:
 
 def check_reports_pass_the_server(cls: type, params: dict, env_id: str) -> None:
     """A local-DP agent's server accepts its own users' reports: ``update(local_report(...))``
-    over real rounds (the report checked against ``report_schema``); nothing to check for
-    other agents."""
+    over real rounds.
+
+    Each report is checked against ``report_schema``. There is nothing to check for other
+    agents."""
     venv, agent = vector(cls, params, env_id, 3, seed=6)
     if not callable(getattr(agent, "report_schema", None)):
         return
@@ -286,7 +293,7 @@ def check_reports_pass_the_server(cls: type, params: dict, env_id: str) -> None:
 
 
 def check_least_authority(cls: type, params: dict, env_id: str) -> None:
-    """After ``from_env`` (single and batched), nothing in the agent refers to an env, its
+    """After ``from_env``, single and batched, nothing in the agent refers to an env, its
     core or an array of theirs: the agent holds what it may read as its own data."""
     for env, agent in (single(cls, params, env_id), vector(cls, params, env_id, 2)):
         found = _reachable_env_parts(agent, env)
@@ -315,8 +322,10 @@ def _base_array(a: np.ndarray) -> np.ndarray:
 
 
 def _children(x: Any, path: str) -> list[tuple[Any, str]]:
-    """What an object refers to, with the paths to it (containers, bound methods and
-    attributes; nothing of classes, modules and functions)."""
+    """What an object refers to, with the paths to it.
+
+    It follows containers, bound methods and attributes, and nothing of classes, modules and
+    functions."""
     if isinstance(x, dict):
         return [(v, f"{path}[{k!r}]") for k, v in x.items()]
     if isinstance(x, (list, tuple, set, frozenset)):
@@ -329,8 +338,10 @@ def _children(x: Any, path: str) -> list[tuple[Any, str]]:
 
 
 def _reachable_env_parts(agent: Any, env: Any) -> list[str]:
-    """Paths from the agent's attributes to the env (or a wrapper), its core, or an array
-    of the env or its core (by identity, or a view of one)."""
+    """Paths from the agent's attributes to the env or a wrapper, its core, or an array
+    of the env or its core.
+
+    An array is found by identity, or as a view of one."""
     forbidden, roots = _env_parts(env)
     found: list[str] = []
     seen: set[int] = set()
@@ -348,7 +359,7 @@ def _reachable_env_parts(agent: Any, env: Any) -> list[str]:
 
 
 def _attributes(x: Any) -> list[tuple[str, Any]]:
-    """An object's attributes: its ``__dict__`` and its ``__slots__`` (along the MRO)."""
+    """An object's attributes: its ``__dict__`` and its ``__slots__`` along the MRO."""
     items = list(vars(x).items()) if hasattr(x, "__dict__") else []
     for klass in type(x).__mro__:
         for name in getattr(klass, "__slots__", ()):
@@ -386,8 +397,10 @@ class _SpaceEnv(gym.Env):
 
 
 def check_parameter_validation(cls: type) -> None:
-    """Same bad value, same error everywhere: TypeError for wrong types (bools and floats
-    where integers are needed), ValueError for wrong values, each naming the parameter."""
+    """Same bad value, same error everywhere, each naming the parameter.
+
+    Wrong types raise TypeError, e.g. bools and floats where integers are needed. Wrong values
+    raise ValueError."""
     cases = [("n_arms", 0, ValueError), ("n_arms", 2.5, TypeError), ("n_arms", True, TypeError),
              ("horizon", 0, ValueError), ("horizon", 1.5, TypeError),
              ("num_envs", 0, ValueError), ("num_envs", True, TypeError),
@@ -434,24 +447,24 @@ def supported_env_ids(cls: type, params: dict | None = None) -> list[str]:
 
 
 def check_agent(agent_or_class: Any, env_ids: Iterable[str] | None = None) -> list[tuple[str, str]]:
-    """Run the agent contract on an agent class (or an agent's class).
+    """Run the agent contract on an agent class, or on an agent's class.
 
     Every check of :data:`CASE_CHECKS` runs with each parameter set of the class
     (``_unit_test_params()``, ``test_params`` first) on each env id, then the checks of
     :data:`CLASS_CHECKS` once.
 
     Args:
-        agent_or_class: a subclass of :class:`~ldp_gym.agents.Agent`, or an instance (its
-            class is checked, with the class's test parameters).
+        agent_or_class: a subclass of :class:`~ldp_gym.agents.Agent`, or an instance. For an
+            instance, its class is checked, with the class's test parameters.
         env_ids: registered ids to play on; default every ``LDP*`` id that ``from_env``
-            accepts (at least one must).
+            accepts. At least one must be accepted.
 
     Returns:
         The checks passed, as ``(check, case)`` pairs.
 
     Raises:
-        AgentCheckError: the first check that fails (or that the agent makes raise an
-            error), named with its case.
+        AgentCheckError: the first check that fails, or that the agent makes raise an
+            error, named with its case.
         TypeError: not an agent class with ``from_env``.
     """
     cls = agent_or_class if isinstance(agent_or_class, type) else type(agent_or_class)
@@ -505,20 +518,20 @@ class AgentAudit:
 def audit_agent(agent_class: type, *, env_id: str | None = None, params: dict | None = None,
                 neighbours: tuple[tuple, tuple] | None = None, n: int = 200_000,
                 alpha: float = 1e-6, statistic: str | Callable = "projection") -> Any:
-    """Audit a local-DP agent's user-side report (``local_report``) statistically.
+    """Audit a local-DP agent's user-side report, ``local_report``, statistically.
 
-    Two neighbouring users' rounds (the same observation and action, rewards at the two
-    declared bounds by default) are each reported by ``n`` users, every one with its own
-    noise (an agent of ``num_envs = n``, freshly seeded per sample); the split-sample
-    Clopper-Pearson test of :func:`~ldp_gym.wrappers.mechanisms.audit.audit` then certifies a lower
-    bound on epsilon with confidence ``1 - alpha``. A correct agent's bound stays at or
-    below its claimed epsilon (the false alarm rate is at most ``alpha``); a report that
-    leaks the user's data gives a larger one.
+    Two neighbouring users' rounds are each reported by ``n`` users. By default these rounds
+    have the same observation and action, and rewards at the two declared bounds. Every user
+    has its own noise: an agent of ``num_envs = n``, freshly seeded per sample. The
+    split-sample Clopper-Pearson test of :func:`~ldp_gym.wrappers.mechanisms.audit.audit` then
+    certifies a lower bound on epsilon with confidence ``1 - alpha``. A correct agent's bound
+    stays at or below its claimed epsilon; the false alarm rate is at most ``alpha``. A
+    report that leaks the user's data gives a larger one.
 
     Args:
         agent_class: a :class:`~ldp_gym.agents.LocalDPAgent` subclass.
-        env_id: the env to build it for (default its ``test_env``).
-        params: constructor parameters (default its ``test_params``).
+        env_id: the env to build it for; default its ``test_env``.
+        params: constructor parameters; default its ``test_params``.
         neighbours: two single-user rounds ``(obs, action, reward, next_obs)``; default the
             env's first observation, action 0 and rewards ``lower`` and ``upper``.
         n: reports per side and per half of the test.

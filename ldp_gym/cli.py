@@ -1,24 +1,25 @@
 """The ``ldp-gym`` command line: ``list``, ``run`` and ``reproduce``.
 
-A user error prints one line (``ldp-gym: error: ...``) and exits with code 2,
-before any work where it can be checked in advance (among them: ``--out`` is
-writable, its disk has room for the results' estimated size, and no other
-ldp-gym run is writing it); a worker process that dies (killed, out of memory)
-is one such line too. Ctrl-C prints ``ldp-gym: interrupted`` and exits with
-code 130; SIGTERM (what batch schedulers send) and SIGHUP are handled the same
-way (``ldp-gym: stopped by SIGTERM``, exit code 143, resp. 129): the workers are
-stopped and nothing is written. Results are written into a
-temporary sibling folder that is renamed to the output folder only when
-everything succeeded, so nothing is ever half-written, and a failed run leaves
-no folder behind. The table and the ``wrote`` line are printed only after the
-folder is complete: a reader that went away (``| head``) ends the command
-quietly with exit code 141 (as SIGPIPE would), stdout on a full disk is one
-line and exit code 2; neither touches the results.
+A user error prints one line, ``ldp-gym: error: ...``, and exits with code 2.
+Where it can be checked in advance, this happens before any work. Among these
+checks: ``--out`` is writable, its disk has room for the results' estimated
+size, and no other ldp-gym run is writing it. A worker process that dies, for
+instance killed or out of memory, is one such line too. Ctrl-C prints
+``ldp-gym: interrupted`` and exits with code 130. SIGTERM, which batch
+schedulers send, and SIGHUP are handled the same way: they print a line such as
+``ldp-gym: stopped by SIGTERM`` and exit with code 143, resp. 129. The workers
+are stopped and nothing is written. Results are written into a temporary
+sibling folder that is renamed to the output folder only when everything
+succeeded. So nothing is ever half-written, and a failed run leaves no folder
+behind. The table and the ``wrote`` line are printed only after the folder is
+complete. A reader that went away, as with ``| head``, ends the command quietly
+with exit code 141, as SIGPIPE would. Stdout on a full disk is one line and
+exit code 2. Neither touches the results.
 
 While it runs, a command holds a lock on its output folder: ``.<name>.lock``
-beside it (an ``flock``, so a lock file left by a killed run does not block the
-next one), removed at exit; a second run into the same ``--out`` is refused at
-once.
+beside it, removed at exit. The lock is an ``flock``, so a lock file left by a
+killed run does not block the next one. A second run into the same ``--out`` is
+refused at once.
 
 Every results folder holds a marker (``.ldp-gym-results``) listing the files
 ldp-gym wrote. ``--force`` replaces an existing output folder only when it is
@@ -60,8 +61,9 @@ class UserError(Exception):
 
 
 class Stopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP reached the main process: unwinds as Ctrl-C does (joblib stops the
-    workers, the temporary folder is removed); exit code 128 + the signal's number."""
+    """SIGTERM or SIGHUP reached the main process; exit code 128 + the signal's number.
+
+    It unwinds as Ctrl-C does: joblib stops the workers, and the temporary folder is removed."""
 
     def __init__(self, signum: int):
         super().__init__(signum)
@@ -69,11 +71,13 @@ class Stopped(KeyboardInterrupt):
 
 
 class _Signals:
-    """While installed (a context manager, in the main thread): SIGTERM and SIGHUP raise
-    :class:`Stopped` and SIGINT ``KeyboardInterrupt`` in the main process, unless they were
-    ignored when it started (``nohup``); while :meth:`held`, they wait until the block ends
-    (the publishing renames); after the first, further ones are ignored while the command
-    cleans up."""
+    """A context manager, installed in the main thread, that turns signals into exceptions.
+
+    While it is installed, SIGTERM and SIGHUP raise :class:`Stopped` in the main process, and
+    SIGINT raises ``KeyboardInterrupt``. A signal that was ignored when the process started, as
+    under ``nohup``, stays ignored. While :meth:`held`, signals wait until the block ends; that
+    block holds the publishing renames. After the first signal, further ones are ignored while
+    the command cleans up."""
 
     active: _Signals | None = None
 
@@ -300,8 +304,9 @@ def _entries(folder: Path) -> set[str]:
 
 
 def _check_replaceable(out: Path) -> None:
-    """Refuse ``--force`` on anything ldp-gym did not write entirely (see the module doc); a
-    symbolic link was refused by :func:`_check_out`, its only caller."""
+    """Refuse ``--force`` on anything ldp-gym did not write entirely; see the module doc.
+
+    A symbolic link was already refused by :func:`_check_out`, its only caller."""
     why = _protected(out.resolve())
     if why:
         raise UserError(f"--force refuses to replace {out}: it is {why}")
@@ -415,8 +420,9 @@ class _Lock:
 
 
 class _Output:
-    """The temporary sibling folder of ``out``, published by one rename (see the module doc),
-    under the lock of ``out``; ``need``: the bytes the results need (checked before)."""
+    """The temporary sibling folder of ``out``, published by one rename, under the lock of ``out``.
+
+    The module doc explains the rename. ``need`` is the bytes the results need, checked before."""
 
     def __init__(self, out: Path, force: bool, need: int = 0):
         _check_out(out, force)
@@ -447,8 +453,9 @@ class _Output:
         return self.out.absolute().parent / f".{self.out.name}.{kind}-{secrets.token_hex(4)}"
 
     def publish(self) -> list[str]:
-        """Mark the folder, then rename it to ``out`` (replacing an old one only with force);
-        a signal meanwhile takes effect after the renames."""
+        """Mark the folder, then rename it to ``out``, replacing an old one only with force.
+
+        A signal meanwhile takes effect after the renames."""
         with _Signals.held():
             return self._publish()
 
@@ -475,8 +482,7 @@ class _Output:
         return files
 
     def discard(self) -> None:
-        """Remove the temporary folder, the lock and the parents made for them (if still
-        empty)."""
+        """Remove the temporary folder, the lock, and the parents made for them that are still empty."""
         tmp = getattr(self, "tmp", None)
         if tmp is not None and tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -497,10 +503,11 @@ _WORKER_BLOCKED = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGH
 
 
 def _quiet_workers() -> None:
-    """Start joblib's worker processes with SIGINT, SIGTERM and SIGHUP blocked: Ctrl-C (and
-    a scheduler's SIGTERM) may reach the whole process group, and a worker still importing
-    would print a traceback; the main process alone handles them (one line, exit code 130,
-    143 or 129) and joblib stops the workers (with SIGKILL)."""
+    """Start joblib's worker processes with SIGINT, SIGTERM and SIGHUP blocked.
+
+    Ctrl-C, and a scheduler's SIGTERM, may reach the whole process group, and a worker still
+    importing would print a traceback. The main process alone handles them: one line, exit code
+    130, 143 or 129. Then joblib stops the workers, with SIGKILL."""
     try:
         from joblib.externals.loky.backend import fork_exec as module
     except ImportError:  # no joblib: runs are sequential
@@ -522,9 +529,11 @@ def _quiet_workers() -> None:
 
 def _write(out: Path, force: bool, work: Callable[[Path], Any],
            need: int = 0) -> tuple[list[str], Any]:
-    """Run ``work(folder)`` into a temporary folder and publish it as ``out``; nothing is left
-    behind on any failure (errors, Ctrl-C, SIGTERM, a dead worker). Returns the files written
-    and what ``work`` returned. ``need``: the bytes the results need (checked before)."""
+    """Run ``work(folder)`` into a temporary folder and publish it as ``out``.
+
+    Nothing is left behind on any failure: errors, Ctrl-C, SIGTERM or a dead worker. Returns the
+    files written and what ``work`` returned. ``need`` is the bytes the results need, checked
+    before."""
     target = _Output(out, force, need)
     try:
         if hasattr(signal, "pthread_sigmask"):
@@ -548,9 +557,11 @@ def _write(out: Path, force: bool, work: Callable[[Path], Any],
 
 
 def _print(text: str | None, out: Path | None = None) -> None:
-    """Print ``text`` (None: only flush) to stdout, once the results in ``out`` are complete.
-    A reader that went away (BrokenPipeError) ends the command quietly (:func:`main`: exit
-    code 141); another failure (a full disk) is one line; the results are left as they are."""
+    """Print ``text`` to stdout, once the results in ``out`` are complete; None only flushes.
+
+    A reader that went away (BrokenPipeError) ends the command quietly; :func:`main` then
+    returns exit code 141. Another failure, e.g. a full disk, is one line. The results are left
+    as they are."""
     try:
         if text is not None:
             sys.stdout.write(text + "\n")
@@ -685,7 +696,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> None:
 
 
 def _note(text: str) -> None:
-    """One line on stderr (a failure to write it changes nothing)."""
+    """One line on stderr. A failure to write it changes nothing."""
     try:
         print(f"ldp-gym: {text}", file=sys.stderr, flush=True)
     except (OSError, ValueError, AttributeError):
@@ -696,9 +707,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ldp-gym`` console script; returns the exit code.
 
     0: success; 2: a user error, one line on stderr (``ldp-gym: error: ...``),
-    including the library's refusals of a parameter (ValueError, TypeError);
+    including the library's refusals of a parameter, a ValueError or TypeError;
     130: interrupted (Ctrl-C), 143 (SIGTERM) or 129 (SIGHUP): stopped, nothing written;
-    141: stdout closed by its reader (the results, if any, are complete).
+    141: stdout closed by its reader. The results, if any, are complete.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     try:

@@ -1,51 +1,52 @@
-"""Super-arm families of combinatorial semi-bandits and their offline oracles (env and agents).
+"""Super-arm families of combinatorial semi-bandits and their offline oracles, for env and agents.
 
 A combinatorial semi-bandit (Chen, Zheng et al., ICML 2020, "(Locally)
 Differentially Private Combinatorial Semi-Bandits", section 2.1) has m base
 arms with outcomes X in [0, 1]^m of mean mu, and a family of *super arms*
 S, subsets of the base arms with ``|S| <= K``. A :class:`Family` holds one
 such family with its reward ``R(S, X)``, its expected reward ``r_mu(S)`` and
-an (alpha, beta)-approximation oracle (their Definition 1): given weights w
-(in the agents, upper confidence bounds of mu) it returns a super arm S with
-``r_w(S) >= alpha opt_w`` with probability at least beta. Every method is
-batched over runs: super arms are bool arrays (N, m) (the indicator of S),
-weights, means and outcomes float arrays (N, m).
+an (alpha, beta)-approximation oracle, as in the paper's Definition 1. Given
+weights w, it returns a super arm S with ``r_w(S) >= alpha opt_w`` with
+probability at least beta. In the agents, the weights are upper confidence
+bounds of mu. Every method is batched over runs: super arms are bool arrays
+(N, m), the indicator of S; weights, means and outcomes are float arrays (N, m).
 
 Families (:func:`make_family`):
 
 * ``"topk"`` (:class:`TopK`): every S with ``1 <= |S| <= K``; linear reward
-  ``R(S, X) = sum_{i in S} X_i``, ``r_mu(S) = sum_{i in S} mu_i`` (B_1-bounded
-  smooth with B_1 = 1). Exact oracle: the K largest weights (the positive
-  ones among them, or the single largest when none is positive).
+  ``R(S, X) = sum_{i in S} X_i``, ``r_mu(S) = sum_{i in S} mu_i``, B_1-bounded
+  smooth with B_1 = 1. Exact oracle: the K largest weights. Of these it keeps
+  the positive ones, or the single largest when none is positive.
 * ``"paths"`` (:class:`LayeredPaths`): the s-t paths of a layered graph with
   K layers of ``width`` nodes, consecutive layers fully connected. The *nodes*
-  are the base arms (node ``p`` of layer ``l`` is arm ``l * width + p``, so
-  ``m = K * width``), and a path takes exactly one node per layer. Linear
-  reward as above (B_1 = 1). Exact oracle: the longest-path dynamic program,
+  are the base arms: node ``p`` of layer ``l`` is arm ``l * width + p``, so
+  ``m = K * width``. A path takes exactly one node per layer. Linear
+  reward as above, B_1 = 1. Exact oracle: the longest-path dynamic program,
   which on fully connected layers is the per-layer argmax.
-* ``"coverage"`` (:class:`Coverage`): probabilistic maximum coverage (Chen,
-  Wang and Yuan 2013, the paper's B_inf example). A known bipartite graph
-  gives every base arm i and target j a probability ``p_ij`` in [0, 1]; base
-  arm i is active with the unknown probability mu_i (its outcome X_i), and an
-  active arm i of S covers target j with probability p_ij, independently. The
-  reward is the expected fraction of targets covered given the outcomes,
-  ``R(S, X) = (1/n) sum_j [1 - prod_{i in S} (1 - p_ij X_i)]`` (n targets), in
-  [0, 1]; multilinear in X, so for independent outcomes ``r_mu(S) = R(S, mu)``.
+* ``"coverage"`` (:class:`Coverage`): probabilistic maximum coverage, from Chen,
+  Wang and Yuan 2013; it is the paper's B_inf example. A known bipartite graph
+  gives every base arm i and target j a probability ``p_ij`` in [0, 1]. Base
+  arm i is active with the unknown probability mu_i: this activity is its outcome
+  X_i. An active arm i of S covers target j with probability p_ij, independently. The
+  reward is the expected fraction of the n targets covered given the outcomes,
+  ``R(S, X) = (1/n) sum_j [1 - prod_{i in S} (1 - p_ij X_i)]``, in
+  [0, 1]. It is multilinear in X, so for independent outcomes ``r_mu(S) = R(S, mu)``.
   Monotone and submodular; ``|r_mu(S) - r_mu'(S)| <= B_1 ||mu_S - mu'_S||_1``
-  with ``B_1 = max_i (1/n) sum_j p_ij <= 1`` (hence B_inf <= K B_1, Fact 1);
-  declared ``"Binf"`` as the paper classifies it. Family: ``1 <= |S| <= K``.
+  with ``B_1 = max_i (1/n) sum_j p_ij <= 1``, hence B_inf <= K B_1 (Fact 1).
+  Declared ``"Binf"`` as the paper classifies it. Family: ``1 <= |S| <= K``.
   Oracle: greedy on the marginal gains, a ``(1 - 1/e, 1)``-approximation
   (Nemhauser, Wolsey and Fisher 1978); weights are clipped to [0, 1] first.
-  ``opt_mu`` is computed exactly by enumerating the ``C(m, K)`` sets of size K
-  (monotone reward), refused above :data:`ENUMERATION_LIMIT` sets.
+  ``opt_mu`` is computed exactly by enumerating the ``C(m, K)`` sets of size K,
+  which suffices as the reward is monotone. It is refused above
+  :data:`ENUMERATION_LIMIT` sets.
 
 Compiled oracles: every library family's oracle is a compiled function of one
-run's weights (:func:`oracle_row`), which the batched ``oracle`` and the
-agents' compiled block path both call (``Family._kernel_spec``).
+run's weights, :func:`oracle_row`. The batched ``oracle`` and the agents'
+compiled block path both call it, through ``Family._kernel_spec``.
 
-Lenient projection (:meth:`Family.project`, used by the env's ``strict=False``):
-for the cardinality families (top-K, coverage) a set with more than K arms
-keeps its K lowest-indexed arms and an empty set becomes ``{0}``; for paths,
+Lenient projection (:meth:`Family.project`) serves the env's ``strict=False``.
+For the cardinality families, top-K and coverage, a set with more than K arms
+keeps its K lowest-indexed arms and an empty set becomes ``{0}``. For paths,
 each layer keeps its lowest-indexed chosen node, or its first node when none
 is chosen. Feasible sets are returned unchanged.
 
@@ -104,8 +105,10 @@ def _coverage_values(S, x, probs, out):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True, inline="always")
 def _greedy_row(w, probs, K, uncovered, out):  # pragma: no cover - compiled
     """Greedy maximum coverage of one run: weights w (m,) in [0, 1], K times the arm of
-    largest marginal gain ``w_i sum_j p_ij u_j`` (u: probability that target j is still
-    uncovered), ties to the lowest index; ``uncovered`` (targets,) is scratch."""
+    largest marginal gain ``w_i sum_j p_ij u_j``, ties to the lowest index.
+
+    ``u_j`` is the probability that target j is still uncovered. ``uncovered`` (targets,) is
+    scratch."""
     m = w.shape[0]
     targets = probs.shape[1]
     uncovered[:] = 1.0
@@ -137,7 +140,7 @@ def _greedy(w, probs, K, out):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _first_infeasible(S, width, lo, hi):  # pragma: no cover - compiled
-    """The first run whose row of S (bool, or integers) is not 0/1 or has, in some block of
+    """The first run whose row of S, bool or integers, is not 0/1 or has, in some block of
     ``width`` consecutive arms, fewer than ``lo`` or more than ``hi`` arms; -1 when every
     run's is a super arm."""
     runs, m = S.shape
@@ -156,12 +159,12 @@ def _first_infeasible(S, width, lo, hi):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True, inline="always")
 def _block_best_row(w, width, count, vals, picks, out):  # pragma: no cover - compiled
     """In every block of ``width`` consecutive arms of one run's weights w (m,), the ``count``
-    largest (ties to the lowest index); after the first, only the positive ones. Top-K is one
+    largest, ties to the lowest index; after the first, only the positive ones. Top-K is one
     block of m arms with count K; layered paths are blocks of one layer with count 1.
     ``vals`` (count,) and ``picks`` (count,) are scratch; ``out`` must be zeroed.
 
-    One pass per block: the ``count`` best so far, in decreasing order (a later arm enters
-    only with a strictly larger weight, so ties go to the lowest index)."""
+    One pass per block keeps the ``count`` best so far, in decreasing order. A later arm enters
+    only with a strictly larger weight, so ties go to the lowest index."""
     m = w.shape[0]
     for start in range(0, m, width):
         kept = 0
@@ -199,10 +202,11 @@ BLOCK_BEST, GREEDY = 0, 1
 
 @njit(cache=True, nogil=True, inline="always")
 def oracle_row(kind, w, width, count, probs, vals, picks, uncovered, out):  # pragma: no cover
-    """The library families' oracle on one run's weights w (m,), into the zeroed bool row
-    ``out``: :func:`_block_best_row` (``kind`` BLOCK_BEST: top-K, paths) or, on w clipped to
-    [0, 1], :func:`_greedy_row` (GREEDY: coverage). Bitwise :meth:`Family.oracle` of the row
-    (the agents' compiled block path calls it)."""
+    """The library families' oracle on one run's weights w (m,), into the zeroed bool row ``out``.
+
+    ``kind`` BLOCK_BEST, for top-K and paths, runs :func:`_block_best_row`. ``kind`` GREEDY, for
+    coverage, runs :func:`_greedy_row` on w clipped to [0, 1]. The result is bitwise
+    :meth:`Family.oracle` of the row. The agents' compiled block path calls it."""
     if kind == 0:
         _block_best_row(w, width, count, vals, picks, out)
     else:
@@ -218,9 +222,9 @@ class Family:
         name: ``"topk"``, ``"paths"`` or ``"coverage"``.
         m: number of base arms.
         K: largest super-arm size.
-        alpha, beta: approximation ratio and success probability of :meth:`oracle`
-            (1.0, 1.0 for an exact oracle).
-        smoothness: ``"B1"`` or ``"Binf"`` (Assumption 2 of the paper).
+        alpha, beta: approximation ratio and success probability of :meth:`oracle`;
+            1.0 and 1.0 for an exact oracle.
+        smoothness: ``"B1"`` or ``"Binf"``, as in Assumption 2 of the paper.
         linear: whether ``R(S, X) = sum_{i in S} X_i``.
         reward_bounds: ``(lo, hi)`` containing every reward ``R(S, X)``.
     """
@@ -243,8 +247,9 @@ class Family:
     # ------------------------------------------------------------------ public, checked
 
     def oracle(self, weights: Any) -> np.ndarray:
-        """The super arm (bool (N, m), or (m,) for weights (m,)) the oracle picks for ``weights``
-        (N, m); +inf allowed (unexplored arms), NaN refused."""
+        """The super arm the oracle picks for ``weights`` (N, m): bool (N, m), or (m,) for weights (m,).
+
+        +inf is allowed, for unexplored arms; NaN is refused."""
         w, single = self._weights(weights)
         out = self._oracle(w)
         return out[0] if single else out
@@ -273,8 +278,9 @@ class Family:
         return rows[0] if n is None else rows
 
     def project(self, S: Any) -> np.ndarray:
-        """``S`` (N, m) with every infeasible row mapped to a feasible one by the lenient rule
-        (module docstring); bool (N, m)."""
+        """``S`` (N, m) with every infeasible row mapped to a feasible one; bool (N, m).
+
+        The lenient rule is described in the module docstring."""
         return self._project(self._sets(S))
 
     def describe(self, s: np.ndarray) -> str:
@@ -293,17 +299,19 @@ class Family:
     # ------------------------------------------------------------------ fast, unchecked
 
     def _first_infeasible(self, S: np.ndarray) -> int:
-        """The first run (row of S, bool or 0/1 integers) that is not a super arm, or -1
-        (compiled)."""
+        """The first run whose row of S, bool or 0/1 integers, is not a super arm, or -1.
+
+        Compiled."""
         return int(_first_infeasible(S, self._width, self._lo, self._hi))
 
     def _oracle(self, w: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
     def _kernel_spec(self) -> tuple[int, int, int, np.ndarray] | None:
-        """``(kind, width, count, probs)`` of :func:`oracle_row` for this family's oracle (the
-        agents' compiled block path), or ``None`` when it has none (a subclass that overrides
-        :meth:`_oracle` and not this)."""
+        """``(kind, width, count, probs)`` of :func:`oracle_row` for this family's oracle, or ``None``.
+
+        The agents' compiled block path uses it. It is ``None`` for a subclass that overrides
+        :meth:`_oracle` and not this."""
         return None
 
     def _feasible(self, S: np.ndarray) -> np.ndarray:
@@ -364,7 +372,7 @@ class Family:
 
 
 class TopK(Family):
-    """Every S with ``1 <= |S| <= K``, linear reward; exact oracle (the K largest weights).
+    """Every S with ``1 <= |S| <= K``, linear reward; exact oracle: the K largest weights.
 
     Example:
         >>> import numpy as np
@@ -383,9 +391,10 @@ class TopK(Family):
 
 
 class LayeredPaths(Family):
-    """The paths of a layered graph with ``layers`` (= K) fully connected layers of ``width``
-    nodes; the nodes are the base arms (``m = layers * width``, node p of layer l is arm
-    ``l * width + p``); a path takes one node per layer. Linear reward; exact oracle.
+    """The paths of a layered graph with ``layers`` (= K) fully connected layers of ``width`` nodes.
+
+    The nodes are the base arms: ``m = layers * width``, and node p of layer l is arm
+    ``l * width + p``. A path takes one node per layer. Linear reward; exact oracle.
 
     Example:
         >>> import numpy as np
@@ -512,10 +521,11 @@ def make_family(name: str = "topk", m: int = 20, K: int = 4, rng_or_params: Any 
     """The family ``name`` (one of :data:`FAMILIES`) over m base arms with ``|S| <= K``.
 
     ``"paths"`` needs m to be a multiple of K (``width = m // K``). ``"coverage"`` takes its
-    graph from ``rng_or_params``: a dict ``{"targets": n, "probs": p}`` (p (m, n) in [0, 1];
-    ``"density"`` and ``"targets"`` alone draw p), or a ``numpy`` Generator or int seed (None:
-    seed 0) drawing the default graph: ``n = max(1, m // 2)`` targets, every edge (i, j) present
-    with probability ``density`` = 0.3, ``p_ij`` uniform in [0.2, 1] on present edges, 0 elsewhere.
+    graph from ``rng_or_params``. It is either a dict ``{"targets": n, "probs": p}``, with p
+    (m, n) in [0, 1], or a ``numpy`` Generator or int seed. A dict with ``"density"`` and
+    ``"targets"`` alone draws p. A seed, where None means seed 0, draws the default graph:
+    ``n = max(1, m // 2)`` targets, every edge (i, j) present with probability ``density`` = 0.3,
+    ``p_ij`` uniform in [0.2, 1] on present edges, 0 elsewhere.
 
     Example:
         >>> from ldp_gym.oracles import make_family

@@ -43,10 +43,11 @@ ZERO_SD_NOTE = ("sd 0 (marked °): every run has exactly the same regret there, 
 
 def regret_cell(values: np.ndarray, digits: int = 1,
                 spec: tuple[str, str] | None = None) -> str:
-    """A table cell of regret over the runs: ``mean ± sd`` (sd of the runs, ddof 1), marked
-    ``°`` when the sd is 0 over several runs (:data:`ZERO_SD_NOTE`); ``digits`` decimals, or
-    the format specs ``spec`` of the mean and the sd (e.g. ``(".5g", ".2g")`` for small
-    regrets)."""
+    """A table cell of regret over the runs: ``mean ± sd``, with the sd of the runs (ddof 1).
+
+    The cell is marked ``°`` when the sd is 0 over several runs; :data:`ZERO_SD_NOTE` explains
+    it. It has ``digits`` decimals, or the format specs ``spec`` of the mean and the sd, e.g.
+    ``(".5g", ".2g")`` for small regrets."""
     values = np.asarray(values, dtype=np.float64)
     sd = float(values.std(ddof=1)) if values.size > 1 else 0.0
     mean_spec, sd_spec = spec or (f".{digits}f", f".{digits}f")
@@ -55,15 +56,17 @@ def regret_cell(values: np.ndarray, digits: int = 1,
 
 
 def round_label(t: Any) -> str:
-    """A round or horizon as tables and plots write it: ``10,000,000`` (one notation)."""
+    """A round or horizon as tables and plots write it, in one notation: ``10,000,000``."""
     return f"{int(t):,}"
 
 
 class NoPlot:
-    """A figure or axes on which every call does nothing: what
-    :func:`ldp_gym.experiments.common.figure` returns when matplotlib (the ``plot`` extra) is
-    not installed, so that an experiment still makes its tables and results; nothing is drawn
-    and :meth:`~ldp_gym.experiments.common.Report.write` writes no figure."""
+    """A figure or axes on which every call does nothing.
+
+    :func:`ldp_gym.experiments.common.figure` returns it when matplotlib is not installed;
+    matplotlib comes with the ``plot`` extra. An experiment then still makes its tables and
+    results: nothing is drawn, and :meth:`~ldp_gym.experiments.common.Report.write` writes no
+    figure."""
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -79,8 +82,10 @@ class NoPlot:
 
 
 def tidy_log_axes(ax: Any) -> None:
-    """Tick labels of ``ax``'s log axes that do not overlap: no labels on minor ticks when the
-    axis spans a decade or more (the decades are labelled), else only on 2 and 5 x 10^k."""
+    """Tick labels of ``ax``'s log axes that do not overlap.
+
+    When an axis spans a decade or more, its minor ticks get no labels and the decades are
+    labelled. Otherwise, of the minor ticks, only those at 2 and 5 x 10^k are labelled."""
     if isinstance(ax, NoPlot):
         return
     from matplotlib.ticker import FuncFormatter, NullFormatter
@@ -107,8 +112,8 @@ class Results:
     Attributes:
         checkpoints: the rounds at which regret was recorded.
         regret: agent name -> array (n_runs, len(checkpoints)).
-        meta: env, horizon, seed, privacy of every agent (part of equality).
-        timings: wall-clock seconds and decisions per agent (not part of equality).
+        meta: env, horizon, seed, privacy of every agent. Part of equality.
+        timings: wall-clock seconds and decisions per agent. Not part of equality.
     """
 
     checkpoints: np.ndarray
@@ -134,13 +139,15 @@ class Results:
         return self.regret[agent].mean(axis=0)
 
     def sd(self, agent: str) -> np.ndarray:
-        """The standard deviation over runs of ``agent``'s regret (zeros for a single run)."""
+        """The standard deviation over runs of ``agent``'s regret; zeros for a single run."""
         r = self.regret[agent]
         return r.std(axis=0, ddof=1) if r.shape[0] > 1 else np.zeros(r.shape[1])
 
     def band(self, agent: str, kind: str = "ci") -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper band: ``'ci'`` 95% normal confidence band of the mean, ``'sd'`` +- 1 sd,
-        ``'half-sd'`` +- 0.5 sd (Han et al.'s plots)."""
+        """Lower and upper band of ``agent``'s regret, by ``kind``.
+
+        ``'ci'`` is the 95% normal confidence band of the mean, ``'sd'`` is +- 1 sd, and
+        ``'half-sd'`` is +- 0.5 sd, as in Han et al.'s plots."""
         m, s = self.mean(agent), self.sd(agent)
         w = {"ci": 1.96 * s / math.sqrt(self.regret[agent].shape[0]), "sd": s,
              "half-sd": 0.5 * s}.get(kind)
@@ -156,7 +163,9 @@ class Results:
         return self.regret[agent][:, hits[0]]
 
     def summary(self, at: list[int] | None = None) -> list[dict[str, Any]]:
-        """One row per agent: privacy and regret mean/sd at the given checkpoints (default: last)."""
+        """One row per agent: privacy and regret mean/sd at the given checkpoints.
+
+        By default, at the last checkpoint."""
         at = [int(self.checkpoints[-1])] if at is None else at
         rows = []
         for a in self.regret:
@@ -169,9 +178,11 @@ class Results:
         return rows
 
     def table(self, at: list[int] | None = None) -> str:
-        """The summary as a Markdown table (what the CLI prints): one column per round of
-        ``at`` (default the last checkpoint), cumulative regret as mean ± sd over the runs,
-        and under the table a line saying so (and explaining an sd of 0, marked °).
+        """The summary as a Markdown table, as the CLI prints it.
+
+        There is one column per round of ``at``, by default the last checkpoint. Cells give the
+        cumulative regret as mean ± sd over the runs. A line under the table says so, and
+        explains an sd of 0, marked °.
 
         Headers write rounds one way: ``t = 10,000`` for a round, ``T = 100,000`` for the
         horizon."""
@@ -196,16 +207,18 @@ class Results:
         return "\n".join(lines)
 
     def merge(self, other: Results, allow_different: Collection[str] | bool = ()) -> Results:
-        """Agents of both results in one object (same checkpoints, always).
+        """Agents of both results in one object; the checkpoints must always be the same.
 
-        Refused unless ``allow_different`` names it (a collection of :data:`MERGE_CHECKS`,
-        or ``True`` for all): ``"env"``, results of different envs (id or keyword
-        arguments); ``"horizon"``, of different horizons; ``"n_runs"``, of different numbers
-        of runs; ``"seed"``, of different root seeds (other instances: not a comparison on
-        the same runs); ``"agents"``, an agent name in both (``other``'s then replaces it).
-        Settings that differ (these, and the wrappers or secure mode, which may always
-        differ) are kept per agent in ``meta["per_agent"][setting]`` instead of
-        ``meta[setting]``.
+        Other differences are refused unless ``allow_different`` names them. It is a collection
+        of :data:`MERGE_CHECKS`, or ``True`` for all. ``"env"`` allows results of different
+        envs, by id or keyword arguments. ``"horizon"`` allows different horizons, and
+        ``"n_runs"`` different numbers of runs. ``"seed"`` allows different root seeds: these
+        are other instances, so not a comparison on the same runs. ``"agents"`` allows an agent
+        name in both; ``other``'s then replaces it.
+
+        Settings that differ are kept per agent in ``meta["per_agent"][setting]`` instead of
+        ``meta[setting]``. These are the settings above, and the wrappers or secure mode, which
+        may always differ.
         """
         allowed = set(MERGE_CHECKS) if allow_different is True else \
             set() if allow_different is False else set(allow_different)
@@ -261,12 +274,12 @@ class Results:
                 {a: self.meta.get(key) for a in self.regret} for key in _SETTINGS}
 
     def runs_label(self) -> str:
-        """``20 runs`` (``10-20 runs`` when the agents have different numbers)."""
+        """``20 runs``, or ``10-20 runs`` when the agents have different numbers of runs."""
         counts = sorted({r.shape[0] for r in self.regret.values()})
         return f"{counts[0]} runs" if len(counts) == 1 else f"{counts[0]}-{counts[-1]} runs"
 
     def to_dataframe(self) -> Any:
-        """Long table: agent, t, mean, sd, ci_low, ci_high (needs pandas)."""
+        """Long table with columns agent, t, mean, sd, ci_low, ci_high. Needs pandas."""
         import pandas as pd
 
         frames = []
@@ -278,9 +291,10 @@ class Results:
 
     def plot(self, ax: Any = None, band: str = "ci", logx: bool = False, logy: bool = False,
              reference: dict[str, np.ndarray] | None = None, title: str | None = None) -> Any:
-        """Regret curves with bands (needs matplotlib); the legend says what the band is
-        (``band``: a kind of :meth:`band`) and over how many runs. ``reference``: extra curves
-        (lower bounds)."""
+        """Regret curves with bands; needs matplotlib.
+
+        The legend says what the band is and over how many runs. ``band`` is a kind of
+        :meth:`band`. ``reference`` gives extra curves: lower bounds."""
         if ax is None:
             import matplotlib.pyplot as plt
 
@@ -305,12 +319,11 @@ class Results:
         return ax
 
     def save(self, path: str | Path) -> Path:
-        """Save to ``.npz`` (arrays) with JSON metadata inside (``.npz`` is appended to a path
-        without it); returns the path written.
+        """Save the arrays to ``.npz``, with JSON metadata inside; returns the path written.
 
-        Written to a temporary file in the same folder and renamed over ``path``: an existing
-        file is replaced only by a complete one (a full disk keeps the old file, and the
-        temporary file is removed)."""
+        ``.npz`` is appended to a path without it. The data go to a temporary file in the same
+        folder, which is renamed over ``path``. So an existing file is replaced only by a
+        complete one: a full disk keeps the old file, and the temporary file is removed."""
         path = Path(path)
         if path.suffix != ".npz":
             path = path.with_name(path.name + ".npz")
@@ -336,7 +349,7 @@ class Results:
 
     @classmethod
     def load(cls, path: str | Path) -> Results:
-        """Read results written by :meth:`save` (no pickle is loaded)."""
+        """Read results written by :meth:`save`. No pickle is loaded."""
         with np.load(path, allow_pickle=False) as f:
             info = json.loads(str(f["meta"]))
             regret = {a: f[f"regret/{a}"] for a in info["agents"]}
@@ -344,7 +357,7 @@ class Results:
 
 
 def _key(value: Any) -> str:
-    """A comparable form of a setting (they are JSON-able: lists, dicts, numbers)."""
+    """A comparable form of a setting. Settings are JSON-able: lists, dicts, numbers."""
     return json.dumps(value, sort_keys=True, default=repr)
 
 

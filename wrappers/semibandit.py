@@ -3,37 +3,37 @@
 Chen, Zheng et al. (ICML 2020), Algorithm 1 (CUCB-LDP1), privatise a
 combinatorial semi-bandit round on the user's side: for every base arm i of
 the played super arm S the user sends ``X_i + Lap(K/epsilon)``. These
-wrappers make that release on an ``LDPCombinatorialBandit-v0`` env (single:
-:class:`LaplaceSemiBandit`, vector: :class:`VectorLaplaceSemiBandit`), so any
-learner (CUCB, a third-party agent) sees only the released values: the
-black-box route to the guarantee, by post-processing.
+wrappers make that release on an ``LDPCombinatorialBandit-v0`` env:
+:class:`LaplaceSemiBandit` for a single env, :class:`VectorLaplaceSemiBandit`
+for a vector env. Any learner, CUCB or a third-party agent, then sees only the
+released values: the black-box route to the guarantee, by post-processing.
 
 Release of one round, from the env's observation ``[X (0 outside S), mask of S]``:
 
 * **outcomes**: for every base arm of S, ``X_i`` clipped to [0, 1] plus
-  float-safe Laplace noise (:class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism`,
-  budget ``epsilon/K`` per coordinate, scale ``K (1 + g)/epsilon``); exactly 0
+  float-safe Laplace noise from :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism`,
+  with budget ``epsilon/K`` per coordinate and scale ``K (1 + g)/epsilon``; exactly 0
   outside S;
 * **mask**: the env's mask of S, passed through. It is public: a function of
-  the action alone (the action itself in strict mode, its documented feasible
-  image in the env's lenient mode), so the wrapper reads S there rather than
-  from the raw action;
-* **reward**: post-processed from the release: with ``reward="sum"`` (default)
-  the sum of the released outcomes of S, an unbiased estimate of the linear
-  reward ``sum_{i in S} X_i`` (top-K, paths); with ``reward="zero"``, ``0.0``
-  (for non-linear families such as probabilistic coverage, where a learner
-  computes what it needs from the released outcomes). The env's reward is
+  the action alone. In strict mode it is the action itself; in the env's lenient
+  mode it is the action's documented feasible image. So the wrapper reads S there
+  rather than from the raw action;
+* **reward**: post-processed from the release. With ``reward="sum"`` (default)
+  it is the sum of the released outcomes of S, an unbiased estimate of the linear
+  reward ``sum_{i in S} X_i`` of top-K and paths. With ``reward="zero"`` it is ``0.0``,
+  for non-linear families such as probabilistic coverage: there a learner
+  computes what it needs from the released outcomes. The env's reward is
   never passed on;
 * **info**: ``{}`` unless ``oracle_info``.
 
 The observation space becomes ``Box`` (2m,) float64: outcomes in
-``(-inf, inf)``, mask in [0, 1]. After ``reset`` (no round played yet) the
-observation is all zeros.
+``(-inf, inf)``, mask in [0, 1]. After ``reset`` no round has been played yet,
+and the observation is all zeros.
 
 Privacy: epsilon-LDP, local model, pure; the unit (``"outcomes"``) is the user's
-outcomes of the round (every base arm of S may change, by any amount: values
-outside [0, 1] are clipped first). ``|S| <= K`` coordinates each
-``epsilon/K``-DP: at most epsilon by composition (Theorem 1 of the paper).
+outcomes of the round. Every base arm of S may change, by any amount: values
+outside [0, 1] are clipped first. ``|S| <= K`` coordinates are each
+``epsilon/K``-DP, so at most epsilon by composition (Theorem 1 of the paper).
 
 Example:
     >>> import numpy as np
@@ -99,7 +99,7 @@ def check_at_most_k(played: np.ndarray, K: int, name: str) -> np.ndarray:
     return played
 
 class _SemiBandit:
-    """The semi-bandit release of a batch of rounds (shared by the single and vector wrappers)."""
+    """The semi-bandit release of a batch of rounds, shared by the single and vector wrappers."""
 
     unit = "outcomes"
     secure: bool
@@ -145,12 +145,12 @@ class _SemiBandit:
 
 
 _DOC = """
-    Protected: the user's outcomes of the round (all base arms of S; unit ``"outcomes"``).
+    Protected: the user's outcomes of the round, all base arms of S; the unit is ``"outcomes"``.
 
     Args:
-        env: a ``LDPCombinatorialBandit-v0`` env (its core's family gives m and K).
-        epsilon: the budget per round (epsilon/K per released coordinate).
-        reward: ``"sum"`` (the sum of the released outcomes of S) or ``"zero"``.
+        env: a ``LDPCombinatorialBandit-v0`` env. Its core's family gives m and K.
+        epsilon: the budget per round, epsilon/K per released coordinate.
+        reward: ``"sum"``, the sum of the released outcomes of S, or ``"zero"``.
 """ + STREAM_ARGS_DOC
 
 
@@ -177,8 +177,8 @@ class LaplaceSemiBandit(_SemiBandit, FeedbackWrapper):
 
 
 class VectorLaplaceSemiBandit(_SemiBandit, VectorFeedbackWrapper):
-    __doc__ = ("Vector-env version of :class:`LaplaceSemiBandit` (one independent draw per run; "
-               "runs that autoreset release zeros).\n" + _DOC)
+    __doc__ = ("Vector-env version of :class:`LaplaceSemiBandit`: one independent draw per run, "
+               "and runs that autoreset release zeros.\n" + _DOC)
 
     def __init__(self, env: Any, epsilon: float, seed: Any = None, *, reward: str = "sum",
                  secure: bool = False, oracle_info: bool = False):

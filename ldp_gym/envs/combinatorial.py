@@ -3,65 +3,67 @@
 The setting of Chen, Zheng et al. (ICML 2020), "(Locally) Differentially
 Private Combinatorial Semi-Bandits", section 2.1: m base arms (``n_arms``,
 default 20) with outcomes ``X_t`` in [0, 1]^m, independent across arms and
-rounds, of mean mu (Bernoulli by default, Beta with ``concentration`` a + b
-by keyword; ``means`` given, or drawn uniformly in [0, 1] at every reset from
-the env's ``np_random``). Every round the learner plays a super arm S_t of a
-family with ``|S| <= K`` (``max_size``, default 4), receives the reward
-``R(S_t, X_t)`` and observes the semi-bandit feedback
-``{(i, X_{t,i}) : i in S_t}``.
+rounds, of mean mu. Outcomes are Bernoulli by default, or Beta with
+``concentration`` a + b by keyword. The means are ``means`` if given, else drawn
+uniformly in [0, 1] at every reset from the env's ``np_random``. Every round the
+learner plays a super arm S_t of a family with ``|S| <= K``, where K is
+``max_size`` (default 4). It receives the reward ``R(S_t, X_t)`` and observes
+the semi-bandit feedback ``{(i, X_{t,i}) : i in S_t}``.
 
-**Families and oracles** (``family``; :mod:`ldp_gym.oracles`, shared with the
-agents): ``"topk"`` (every S with ``1 <= |S| <= K``, linear reward
-``sum_{i in S} X_i``, B_1-smooth, exact oracle), ``"paths"`` (paths through K
-fully connected layers of ``m / K`` nodes, the nodes being the base arms, one
-per layer; linear, B_1, exact oracle) and ``"coverage"`` (probabilistic
-maximum coverage, ``R(S, X) = (1/n) sum_j [1 - prod_{i in S} (1 - p_ij X_i)]``
-over n targets of a known graph p drawn from ``family_seed`` or given in
-``family_params``; B_inf-smooth as the paper classifies it; greedy oracle with
-``alpha = 1 - 1/e``, ``beta = 1``). A :class:`~ldp_gym.oracles.Family`
-instance may also be passed as ``family``.
+**Families and oracles** are set by ``family`` and live in :mod:`ldp_gym.oracles`,
+shared with the agents:
+
+* ``"topk"``: every S with ``1 <= |S| <= K``; linear reward ``sum_{i in S} X_i``,
+  B_1-smooth, exact oracle.
+* ``"paths"``: paths through K fully connected layers of ``m / K`` nodes. The nodes
+  are the base arms, one per layer. Linear, B_1, exact oracle.
+* ``"coverage"``: probabilistic maximum coverage,
+  ``R(S, X) = (1/n) sum_j [1 - prod_{i in S} (1 - p_ij X_i)]`` over n targets of
+  a known graph p. The graph is drawn from ``family_seed`` or given in
+  ``family_params``. B_inf-smooth as the paper classifies it; greedy oracle with
+  ``alpha = 1 - 1/e``, ``beta = 1``.
+
+A :class:`~ldp_gym.oracles.Family` instance may also be passed as ``family``.
 
 **Regret.** ``info`` carries ``expected_reward`` ``r_mu(S_t)``,
-``optimal_reward`` ``alpha beta opt_mu`` (``opt_mu = max_S r_mu(S)``, exact:
-by the exact oracle for linear families, by enumeration for coverage),
-``regret`` (their difference: the instantaneous (alpha, beta)-approximation
-regret of the paper's Definition 2, the plain regret for exact oracles; it
-may be negative for coverage, where a super arm can beat ``alpha opt``),
-``alpha``, ``beta`` and ``projected``. There is no ``optimal_action`` (a super
-arm is not a scalar): the best super arm is ``core.family.oracle(core.means)``
-for exact families.
+``optimal_reward`` ``alpha beta opt_mu``, ``regret``, ``alpha``, ``beta`` and
+``projected``. Here ``opt_mu = max_S r_mu(S)`` is exact: the exact oracle gives it
+for linear families, enumeration for coverage. ``regret`` is the difference of the
+two rewards: the instantaneous (alpha, beta)-approximation regret of the paper's
+Definition 2. For exact oracles it is the plain regret. It may be negative for
+coverage, where a super arm can beat ``alpha opt``. There is no
+``optimal_action``, since a super arm is not a scalar: the best super arm is
+``core.family.oracle(core.means)`` for exact families.
 
-**Actions.** The action space is a :class:`SuperArmSpace`, a ``MultiBinary(m)``
-(the indicator of S) whose ``sample()`` draws feasible super arms and whose
-``contains()`` checks feasibility, so Gymnasium's checker and
-stable-baselines3 run unchanged. Shapes and dtypes are checked by
-:mod:`ldp_gym.validation` (0/1 integers, or floats exactly 0 or 1 as
-stable-baselines3's PPO and A2C send them; bools, 0.5 and wrong shapes are
-refused). With ``strict=True`` (default, for agents) an infeasible super arm
-is a ``ValueError`` naming the action; with ``strict=False`` (for generic RL
-learners) it is mapped to a feasible one by
-:meth:`~ldp_gym.oracles.Family.project` (cardinality families keep the K
-lowest-indexed arms, an empty set becomes ``{0}``; paths keep the
-lowest-indexed chosen node of each layer, or its first node) and
-``info["projected"]`` is True.
+**Actions.** The action space is a :class:`SuperArmSpace`: a ``MultiBinary(m)``
+holding the indicator of S, whose ``sample()`` draws feasible super arms and whose
+``contains()`` checks feasibility. So Gymnasium's checker and stable-baselines3 run
+unchanged. Shapes and dtypes are checked by :mod:`ldp_gym.validation`. It accepts
+0/1 integers, or floats exactly 0 or 1 as stable-baselines3's PPO and A2C send
+them; it refuses bools, 0.5 and wrong shapes. With ``strict=True`` (default, for
+agents) an infeasible super arm is a ``ValueError`` naming the action. With
+``strict=False``, meant for generic RL learners, it is mapped to a feasible one by
+:meth:`~ldp_gym.oracles.Family.project` and ``info["projected"]`` is True.
+Cardinality families keep the K lowest-indexed arms, and an empty set becomes
+``{0}``. Paths keep the lowest-indexed chosen node of each layer, or its first node.
 
 **Speed.** The vector env's ``step`` takes a compiled path for the agents'
-batch (int8 super arms, every one feasible, no run restarting): one pass checks
+batch: int8 super arms, every one feasible, no run restarting. One pass checks
 the batch, one draws the outcomes and computes the observations, rewards and
-expected rewards; anything else goes through the checked ``step`` of
+expected rewards. Anything else goes through the checked ``step`` of
 :class:`~ldp_gym.envs.base.BanditVectorEnv`, with the same results draw for
-draw. The block path (:class:`~ldp_gym.protocols.ScoresBlocks`, for agents
-with ``block_play = PLAYS_OUTCOMES``): ``draw_outcomes`` draws every base arm's
-outcomes of L rounds at once (N, L, m) (bitwise the per-round draws: the same
-stream, round-major), the agent plays them, and ``score_block`` scores its
-super arms (N, L, m) as ``step`` does (regret (N, L); the observation becomes
-the feedback of the last round).
+draw. The block path (:class:`~ldp_gym.protocols.ScoresBlocks`) serves agents
+with ``block_play = PLAYS_OUTCOMES``. ``draw_outcomes`` draws every base arm's
+outcomes of L rounds at once (N, L, m), bitwise the per-round draws: the same
+stream, round-major. The agent plays them, and ``score_block`` scores its
+super arms (N, L, m) as ``step`` does, giving the regret (N, L). The observation
+becomes the feedback of the last round.
 
 **Observations** (float32, (2m,)): the outcomes of the base arms of the last
-super arm (0 elsewhere), then its indicator; zeros after reset.
+super arm, 0 elsewhere, then its indicator; zeros after reset.
 
 **Rewards** lie in ``bounded_rewards``: ``(0, K)`` for the linear families,
-``(0, 1)`` for coverage (a fraction of the targets).
+``(0, 1)`` for coverage, a fraction of the targets.
 
 Example:
     >>> import gymnasium as gym
@@ -98,9 +100,11 @@ DISTRIBUTIONS = ("bernoulli", "beta")
 
 @njit(cache=True, nogil=True)
 def _play(S, draws, mu, bernoulli, seen, obs, rewards, expected):  # pragma: no cover - compiled
-    """One round of every run: the outcomes ``seen`` (N, m) of the arms of S (0 elsewhere;
-    Bernoulli ``draws < mu`` or the Beta ``draws`` themselves), the observations (N, 2m) and the
-    linear reward and expected reward (N,)."""
+    """One round of every run: the outcomes ``seen`` (N, m) of the arms of S, the observations
+    (N, 2m) and the linear reward and expected reward (N,).
+
+    ``seen`` is 0 outside S. Its outcomes are Bernoulli ``draws < mu`` or the Beta ``draws``
+    themselves."""
     runs, m = S.shape
     for r in range(runs):
         total, mean = 0.0, 0.0
@@ -122,8 +126,8 @@ def _play(S, draws, mu, bernoulli, seen, obs, rewards, expected):  # pragma: no 
 
 @njit(cache=True, nogil=True)
 def _bernoulli_block(draws, mu, out):  # pragma: no cover - compiled
-    """Outcomes ``out[r, s, i] = draws[s, r, i] < mu[r, i]`` (float32, as the feedback shows
-    them) of rounds drawn round-major ``draws`` (L, N, m), as ``_play`` draws them."""
+    """Outcomes ``out[r, s, i] = draws[s, r, i] < mu[r, i]`` of rounds drawn round-major ``draws``
+    (L, N, m), as ``_play`` draws them; float32, as the feedback shows them."""
     length, runs, m = draws.shape
     for r in range(runs):
         for s in range(length):
@@ -134,8 +138,8 @@ def _bernoulli_block(draws, mu, out):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _score_linear(S, outcomes, mu, target, regret, obs):  # pragma: no cover - compiled
-    """The regret ``target - sum_{i in S} mu_i`` (N, L) of the super arms S (N, L, m) (the sum
-    in ``_play``'s order) and the observation (N, 2m) of each run's last round."""
+    """The regret ``target - sum_{i in S} mu_i`` (N, L) of the super arms S (N, L, m) and the
+    observation (N, 2m) of each run's last round; the sum runs in ``_play``'s order."""
     runs, length, m = S.shape
     for r in range(runs):
         for s in range(length):
@@ -212,19 +216,19 @@ class CombinatorialCore(BanditCore):
     reward-only privacy wrappers refuse the setting; ``LaplaceSemiBandit`` releases them.
 
     Args:
-        n_arms: m, the number of base arms (default 20, or the family's).
-        max_size: K, the largest super-arm size (default 4, or the family's).
+        n_arms: m, the number of base arms. Default 20, or the family's.
+        max_size: K, the largest super-arm size. Default 4, or the family's.
         family: ``"topk"`` (default), ``"paths"``, ``"coverage"``, or a
-            :class:`~ldp_gym.oracles.Family` (then ``n_arms`` and ``max_size``, if given,
-            must match it).
-        distribution: ``"bernoulli"`` (default) or ``"beta"`` (Beta with mean mu_i and
-            concentration ``concentration``).
+            :class:`~ldp_gym.oracles.Family`. For a Family, ``n_arms`` and ``max_size``, if
+            given, must match it.
+        distribution: ``"bernoulli"`` (default) or ``"beta"``: Beta with mean mu_i and
+            concentration ``concentration``.
         concentration: a + b of Beta outcomes.
         means: base-arm means (m,) in [0, 1] (in (0, 1) for Beta), the same at every reset;
             None (default) draws them uniformly at every reset.
         strict: refuse infeasible super arms (default) or project them (``strict=False``).
-        family_params: parameters of :func:`~ldp_gym.oracles.make_family` for coverage (a dict
-            ``{"targets": n, "probs": p}``, ``{"targets": n, "density": d}``).
+        family_params: parameters of :func:`~ldp_gym.oracles.make_family` for coverage: a dict
+            ``{"targets": n, "probs": p}`` or ``{"targets": n, "density": d}``.
         family_seed: seed of the coverage graph drawn when ``family_params`` gives no ``probs``.
 
     Attributes:
@@ -334,8 +338,9 @@ class CombinatorialCore(BanditCore):
     # ------------------------------------------------------------------ block path
     def draw_outcomes(self, rng: np.random.Generator, length: int) -> np.ndarray:
         """Block path (:class:`~ldp_gym.protocols.ScoresBlocks`): every base arm's outcomes
-        (N, length, m) of the next ``length`` rounds, float32 as the feedback shows them
-        (they do not depend on the super arms). Bitwise the outcomes ``length`` calls of
+        (N, length, m) of the next ``length`` rounds, float32 as the feedback shows them.
+
+        They do not depend on the super arms. Bitwise the outcomes ``length`` calls of
         :meth:`play_round` draw: the same stream, drawn round-major in one call."""
         mu = self.means
         n, m = mu.shape
@@ -349,11 +354,12 @@ class CombinatorialCore(BanditCore):
 
     def score_block(self, actions: np.ndarray, outcomes: np.ndarray) -> tuple[np.ndarray,
                                                                                np.ndarray]:
-        """Block path: the instantaneous regret (N, L) of the super arms ``actions`` (N, L, m)
-        (0/1 int8, each feasible, else ``ValueError``) played on ``outcomes`` (N, L, m) from
-        :meth:`draw_outcomes`, as :meth:`play_round` scores them (``info["regret"]``, the
-        (alpha, beta)-approximation regret); the observation (N, 2m) becomes the feedback of
-        the last round (:meth:`observe`)."""
+        """Block path: the instantaneous regret (N, L) of the super arms ``actions`` (N, L, m).
+
+        The actions are played on ``outcomes`` (N, L, m) from :meth:`draw_outcomes`. They must
+        be 0/1 int8 and each feasible, else ``ValueError``. The regret is scored as
+        :meth:`play_round` scores ``info["regret"]``, the (alpha, beta)-approximation regret.
+        The observation (N, 2m) of :meth:`observe` becomes the feedback of the last round."""
         n, m = self.means.shape
         S = np.asarray(actions)
         if S.dtype != np.int8 or S.ndim != 3 or S.shape[0] != n or S.shape[2] != m \
@@ -380,16 +386,17 @@ class CombinatorialCore(BanditCore):
         return self.observe(), regret
 
     def feasible_batch(self, actions: np.ndarray) -> bool:
-        """Whether every row of an int8 array (N, m) is a 0/1 feasible super arm of the family
-        (its ``_first_infeasible``, compiled for the library's families): the vector env's
-        fast path, which then plays them with :meth:`play_round`."""
+        """Whether every row of an int8 array (N, m) is a 0/1 feasible super arm of the family.
+
+        It uses the family's ``_first_infeasible``, compiled for the library's families. This is
+        the vector env's fast path, which then plays them with :meth:`play_round`."""
         # 0/1 first (a family's own _first_infeasible may only count arms), then the family's
         return bool(actions.view(np.uint8).max(initial=0) <= 1) and \
             self.family._first_infeasible(actions) < 0
 
     def play_round(self, rng: np.random.Generator, S: np.ndarray,
                    projected: np.ndarray) -> tuple[np.ndarray, dict]:
-        """One round of the feasible super arms S (N, m) (bool, or 0/1 int8): the rewards and the
+        """One round of the feasible super arms S (N, m), bool or 0/1 int8: the rewards and the
         oracle info."""
         mu = self.means
         n = S.shape[0]
@@ -451,8 +458,8 @@ class CombinatorialVectorEnv(BanditVectorEnv):
 
     def draw_outcomes(self, length: int) -> np.ndarray:
         """Block path (:class:`~ldp_gym.protocols.ScoresBlocks`): every base arm's outcomes
-        (N, length, m) of the next ``length`` rounds (:meth:`CombinatorialCore.draw_outcomes`);
-        the env moves past them (every run plays all of them, scored by :meth:`score_block`)."""
+        (N, length, m) of the next ``length`` rounds (:meth:`CombinatorialCore.draw_outcomes`).
+        The env moves past them: every run plays all of them, scored by :meth:`score_block`."""
         return self.drawn_ahead(self.core.draw_outcomes, length)
 
     def score_block(self, actions: np.ndarray, outcomes: np.ndarray) -> tuple[np.ndarray,

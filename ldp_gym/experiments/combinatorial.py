@@ -6,78 +6,79 @@ measure them on ``LDPCombinatorialBandit-v0`` with the agents CUCB-LDP1
 non-private CUCB:
 
 * ``chen2020-k-scaling``: CUCB-LDP1 against CUCB-LDP2 as K grows, on top-K
-  with ``m = 2K`` base arms (K optimal arms of mean :data:`TOP`, K of mean
-  ``TOP - GAP``; every ``Delta_min^i`` is :data:`GAP`). Theorem 2 bounds
+  with ``m = 2K`` base arms. K optimal arms have mean :data:`TOP`, and K have mean
+  ``TOP - GAP``; every ``Delta_min^i`` is :data:`GAP`. Theorem 2 bounds
   LDP1's regret by ``O(sum_i K^2 B_inf^2 ln T / (eps^2 Delta_min^i))`` and
-  Theorem 4 LDP2's by the same sum without ``K^2``: on one instance the ratio
-  of the bounds is ``1/K^2`` (whatever B_inf; for linear top-K B_inf = K B_1
-  = K by Fact 1, so the bounds grow like ``m K^4`` and ``m K^2``). The table
+  Theorem 4 LDP2's by the same sum without ``K^2``. On one instance the ratio
+  of the bounds is thus ``1/K^2``, whatever B_inf. For linear top-K, B_inf = K B_1
+  = K by Fact 1, so the bounds grow like ``m K^4`` and ``m K^2``. The table
   gives the measured ratio LDP2/LDP1 next to ``1/K^2`` and the slope of log
   ratio on log K next to -2.
-* ``chen2020-eps-scaling``: regret against epsilon of LDP1, LDP2 (Theorems 2
-  and 4: ``1/eps^2``) and CUCB-DP (Theorem 8: ``A + B/eps``, so at most
-  ``1/eps``), with the fitted slope of log regret on log(1/eps).
+* ``chen2020-eps-scaling``: regret against epsilon of LDP1, LDP2 and CUCB-DP,
+  with the fitted slope of log regret on log(1/eps). Theorems 2 and 4 give
+  ``1/eps^2`` for LDP1 and LDP2. Theorem 8 gives ``A + B/eps`` for CUCB-DP, so
+  at most ``1/eps``.
 * ``chen2020-coverage``: probabilistic maximum coverage with the greedy
-  ``(1 - 1/e, 1)`` oracle; the ``(alpha, beta)``-approximation regret of
-  Definition 2 (the env's regret, read with ``Results.meta['oracle']``), and
-  the plain regret ``T opt - sum r`` next to it.
+  ``(1 - 1/e, 1)`` oracle. It reports the ``(alpha, beta)``-approximation regret of
+  Definition 2, which is the env's regret, read with ``Results.meta['oracle']``.
+  The plain regret ``T opt - sum r`` stands next to it.
 
 **Lower bounds** (:func:`theorem5_lower_bound`, :func:`theorem6_lower_bound`,
 :func:`theorem9_lower_bound`) are drawn as references with the instance's m,
-K, gap and epsilon. Theorem 5 (LDP, B_inf-smooth): ``(m - 1) B_inf^2 ln T /
+K, gap and epsilon. Theorem 5, for LDP and B_inf-smooth rewards, is ``(m - 1) B_inf^2 ln T /
 (64 (e^eps - 1)^2 Delta)``, with B_inf = K for linear top-K, valid for
-``Delta / B_inf < 0.35``. Theorem 6 (LDP, B_1-smooth, the linear case):
+``Delta / B_inf < 0.35``. Theorem 6, for LDP and B_1-smooth rewards, is the linear case:
 ``(m - K) K B_1^2 ln T / (64 (e^eps - 1)^2 Delta)``, for ``Delta / (B_1 K) <
 0.35``. Theorem 9 (DP) is an Omega with no constant: ``B_1^2 m K ln T / Delta
 + B_1 m K ln T / eps`` is drawn with constant 1 (:data:`DP_CONSTANT`), so
 only its shape means anything. These bounds hold for the paper's hard
-instances (equal gaps, exact oracles, asymptotically in T, for consistent
-algorithms); our top-K instance is not their construction, so a measured
+instances: equal gaps, exact oracles, asymptotically in T, for consistent
+algorithms. Our top-K instance is not their construction, so a measured
 regret below them is not a contradiction. The paper proves them for exact
 oracles only, so none is drawn for coverage.
 
 **Reading the measurements.** The bounds are asymptotic upper bounds with
 unstated constants; the regret of any agent is also at most linear. While an
 index ``mu~ + w/sqrt(T_i)`` is capped at 1 for every arm, the agent plays
-uniformly random super arms and its regret is the *all-capped* regret
+uniformly random super arms. Its regret is then the *all-capped* regret
 ``T K (m - K) / m * GAP`` (:func:`capped_regret`), which the tables show. The
-widths are large: CUCB-LDP1's constant is ``4 sqrt(2 ln T) K / eps`` (307 at
+widths are large. CUCB-LDP1's constant is ``4 sqrt(2 ln T) K / eps``: 307 at
 K = 16, eps = 1, T = 1e5, so ``T_i`` must exceed 94,000 before any index
-drops below 1) and CUCB-DP's second term ``12 K ln^3 T / (T_i eps)``
+drops below 1. CUCB-DP's second term ``12 K ln^3 T / (T_i eps)``
 dominates for ``T_i`` below ``(12 K ln^3 T / eps)^2 / (4 ln(mT))``. Where an
 agent sits at its all-capped regret it has not started to learn, and a ratio
-or slope computed from such cells measures the cap, not the theorem (the
+or slope computed from such cells measures the cap, not the theorem. The
 notes name these cells, and the slopes are also fitted on the cells where the
-agents learn). What the code measured is reported as it is; nothing is tuned
+agents learn. What the code measured is reported as it is; nothing is tuned
 towards the bounds.
 
-Measured (full versions, T = 1e5, 20 runs, seed 0, ``ldp-gym reproduce NAME``):
+Measured with the full versions: T = 1e5, 20 runs, seed 0, ``ldp-gym reproduce NAME``.
 
-* K scaling (m = 2K): at K = 1 the two agents coincide, as they should (ratio
-  1.06, 0.92, 0.91 at eps 0.5, 1, 4). The ratio LDP2/LDP1 falls with K, but
-  like K^-1, not K^-2: slopes on log K of -1.00 at eps = 4 (every K learns;
-  ratios 0.91, 0.37, 0.14, 0.080, 0.060 for K = 1 to 16) and -1.01 / -0.88 at
-  eps = 0.5 / 1 over the K where CUCB-LDP1 learns; over all K the slopes
+* K scaling (m = 2K): at K = 1 the two agents coincide, as they should. Their ratio
+  is 1.06, 0.92 and 0.91 at eps 0.5, 1 and 4. The ratio LDP2/LDP1 falls with K, but
+  like K^-1, not K^-2. At eps = 4 every K learns, and the slope on log K is -1.00; the
+  ratios are 0.91, 0.37, 0.14, 0.080, 0.060 for K = 1 to 16. At eps = 0.5 / 1 the
+  slopes are -1.01 / -0.88 over the K where CUCB-LDP1 learns. Over all K the slopes
   (0.02, -0.42) measure the cap, CUCB-LDP1 sitting at the all-capped regret
   from K = 4 (eps = 0.5) and K = 8 (eps = 1). The ratio of two upper bounds
   need not be the ratio of the regrets.
 * epsilon scaling (K = 4, m = 8, eps 0.25 to 8): CUCB-LDP1 and CUCB-LDP2 have
-  slopes 1.50 and 1.81 on log(1/eps) over the eps where they learn (1.22 and
-  1.77 over all), below the bounds' 2; CUCB-DP is at the all-capped regret up
-  to eps = 2 and still at 27,589 at eps = 8 (CUCB-LDP2: 140, non-private CUCB:
-  209): its width ``12 K ln^3 T / (T_i eps)`` keeps the global agent behind the
+  slopes 1.50 and 1.81 on log(1/eps) over the eps where they learn, and 1.22 and
+  1.77 over all. These are below the bounds' 2. CUCB-DP is at the all-capped regret up
+  to eps = 2 and still at 27,589 at eps = 8, against 140 for CUCB-LDP2 and 209 for
+  non-private CUCB. Its width ``12 K ln^3 T / (T_i eps)`` keeps the global agent behind the
   local ones at this horizon, so its slope (0.21) measures the cap, not the
   theorem's 1/eps. Theorem 9's curve drawn with constant 1 lies above the
   non-private CUCB, so that constant is only a shape.
-* coverage (m = 16, K = 4, 32 targets; greedy reaches 1.000 opt on the true
-  means here): every agent's (1 - 1/e, 1)-approximation regret is negative
-  (they beat ``alpha opt``); the plain regret orders them CUCB (15) < CUCB-LDP2
-  < CUCB-LDP1 < CUCB-DP at every eps (eps = 1: 453, 1,915, 6,374), CUCB-DP
-  hardly improving with eps (6,464 to 6,232 from eps 0.5 to 2).
+* coverage (m = 16, K = 4, 32 targets): greedy reaches 1.000 opt on the true
+  means here. Every agent's (1 - 1/e, 1)-approximation regret is negative: they
+  beat ``alpha opt``. The plain regret orders them CUCB (15) < CUCB-LDP2
+  < CUCB-LDP1 < CUCB-DP at every eps (eps = 1: 453, 1,915, 6,374). CUCB-DP
+  hardly improves with eps: 6,464 to 6,232 from eps 0.5 to 2.
 
-Cost (wall time, one job, on a shared 2-core machine, the full versions, 2026-11-26): 17 s
-(K scaling), 10 s (epsilon scaling), 16 s (coverage); before the compiled trees and
-chunked runs, 87 s, 337 s and 131 s.
+Cost, as wall time of one job for the full versions on a shared 2-core machine, 2026-11-26:
+17 s for K scaling, 10 s for epsilon scaling, 16 s for coverage. Before the compiled trees
+and chunked runs they took 87 s, 337 s and 131 s.
 """
 
 from __future__ import annotations
@@ -130,8 +131,8 @@ COV_DENSITY = 0.3
 def topk_means(K: int, m: int, top: float = TOP, gap: float = GAP) -> np.ndarray:
     """The top-K instance: K optimal arms of mean ``top``, ``m - K`` of mean ``top - gap``.
 
-    Every ``Delta_min^i`` (the paper's eq. 1) is ``gap``: the best bad super arm swaps one
-    optimal arm for a suboptimal one.
+    Every ``Delta_min^i``, as defined in the paper's eq. 1, is ``gap``: the best bad super arm
+    swaps one optimal arm for a suboptimal one.
 
     Example:
         >>> topk_means(2, 4).round(12).tolist()
@@ -154,7 +155,7 @@ def capped_regret(m: Any, K: Any, gap: float, horizon: Any) -> Any:
 
 
 def theorem5_lower_bound(m: int, b_inf: float, gap: float, epsilon: float, horizon: Any) -> Any:
-    """Theorem 5 (eps-LDP, B_inf-smooth): ``(m - 1) B_inf^2 ln T / (64 (e^eps - 1)^2 Delta)``.
+    """Theorem 5, for eps-LDP and B_inf-smooth: ``(m - 1) B_inf^2 ln T / (64 (e^eps - 1)^2 Delta)``.
 
     Stated for ``0 < Delta / B_inf < 0.35``, exact oracles and consistent algorithms, as the
     liminf of regret over ln T; drawn here at finite T. For linear top-K, ``B_inf = K``.
@@ -170,7 +171,7 @@ def theorem5_lower_bound(m: int, b_inf: float, gap: float, epsilon: float, horiz
 
 def theorem6_lower_bound(m: int, K: int, b1: float, gap: float, epsilon: float,
                          horizon: Any) -> Any:
-    """Theorem 6 (eps-LDP, B_1-smooth): ``(m - K) K B_1^2 ln T / (64 (e^eps - 1)^2 Delta)``.
+    """Theorem 6, for eps-LDP and B_1-smooth: ``(m - K) K B_1^2 ln T / (64 (e^eps - 1)^2 Delta)``.
 
     Stated for ``m / K`` an integer and ``0 < Delta / (B_1 K) < 0.35``.
 
@@ -185,7 +186,7 @@ def theorem6_lower_bound(m: int, K: int, b1: float, gap: float, epsilon: float,
 
 def theorem9_lower_bound(m: int, K: int, b1: float, gap: float, epsilon: float, horizon: Any,
                          constant: float = DP_CONSTANT) -> Any:
-    """Theorem 9 (eps-DP, B_1-smooth): ``c (B_1^2 m K ln T / Delta + B_1 m K ln T / eps)``.
+    """Theorem 9, for eps-DP and B_1-smooth: ``c (B_1^2 m K ln T / Delta + B_1 m K ln T / eps)``.
 
     The theorem is an Omega (``m >= 2K``, ``0 < Delta / (B_1 K) < 0.35``) with no constant;
     ``c`` is :data:`DP_CONSTANT` (1), so only the shape is meaningful.
@@ -379,8 +380,9 @@ def chen2020_eps_scaling(quick: bool, seed: int, n_jobs: int, progress: bool | N
 
 
 def coverage_instance(m: int, K: int, targets: int, seed: int):
-    """The coverage family (graph of density :data:`COV_DENSITY` drawn from ``seed``) and fixed
-    base-arm means uniform in [0.1, 0.9] from the same seed."""
+    """The coverage family and fixed base-arm means uniform in [0.1, 0.9], both from ``seed``.
+
+    The family's graph has density :data:`COV_DENSITY`."""
     from ldp_gym.oracles import make_family
 
     family = make_family("coverage", m, K, {"targets": targets, "density": COV_DENSITY,

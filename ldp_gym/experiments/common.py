@@ -38,12 +38,13 @@ class Report:
 
     @property
     def has_figure(self) -> bool:
-        """Whether there is a figure to write (none without matplotlib: :class:`NoPlot`)."""
+        """Whether there is a figure to write; none without matplotlib, see :class:`NoPlot`."""
         return self.figure is not None and not isinstance(self.figure, NoPlot)
 
     def write(self, folder: Path) -> list[Path]:
-        """Write ``table.md``, one ``.npz`` per results object and ``figure.png`` into ``folder``
-        (no figure without matplotlib: :attr:`has_figure`)."""
+        """Write ``table.md``, one ``.npz`` per results object and ``figure.png`` into ``folder``.
+
+        Without matplotlib there is no figure; see :attr:`has_figure`."""
         paths = [folder / "table.md"]
         text = f"# {self.title}\n\n{self.table}\n"
         if self.notes:
@@ -69,19 +70,22 @@ class Experiment:
 
     def __call__(self, quick: bool = False, seed: int = 0, n_jobs: int = 2,
                  progress: bool | None = None, cache_dir: CacheDir = None) -> Report:
-        """Run the experiment; ``cache_dir``: a folder that keeps each finished task (see
-        :func:`ldp_gym.sweep`), so that the same call after an interruption runs only the
-        tasks that had not finished, with bitwise the same results."""
+        """Run the experiment.
+
+        ``cache_dir`` is a folder that keeps each finished task, as in :func:`ldp_gym.sweep`.
+        The same call after an interruption then runs only the tasks that had not finished,
+        with bitwise the same results."""
         return self.function(quick=quick, seed=seed, n_jobs=n_jobs, progress=progress,
                              cache_dir=cache_dir)
 
 
 def run_by_agent(env: str, agents: Mapping[str, Any], n_jobs: int, cache_dir: CacheDir = None,
                  label: str = "", **kwargs: Any) -> Results:
-    """:func:`ldp_gym.run` of ``agents`` (``kwargs``: its other arguments) as one
-    :func:`ldp_gym.sweep` task per agent, merged: bitwise the same regret and meta (an agent's
-    numbers depend only on the root seed and its name), and with ``cache_dir`` each agent's
-    run is kept as it ends."""
+    """:func:`ldp_gym.run` of ``agents`` as one :func:`ldp_gym.sweep` task per agent, merged.
+
+    ``kwargs`` are the run's other arguments. The regret and meta are bitwise the same as one
+    run's, since an agent's numbers depend only on the root seed and its name. With
+    ``cache_dir``, each agent's run is kept as it ends."""
     from ldp_gym.runner import sweep
 
     tasks = [dict(env=env, agents={name: spec}, **kwargs) for name, spec in agents.items()]
@@ -95,9 +99,11 @@ def checkpoints(horizon: int, marks: list[int]) -> np.ndarray:
 
 
 def figure(ncols: int | None = None):
-    """``(fig, ax)``, or with ``ncols`` ``(fig, axes)`` (an array of ``ncols`` side by side);
-    without matplotlib (the ``plot`` extra) :class:`~ldp_gym.results.NoPlot` stand-ins, so that
-    the experiment still makes its tables and results."""
+    """``(fig, ax)``, or with ``ncols`` ``(fig, axes)``: an array of ``ncols`` side by side.
+
+    Without matplotlib, which comes with the ``plot`` extra, these are
+    :class:`~ldp_gym.results.NoPlot` stand-ins, so that the experiment still makes its tables
+    and results."""
     try:
         import matplotlib
     except ImportError:
@@ -113,8 +119,9 @@ def figure(ncols: int | None = None):
 
 
 def log_slope(x: Any, y: Any) -> float:
-    """Least-squares slope of log y on log x (y floored at 1e-12; nan with fewer than two
-    points): the rate an experiment reads off its regret."""
+    """Least-squares slope of log y on log x: the rate an experiment reads off its regret.
+
+    Values of y are floored at 1e-12. With fewer than two points the slope is nan."""
     x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
     if x.size < 2:
         return float("nan")
@@ -122,8 +129,9 @@ def log_slope(x: Any, y: Any) -> float:
 
 
 def epsilon_axes(ax, horizon: int, logy: bool = False, what: str = "mean") -> None:
-    """Label a plot of regret at T against epsilon (log x axis); ``what``: what the points
-    (and bars) are, e.g. ``"mean ± sd over 20 runs"``."""
+    """Label a plot of regret at T against epsilon, on a log x axis.
+
+    ``what`` says what the points, and any bars, are, e.g. ``"mean ± sd over 20 runs"``."""
     ax.set_xscale("log")
     if logy:
         ax.set_yscale("log")
@@ -134,17 +142,20 @@ def epsilon_axes(ax, horizon: int, logy: bool = False, what: str = "mean") -> No
 
 
 def caption(horizon: int, n_runs: int, table: str = "") -> str:
-    """The line under a table of :func:`regret_cell` cells saying what they are (and, if
-    ``table`` has a cell marked ``°``, what an sd of 0 means)."""
+    """The line under a table of :func:`regret_cell` cells saying what they are.
+
+    If ``table`` has a cell marked ``°``, the line also says what an sd of 0 means."""
     text = (f"Cells: cumulative regret at T = {round_label(horizon)}, mean ± sd over {n_runs} "
             f"runs (sd of the runs, not of the mean).")
     return text + ("\n" + ZERO_SD_NOTE + "." if "°" in table else "")
 
 
 def merge_all(results: list[Results], allow_different: Any = ()) -> Results:
-    """One :class:`Results` with the agents of all (same checkpoints; the same env, horizon
-    and runs and distinct agent names unless ``allow_different`` says otherwise, as in
-    :meth:`Results.merge`)."""
+    """One :class:`Results` with the agents of all.
+
+    They must have the same checkpoints. Unless ``allow_different`` says otherwise, they must
+    also have the same env, horizon and runs, and distinct agent names, as in
+    :meth:`Results.merge`."""
     merged = results[0]
     for r in results[1:]:
         merged = merged.merge(r, allow_different=allow_different)

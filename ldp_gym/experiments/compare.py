@@ -2,9 +2,10 @@
 as a function that notebooks call too.
 
 :func:`plan_comparison` checks that the options fit together and builds the calls of
-:func:`ldp_gym.run`, before any work. Private agents run at every epsilon (and delta, for
-the (epsilon, delta)-DP ones). Non-private agents run as they are, or behind a reward
-privacy wrapper at every epsilon. :func:`compare` runs the plan and merges the results.
+:func:`ldp_gym.run`, before any work. Private agents run at every epsilon. The
+(epsilon, delta)-DP ones also run at the given ``delta``, if any. Non-private agents run as they
+are, or behind a reward privacy wrapper at every epsilon. :func:`compare` runs the plan and
+merges the results.
 
 Example:
     >>> from ldp_gym.experiments.compare import compare
@@ -29,10 +30,12 @@ WRAPPER_DELTA = 1e-5
 
 
 class PlanError(ValueError):
-    """Options of a comparison that do not fit together, or a bad one; ``option`` names the
-    parameter (``env``, ``env_kwargs``, ``agents``, ``epsilons``, ``wrapper``, ``delta``,
-    ``secure``, ``horizon``, ``n_runs``, ``seed`` or ``n_jobs``), ``value`` the value in
-    question where it helps (the wrapper's name) and ``detail`` says what is wrong."""
+    """Options of a comparison that do not fit together, or a bad one.
+
+    ``option`` names the parameter: ``env``, ``env_kwargs``, ``agents``, ``epsilons``,
+    ``wrapper``, ``delta``, ``secure``, ``horizon``, ``n_runs``, ``seed`` or ``n_jobs``.
+    ``value`` is the value in question where it helps, such as the wrapper's name. ``detail``
+    says what is wrong."""
 
     def __init__(self, option: str, detail: str, value: str = ""):
         super().__init__(f"{option}{' ' + value if value else ''}: {detail}")
@@ -40,8 +43,9 @@ class PlanError(ValueError):
 
 
 def resolve_agent(agent: Any) -> type:
-    """An agent class from a class, a registered name (any case, ``ldp_gym.agents.AGENTS``) or
-    ``"module:Class"`` (imported).
+    """An agent class from a class, a registered name or ``"module:Class"``, which is imported.
+
+    A registered name is one of ``ldp_gym.agents.AGENTS``, in any case.
 
     Raises:
         PlanError: an unknown name, a module that does not import, or not an agent class.
@@ -80,7 +84,7 @@ def _label(cls: type) -> str:
 
 
 def is_private(cls: type) -> bool:
-    """Whether an agent class gives a privacy guarantee (local, shuffle or global DP)."""
+    """Whether an agent class gives a privacy guarantee: local, shuffle or global DP."""
     from ldp_gym.agents.base import GlobalDPAgent, LocalDPAgent, ShuffleDPAgent
 
     return issubclass(cls, (LocalDPAgent, GlobalDPAgent, ShuffleDPAgent))
@@ -134,7 +138,7 @@ def _check_options(private: dict, plain: dict, epsilons: Any, wrapper: Any, secu
 
 @dataclasses.dataclass(frozen=True)
 class Plan:
-    """The calls of :func:`ldp_gym.run` of a comparison (their keyword arguments)."""
+    """The calls of :func:`ldp_gym.run` of a comparison, as their keyword arguments."""
 
     tasks: tuple[dict[str, Any], ...]
 
@@ -160,8 +164,10 @@ def plan_comparison(env: str, agents: Sequence[Any], *, epsilons: Sequence[float
                     secure: bool = False, env_kwargs: dict | None = None,
                     progress: bool | None = None) -> Plan:
     """Check a comparison's options and build its calls of :func:`ldp_gym.run`, before any
-    work: every agent is built once for the env (its parameters checked), and an option that
-    nothing uses is an error, not silently ignored.
+    work.
+
+    Every agent is built once for the env, which checks its parameters. An option that nothing
+    uses is an error, not silently ignored.
 
     Args:
         env: a registered env id.
@@ -169,8 +175,8 @@ def plan_comparison(env: str, agents: Sequence[Any], *, epsilons: Sequence[float
         epsilons: the budgets of the private agents and of the wrapper (default ``[1.0]``).
         wrapper: ``None``, ``"laplace"`` or ``"gaussian"``: the reward privacy wrapper the
             non-private agents run behind, at every epsilon.
-        delta: the delta of the (epsilon, delta)-DP agents and of the Gaussian wrapper
-            (default: the agents' own, and :data:`WRAPPER_DELTA` for the wrapper).
+        delta: the delta of the (epsilon, delta)-DP agents and of the Gaussian wrapper. By
+            default, the agents' own, and :data:`WRAPPER_DELTA` for the wrapper.
         horizon: as :func:`ldp_gym.run`.
         n_runs: as :func:`ldp_gym.run`.
         seed: as :func:`ldp_gym.run`.
@@ -243,7 +249,7 @@ def plan_comparison(env: str, agents: Sequence[Any], *, epsilons: Sequence[float
 
 
 def compare(env: str, agents: Sequence[Any], **options: Any) -> Any:
-    """Run a comparison: :func:`plan_comparison` (the same arguments), then every call of
+    """Run a comparison: :func:`plan_comparison` with the same arguments, then every call of
     :func:`ldp_gym.run`, merged into one :class:`~ldp_gym.results.Results`.
 
     Raises:

@@ -1,26 +1,27 @@
 """The experiment runner: every agent on the same N instances, vectorised, on every core.
 
 ``run`` builds native vector envs of the runs per agent, reset with the same seeds, so every
-agent faces the same N bandit instances (and, where the setting allows, the same reward draws:
-common random numbers). Cumulative regret is recorded at checkpoints (log-spaced by default),
-never as a T-long array per run.
+agent faces the same N bandit instances. Where the setting allows, the agents also get the same
+reward draws: common random numbers. Cumulative regret is recorded at checkpoints, log-spaced
+by default, never as a T-long array per run.
 
 The runner by concern:
 
-* :mod:`~ldp_gym.runner.loop`: one task's run loop, round by round (``act``, the env's
-  ``step``, ``observe``) or by blocks;
-* :mod:`~ldp_gym.runner.blocks`: the block players and the one table (``PLAYERS``) that
-  chooses them from what the agent (``block_play``), the setting and the wrappers declare;
+* :mod:`~ldp_gym.runner.loop`: one task's run loop, round by round or by blocks. A round is
+  ``act``, then the env's ``step``, then ``observe``;
+* :mod:`~ldp_gym.runner.blocks`: the block players, and the one table ``PLAYERS`` that
+  chooses them. It goes by what the agent (``block_play``), the setting and the wrappers
+  declare;
 * :mod:`~ldp_gym.runner.progress`: one progress display for a whole job;
-* :mod:`~ldp_gym.runner.parallel`: the backends (this process, joblib, Dask).
+* :mod:`~ldp_gym.runner.parallel`: the backends: this process, joblib or Dask.
 
-Runs across cores: an agent's runs are cut into chunks of :data:`RUNS_PER_CHUNK` (the last
-one shorter), each a task with its own vector env and its own env and agent streams
-(:func:`~ldp_gym.runner.loop.chunk_seeds`), and the tasks of every agent run in parallel with
-``n_jobs``; the chunks do not depend on ``n_jobs``, so the results are bitwise the same for
+Runs across cores: an agent's runs are cut into chunks of :data:`RUNS_PER_CHUNK`, the last one
+shorter. Each chunk is a task with its own vector env and its own env and agent streams; see
+:func:`~ldp_gym.runner.loop.chunk_seeds`. The tasks of every agent run in parallel with
+``n_jobs``. The chunks do not depend on ``n_jobs``, so the results are bitwise the same for
 any number of workers. Chunk 0 keeps the seeds of an unsplit run: up to
 :data:`RUNS_PER_CHUNK` runs, an agent's numbers are those of one vector env of all its runs.
-An agent passed ready-made (an object) is one task, whatever its runs.
+An agent passed ready-made, as an object, is one task, whatever its runs.
 
 Seeds: ``SeedSequence(seed)`` spawns the env's seed; each agent's stream is keyed by its
 name, so adding an agent to a comparison never changes the numbers of the others.
@@ -61,8 +62,9 @@ RUNS_PER_CHUNK = 50
 
 
 def _chunks(spec: AgentSpec, n_runs: int) -> list[tuple[int, int]]:
-    """``(start, runs)`` of the chunks of an agent's ``n_runs`` runs; one chunk for an agent
-    given as an object (built for all the runs)."""
+    """``(start, runs)`` of the chunks of an agent's ``n_runs`` runs.
+
+    An agent given as an object is one chunk, since it was built for all the runs."""
     ready_made = not isinstance(spec, (type, tuple)) and hasattr(spec, "act") \
         and hasattr(spec, "observe")
     if ready_made or n_runs <= RUNS_PER_CHUNK:
@@ -72,7 +74,9 @@ def _chunks(spec: AgentSpec, n_runs: int) -> list[tuple[int, int]]:
 
 def _plan(agents: Any, n_runs: int) -> list[tuple[str, Any, int, int, str]]:
     """The tasks of a :func:`run`: ``(name, spec, start, runs, label)`` per chunk of each agent,
-    in order (``label`` names the chunk's runs when an agent has several)."""
+    in order.
+
+    ``label`` names the chunk's runs when an agent has several chunks."""
     plan = []
     for name, spec in (agents.items() if isinstance(agents, Mapping) else ()):
         chunks = _chunks(spec, n_runs)
@@ -108,24 +112,25 @@ def run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_ru
         horizon: number of rounds T.
         n_runs: number of independent runs N.
         seed: the root seed; same seed, bitwise identical regret.
-        checkpoints: rounds at which cumulative regret is recorded (default log-spaced).
+        checkpoints: rounds at which cumulative regret is recorded; log-spaced by default.
         env_kwargs: keyword arguments of the env (e.g. ``means``).
         wrappers: ``(VectorWrapperClass, kwargs)`` pairs applied in order, e.g.
             ``[(VectorLaplaceReward, {"epsilon": 1.0})]`` for the one-point reduction.
-        progress: show the progress of the whole job (every agent, runs x rounds done, time
-            left): ``None`` (default) a tqdm bar when stderr is a terminal, else a line on
-            stderr every :data:`~ldp_gym.runner.progress.PROGRESS_INTERVAL` seconds (silent if
-            the job ends sooner); ``True`` a bar (lines without tqdm); ``False`` nothing. With
-            ``n_jobs > 1`` the workers report to the one display of the parent process.
-        n_jobs: the tasks (every agent's chunks of :data:`RUNS_PER_CHUNK` runs) run in
-            parallel processes through joblib when > 1 (-1: every core), with the same results
-            for any number of workers.
-        backend: joblib backend (``"loky"``; ``"dask"``, ``"ray"`` from the extras); default:
-            the backend of an enclosing ``joblib.parallel_config``, else loky.
-        secure: every private agent and privacy wrapper draws its noise from the OS CSPRNG
-            (deployment mode: the noise cannot be replayed, so the results are not
-            reproducible; ``seed`` then drives only the envs and the agents' public
-            decisions). Agent objects passed ready-made must have been built with
+        progress: show the progress of the whole job: every agent, runs x rounds done, time
+            left. ``None``, the default, shows a tqdm bar when stderr is a terminal, else a line
+            on stderr every :data:`~ldp_gym.runner.progress.PROGRESS_INTERVAL` seconds; it
+            stays silent if the job ends sooner. ``True`` shows a bar, or lines without tqdm.
+            ``False`` shows nothing. With ``n_jobs > 1`` the workers report to the one display
+            of the parent process.
+        n_jobs: when > 1, the tasks run in parallel processes through joblib; -1 means every
+            core. The tasks are every agent's chunks of :data:`RUNS_PER_CHUNK` runs. The
+            results are the same for any number of workers.
+        backend: joblib backend: ``"loky"``, or ``"dask"`` and ``"ray"`` from the extras. By
+            default, the backend of an enclosing ``joblib.parallel_config``, else loky.
+        secure: every private agent and privacy wrapper draws its noise from the OS CSPRNG.
+            This is the deployment mode: the noise cannot be replayed, so the results are not
+            reproducible, and ``seed`` then drives only the envs and the agents' public
+            decisions. Agent objects passed ready-made must have been built with
             ``secure=True``. Without it, noise is seeded: right for simulation, but whoever
             knows the seed knows the noise.
         label: what the progress shows first (default ``"ldp-gym"``).
@@ -142,9 +147,10 @@ def _run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_r
          wrappers: Any = (), progress: bool | None = None, n_jobs: int = 1,
          backend: str | None = None, secure: bool = False, label: str = "", *,
          sink: Any = None, offset: int = 0, nested: bool = False) -> Results:
-    """:func:`run`; ``nested``: a task of a :func:`sweep`, whose agents report to ``sink`` as
-    the job's tasks ``offset``, ``offset + 1``, ... (``progress`` and ``label`` are the
-    sweep's business)."""
+    """:func:`run`; ``nested`` marks a task of a :func:`sweep`.
+
+    A nested task's agents report to ``sink`` as the job's tasks ``offset``, ``offset + 1``
+    and so on. Its ``progress`` and ``label`` are the sweep's business."""
     cps = _check_run_args(horizon, n_runs, checkpoints)
     check_bool("secure", secure)
     if check_int("n_jobs", n_jobs, low=-(2**31)) == 0:
@@ -204,30 +210,31 @@ def _jsonable(v: Any) -> Any:
 
 def sweep(tasks: list[dict[str, Any]], n_jobs: int = -1, backend: str | None = None,
           label: str = "", cache_dir: str | os.PathLike | None = None) -> list[Results]:
-    """Run several :func:`run` calls (e.g. over epsilon, settings or seeds) in parallel.
+    """Run several :func:`run` calls in parallel, e.g. over epsilon, settings or seeds.
 
-    One progress display covers the whole sweep (every agent of every call): shown unless
-    every task says ``progress=False``, forced if one says ``True``, else as ``None`` says
-    (see :func:`run`); the tasks' ``label`` is ignored, the sweep's is shown.
+    One progress display covers the whole sweep, every agent of every call. It is shown unless
+    every task says ``progress=False``, forced if one says ``True``, else as ``None`` says in
+    :func:`run`. The tasks' ``label`` is ignored; the sweep's is shown.
 
     Args:
         tasks: keyword arguments of :func:`run`, one dict per call.
-        n_jobs: joblib workers (-1: all cores).
-        backend: ``"loky"`` (local processes), ``"dask"`` (needs a
-            ``dask.distributed.Client``) or ``"ray"`` (no progress on those two); default: the
+        n_jobs: joblib workers; -1 means all cores.
+        backend: ``"loky"`` for local processes, ``"dask"`` or ``"ray"``. Dask needs a
+            ``dask.distributed.Client``. There is no progress on those two. By default, the
             backend of an enclosing ``joblib.parallel_config``, else loky.
         label: what the progress shows first (default ``"ldp-gym"``).
-        cache_dir: a folder (made if missing) that keeps each finished task's results, so that
-            a sweep interrupted or failed part way, run again with the same ``cache_dir``,
-            runs only the tasks it had not finished and returns bitwise the results of an
+        cache_dir: a folder that keeps each finished task's results; it is made if missing.
+            A sweep interrupted or failed part way, run again with the same ``cache_dir``,
+            runs only the tasks it had not finished. It returns bitwise the results of an
             uninterrupted sweep. A task's entry is keyed by everything that determines its
-            results: env (id, or function) and ``env_kwargs``, agents (names in order, classes
-            by qualified name, their keyword arguments), horizon, runs, seed, checkpoints,
-            wrappers, secure mode, and the versions of ldp-gym (with a digest of its source
-            files), numpy and Python; an entry of any other configuration is never used.
-            Each entry is written whole (a temporary file renamed into place) as its task
-            ends. Tasks it cannot key are run every time, with a warning: ``seed=None``, and
-            agents given as objects, lambdas or closures over values it cannot key.
+            results. That is the env, as id or function, and ``env_kwargs``; the agents' names
+            in order, classes by qualified name, and keyword arguments; horizon, runs, seed,
+            checkpoints, wrappers and secure mode; and the versions of ldp-gym, numpy and
+            Python, with a digest of ldp-gym's source files. An entry of any other
+            configuration is never used. Each entry is written whole as its task ends: a
+            temporary file is renamed into place. Tasks it cannot key are run every time, with
+            a warning: ``seed=None``, and agents given as objects, lambdas or closures over
+            values it cannot key.
             Default: no cache.
 
     Example:

@@ -2,18 +2,18 @@
 
 On the block path the setting's core draws the next rounds ahead, the agent consumes them and
 says how many rounds each run used, and the env advances past and scores exactly those rounds.
-Each agent declares how it consumes a block in one attribute, ``block_play``
-(:class:`~ldp_gym.protocols.BlockPlay`; an agent that declares nothing, a third party's, is
-``ROUNDS``). :data:`PLAYERS` maps each declaration to the setting's protocol it needs and to
+Each agent declares how it consumes a block in one attribute, ``block_play``, a
+:class:`~ldp_gym.protocols.BlockPlay`. An agent that declares nothing, such as a third party's,
+is ``ROUNDS``. :data:`PLAYERS` maps each declaration to the setting's protocol it needs and to
 its player:
 
 =================  =====================  ==================================================
 ``block_play``     the setting declares   a block is
 =================  =====================  ==================================================
 PLAYS_EVALUATED    ``EvaluatesBlocks``    ``BLOCK`` rounds of drawn randomness in one
-                                          compiled kernel (``play_world``: act, the
-                                          setting's round, the release, observe): FKM, ADX,
-                                          Saha-Tewari, Hazan-Levy
+                                          compiled kernel, ``play_world``, whose rounds are
+                                          act, the setting's round, the release, observe:
+                                          FKM, ADX, Saha-Tewari, Hazan-Levy
 PLAYS_OUTCOMES     ``ScoresBlocks``       every base arm's outcomes of ``BLOCK`` rounds
                                           (``play_outcomes``), scored by the env: CUCB,
                                           CUCB-LDP1/2 with a compiled oracle
@@ -24,19 +24,20 @@ COMMITS            ``DrawsStretches``     the exact reward sum of the agent's ar
 PLAYS_BLOCKS       ``DrawsBlocks``        contexts and every arm's rewards of ``BLOCK``
                                           rounds, all played in one compiled call
                                           (``play_block``): the classic and private MAB
-                                          index agents (DP-UCB included), the contextual and
-                                          nonparametric agents
+                                          index agents, DP-UCB among them, and the
+                                          contextual and nonparametric agents
 ROUNDS             ``DrawsBlocks``        the same block played through ``act``/``observe``,
                                           with at most :data:`BLOCK_MAX_RUNS` runs
 =================  =====================  ==================================================
 
-A declaration whose setting lacks the protocol, or whose condition fails (COMMITS on unbounded
-rewards), falls back to ROUNDS' row; without a player the rounds are played one by one.
+A declaration whose setting lacks the protocol, or whose condition fails, falls back to ROUNDS'
+row. COMMITS, for instance, fails on unbounded rewards. Without a player the rounds are played
+one by one.
 
 The block path bypasses the wrappers' ``step``, so it is taken only when every wrapper declares
-``needs_round_by_round = False`` on its class (undeclared: ``True``, a third party's wrapper is
-stepped round by round, as are the privacy wrappers), except on the PLAYS_EVALUATED row, where
-one wrapper may apply its release to the block itself (``releases_blocks``).
+``needs_round_by_round = False`` on its class. Undeclared means ``True``: a third party's wrapper
+is stepped round by round, as are the privacy wrappers. The exception is the PLAYS_EVALUATED
+row, where one wrapper may apply its release to the block itself (``releases_blocks``).
 """
 
 from __future__ import annotations
@@ -90,10 +91,12 @@ def block_player(agent: AgentLike, venv: Any, horizon: int) -> BlockPlayer | Non
 
 
 def _block_env(venv: Any, releases: bool = False) -> tuple[BanditVectorEnv | None, Any]:
-    """``(env, release)``: the native bandit env under ``venv`` if every wrapper in between
-    lets the block path bypass its ``step`` (``needs_round_by_round = False`` on its class;
-    undeclared: ``True``) or, with ``releases``, is the one wrapper that applies its release
-    to blocks itself (``releases_blocks``, then ``release``); else ``(None, None)``."""
+    """``(env, release)``: the native bandit env under ``venv``, or ``(None, None)``.
+
+    The env is found if every wrapper in between lets the block path bypass its ``step``. Such
+    a wrapper declares ``needs_round_by_round = False`` on its class; undeclared means ``True``.
+    With ``releases``, one wrapper may instead apply its release to blocks itself: it declares
+    ``releases_blocks``, and is returned as ``release``."""
     release = None
     while isinstance(venv, VectorWrapper):
         if releases and release is None and getattr(venv, "releases_blocks", False):
@@ -106,11 +109,13 @@ def _block_env(venv: Any, releases: bool = False) -> tuple[BanditVectorEnv | Non
 
 class _Evaluated:
     """Agents that play a whole block of an :class:`~ldp_gym.protocols.EvaluatesBlocks` setting
-    in one compiled kernel (``play_world``): the setting's randomness of ``BLOCK`` rounds
-    (``draw_world``) and, under a release, its noise drawn ahead by its wrapper's mechanism
-    (``block_release``); every round played, scored by the setting's compiled round. The
-    observation returned is that of the last round as the learner saw it (the env's, or the
-    release's)."""
+    in one compiled kernel, ``play_world``.
+
+    The kernel gets the setting's randomness of ``BLOCK`` rounds, from ``draw_world``. Under a
+    release, it also gets the release's noise, drawn ahead by its wrapper's mechanism
+    (``block_release``). Every round is played, and scored by the setting's compiled round. The
+    observation returned is that of the last round as the learner saw it: the env's, or the
+    release's."""
 
     def __init__(self, agent: AgentLike, env: BanditVectorEnv, release: Any, horizon: int):
         self.agent = cast(PlaysEvaluatedBlocks, agent)  # its declaration
@@ -157,10 +162,12 @@ class _Committed:
 
 
 class _Drawn:
-    """Agents that play every round: contexts and every arm's rewards of ``BLOCK`` rounds, the
-    next block drawn in a second thread while the agent plays this one (the draws do not depend
-    on the actions, so the numbers are those of drawing in turn; numpy's generators and the
-    compiled kernels release the GIL), scored round by round."""
+    """Agents that play every round: contexts and every arm's rewards of ``BLOCK`` rounds,
+    scored round by round.
+
+    The next block is drawn in a second thread while the agent plays this one. The draws do not
+    depend on the actions, so the numbers are those of drawing in turn. Numpy's generators and
+    the compiled kernels release the GIL."""
 
     def __init__(self, env: BanditVectorEnv, play_block: Callable, horizon: int):
         self.play_block = play_block
@@ -192,10 +199,12 @@ class _Drawn:
 
 
 class _Scored:
-    """Agents that play super arms (``ScoresBlocks`` settings): every base arm's outcomes of
-    ``BLOCK`` rounds, the next block drawn in a second thread while the agent plays this one
-    (the outcomes do not depend on the super arms), the agent's super arms (N, L, m) scored
-    round by round by the env, which also gives the observation after the block."""
+    """Agents that play super arms, on ``ScoresBlocks`` settings: every base arm's outcomes of
+    ``BLOCK`` rounds.
+
+    The next block is drawn in a second thread while the agent plays this one; the outcomes do
+    not depend on the super arms. The env scores the agent's super arms (N, L, m) round by
+    round, and also gives the observation after the block."""
 
     def __init__(self, agent: AgentLike, env: Any, release: Any, horizon: int):
         # env: the combinatorial vector env (draw_outcomes, score_block)
@@ -210,8 +219,10 @@ class _Scored:
 
 
 def _prefetched(draw: Callable, horizon: int) -> Iterator[Any]:
-    """``draw(length)`` for the blocks of ``BLOCK`` rounds (the last one shorter) that make up
-    ``horizon``, each drawn in a second thread while the previous one is used."""
+    """``draw(length)`` for the blocks of ``BLOCK`` rounds that make up ``horizon``, the last
+    one shorter.
+
+    Each block is drawn in a second thread while the previous one is used."""
     lengths = [min(BLOCK, horizon - s) for s in range(0, horizon, BLOCK)]
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(draw, lengths[0])
@@ -224,8 +235,9 @@ def _prefetched(draw: Callable, horizon: int) -> Iterator[Any]:
 
 def _act_observe(agent: AgentLike, space: Any) -> Callable:
     """``play_block`` of an agent that plays round by round: ``act`` and ``observe`` over the
-    drawn rounds, looking up the chosen arm's reward (actions checked against ``space`` as the
-    env's ``step`` would)."""
+    drawn rounds, looking up the chosen arm's reward.
+
+    Actions are checked against ``space``, as the env's ``step`` would check them."""
     def play_block(obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
         n, length = rewards.shape[:2]
         rows = np.arange(n)

@@ -18,17 +18,19 @@ from .progress import Reporter
 
 
 def default_checkpoints(horizon: int, n: int = 31) -> np.ndarray:
-    """About ``n`` log-spaced rounds from 1 to ``horizon`` (always including ``horizon``)."""
+    """About ``n`` log-spaced rounds from 1 to ``horizon``, always including ``horizon``."""
     return np.unique(np.round(np.geomspace(1, horizon, n)).astype(np.int64))
 
 
 def make_vector_env(env: str | Callable, n_runs: int, horizon: int, wrappers: Any = (),
                     secure: bool = False, **env_kwargs: Any) -> Any:
-    """The native vector env of ``env`` (a registered id, or ``f(num_envs, max_episode_steps)``),
-    wrapped by ``wrappers``, a sequence of ``(wrapper, kwargs)`` (a vector wrapper class, or a
-    function of the env such as :func:`~ldp_gym.wrappers.bco.one_point`); with ``secure``,
-    every wrapper that takes a ``secure`` argument (the privacy wrappers) gets ``secure=True``
-    and a wrapper that draws noise otherwise is refused."""
+    """The native vector env of ``env``, wrapped by ``wrappers``.
+
+    ``env`` is a registered id, or ``f(num_envs, max_episode_steps)``. ``wrappers`` is a
+    sequence of ``(wrapper, kwargs)``, where a wrapper is a vector wrapper class or a function
+    of the env such as :func:`~ldp_gym.wrappers.bco.one_point`. With ``secure``, every wrapper
+    that takes a ``secure`` argument gets ``secure=True``; these are the privacy wrappers. A
+    wrapper that draws noise otherwise is refused."""
     if callable(env):
         venv = env(num_envs=n_runs, max_episode_steps=horizon, **env_kwargs)
     else:
@@ -90,10 +92,12 @@ class Chunk(NamedTuple):
 
 
 def chunk_seeds(root: np.random.SeedSequence, name: str, number: int) -> tuple[int, Any]:
-    """``(env seed, agent seed)`` of chunk ``number`` of agent ``name``: chunk 0 keeps the keys
-    of an unsplit run (the env's: the first child ``root.spawn(1)`` would give, without spawning
-    from a caller's object; the agent's: keyed by its name, so adding an agent to a comparison
-    never changes the numbers of the others); chunk c > 0 appends c to both keys."""
+    """``(env seed, agent seed)`` of chunk ``number`` of agent ``name``.
+
+    Chunk 0 keeps the keys of an unsplit run. The env's key is that of the first child
+    ``root.spawn(1)`` would give, without spawning from a caller's object. The agent's key is
+    its name, so adding an agent to a comparison never changes the numbers of the others.
+    Chunk c > 0 appends c to both keys."""
     more = (number,) if number else ()
     env_seed = np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key + (0,) + more,
                                       pool_size=root.pool_size).generate_state(1)[0]
@@ -152,7 +156,9 @@ def play_chunk(chunk: Chunk, sink: Any = None, task: int = 0) -> tuple[str, np.n
 
 def _privacy_label(agent: AgentLike, venv: Any) -> str:
     """The guarantee of ``agent`` on ``venv``: the agent's own, else those of the privacy
-    wrappers (each states one :class:`~ldp_gym.wrappers.mechanisms.privacy.Privacy`)."""
+    wrappers.
+
+    Each privacy wrapper states one :class:`~ldp_gym.wrappers.mechanisms.privacy.Privacy`."""
     privacy = getattr(agent, "privacy", None)
     if privacy is not None:
         return str(privacy)
@@ -166,8 +172,9 @@ def _privacy_label(agent: AgentLike, venv: Any) -> str:
 
 def _round_by_round(venv: Any, agent: AgentLike, obs: Any, horizon: int, checkpoints: np.ndarray,
                     out: np.ndarray, cum: np.ndarray, report: Reporter | None) -> int:
-    """``act``, ``venv.step`` (every wrapper's included), ``observe``, one round at a time;
-    progress reported every hundredth of the horizon."""
+    """``act``, ``venv.step`` with every wrapper's step, then ``observe``, one round at a time.
+
+    Progress is reported every hundredth of the horizon."""
     base = _bandit_env(venv)
     column = np.full(horizon + 1, -1)  # checkpoint round -> column of `out`
     column[checkpoints] = np.arange(len(checkpoints))
@@ -187,9 +194,10 @@ def _round_by_round(venv: Any, agent: AgentLike, obs: Any, horizon: int, checkpo
 
 def _by_blocks(player: BlockPlayer, obs: Any, horizon: int, checkpoints: np.ndarray,
                out: np.ndarray, cum: np.ndarray, report: Reporter | None) -> int:
-    """``player.play`` until every run has played ``horizon`` rounds, stretches cut at the next
-    checkpoint (or the horizon); the regret is recorded where a segment ends on a checkpoint.
-    Returns the number of decisions (segments) per run."""
+    """``player.play`` until every run has played ``horizon`` rounds.
+
+    Stretches are cut at the next checkpoint, or at the horizon. The regret is recorded where a
+    segment ends on a checkpoint. Returns the number of decisions (segments) per run."""
     t = np.zeros(len(cum), dtype=np.int64)
     stops = np.append(checkpoints, horizon)
     decisions = 0

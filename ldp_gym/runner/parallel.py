@@ -8,8 +8,9 @@ from typing import Any
 
 
 def is_parallel(n_tasks: int, n_jobs: int) -> bool:
-    """Whether :func:`parallel` hands ``n_tasks`` tasks to joblib (installed, more than one
-    task and job)."""
+    """Whether :func:`parallel` hands ``n_tasks`` tasks to joblib.
+
+    It does when joblib is installed and there is more than one task and more than one job."""
     if n_jobs == 1 or n_tasks <= 1:
         return False
     try:
@@ -30,9 +31,11 @@ def parallel(fn: Callable, tasks: list[tuple], n_jobs: int, backend: str | None,
 
 def completed(fn: Callable, tasks: list[tuple], n_jobs: int, backend: str | None,
               names: list[str] | None = None) -> Iterator[tuple[int, Any]]:
-    """``(i, fn(*tasks[i]))`` for every task, as each finishes: in this process in order
-    (sequential), else through joblib, or the futures of the Dask client when the backend in
-    force is Dask (:func:`_dask_completed`). ``names[i]`` says what task ``i`` is in errors."""
+    """``(i, fn(*tasks[i]))`` for every task, as each finishes.
+
+    Run sequentially, the tasks go in this process, in order. Else they go through joblib, or
+    through the futures of the Dask client when the backend in force is Dask; see
+    :func:`_dask_completed`. ``names[i]`` says what task ``i`` is in errors."""
     if not is_parallel(len(tasks), n_jobs):
         for i, t in enumerate(tasks):
             yield i, fn(*t)
@@ -69,11 +72,14 @@ def _indexed(i: int, fn: Callable, args: tuple) -> tuple[int, Any]:
 
 def _dask_completed(client: Any, fn: Callable, tasks: list[tuple], n_jobs: int,
                     names: list[str] | None, submit_kwargs: dict) -> Iterator[tuple[int, Any]]:
-    """:func:`completed` through the futures of a ``distributed.Client``: at most ``n_jobs``
-    tasks in flight (all with -1), each result as it finishes. A task the scheduler gave up on
-    (it killed ``distributed.scheduler.allowed-failures`` + 1 workers, as an out-of-memory kill
-    does) ends the whole call with one ``RuntimeError`` naming it; joblib's Dask backend would
-    wait for it forever. What is still in flight is cancelled when the call ends early."""
+    """:func:`completed` through the futures of a ``distributed.Client``, each result as it
+    finishes.
+
+    At most ``n_jobs`` tasks are in flight; with -1, all of them. A task the scheduler gave up
+    on ends the whole call with one ``RuntimeError`` naming it. The scheduler gives up on a
+    task that killed ``distributed.scheduler.allowed-failures`` + 1 workers, as an
+    out-of-memory kill does. Joblib's Dask backend would wait for it forever. What is still in
+    flight is cancelled when the call ends early."""
     from distributed import KilledWorker, as_completed
 
     limit = len(tasks) if n_jobs < 1 else n_jobs

@@ -22,9 +22,11 @@ _NAME_WIDTH = 28
 
 
 def progress_mode(enabled: bool | None) -> str | None:
-    """``"bar"`` (tqdm), ``"lines"`` (a line every :data:`PROGRESS_INTERVAL` seconds) or
-    ``None``: ``progress=False`` shows nothing, ``True`` a bar, ``None`` a bar when stderr
-    is a terminal and lines otherwise (no tqdm: lines)."""
+    """How progress is shown: ``"bar"``, ``"lines"`` or ``None``.
+
+    ``"bar"`` is a tqdm bar; ``"lines"`` is a line every :data:`PROGRESS_INTERVAL` seconds.
+    ``progress=False`` shows nothing, ``True`` a bar, and ``None`` a bar when stderr is a
+    terminal and lines otherwise. Without tqdm, lines replace the bar."""
     if enabled is False:
         return None
     if enabled is None and not _isatty(sys.stderr):
@@ -59,12 +61,12 @@ def _count(x: float) -> str:
 class Job:
     """The progress of a whole job, every agent's run of every :func:`run` of a :func:`sweep`,
     shown once, by the parent process: one tqdm bar on a terminal, else a line on stderr every
-    ``interval`` seconds (and a last one at the end if any was written).
+    ``interval`` seconds. If any line was written, a last one comes at the end.
 
-    ``tasks``: (agent name, runs, rounds) of every agent's run, in order. The runs report
-    ``(task, rounds done by each of its runs)`` through :meth:`put`, from this process or,
-    through a queue, from worker processes; the work done is counted in run-rounds (runs x
-    rounds), so the time left weighs every task by its size.
+    ``tasks`` holds ``(agent name, runs, rounds)`` of every agent's run, in order. The runs
+    report ``(task, rounds done by each of its runs)`` through :meth:`put`, from this process
+    or, through a queue, from worker processes. The work done is counted in run-rounds, runs x
+    rounds, so the time left weighs every task by its size.
     """
 
     def __init__(self, tasks: list[tuple[str, int, int]], mode: str, label: str = "",
@@ -124,7 +126,7 @@ class Job:
         return sum(d * r for d, r in zip(self.done, self.runs))
 
     def describe(self) -> str:
-        """Which agents are running: ``agent 2/4 DP-SE`` (``agents 2-3/4 ...`` in parallel)."""
+        """Which agents are running: ``agent 2/4 DP-SE``, or ``agents 2-3/4 ...`` in parallel."""
         n = len(self.names)
         if not self.running:
             return f"{self.label}: {self.finished}/{n} agents done"
@@ -141,7 +143,7 @@ class Job:
         return name if len(name) <= _NAME_WIDTH else name[:_NAME_WIDTH - 3] + "..."
 
     def line(self) -> str:
-        """The progress as one line (what is written when stderr is not a terminal)."""
+        """The progress as one line, as written when stderr is not a terminal."""
         done, elapsed = self.units(), self.clock() - self.start
         left = f"~{_duration(elapsed * (self.total - done) / done)} left" if done else \
             "time left unknown"
@@ -177,9 +179,11 @@ class Job:
 
 
 class Reporter:
-    """How one agent's run reports to the job: ``(task, rounds done)`` into ``sink`` (the job,
-    or a queue to it from a worker process), at most every :data:`REPORT_INTERVAL` seconds;
-    the runner calls it every few thousand rounds or once a block, never once a round."""
+    """How one agent's run reports to the job: ``(task, rounds done)`` into ``sink``.
+
+    ``sink`` is the job, or a queue to it from a worker process. Reports go at most every
+    :data:`REPORT_INTERVAL` seconds. The runner calls it every few thousand rounds or once a
+    block, never once a round."""
 
     __slots__ = ("sink", "task", "last")
 
@@ -196,10 +200,12 @@ class Reporter:
 
 @contextmanager
 def bridge(job: Job | None, parallel: bool, backend: str | None) -> Iterator[Any]:
-    """Where the tasks report: the job itself in this process (and threads), else a queue of
-    a :class:`multiprocessing.Manager` drained into the job by a thread of this process
-    (joblib's process backends); ``None`` (no progress) on other backends (dask, ray), whose
-    workers may be on other machines."""
+    """Where the tasks report: the job itself, a queue to it, or ``None``.
+
+    In this process and its threads, it is the job itself. With joblib's process backends, it is
+    a queue of a :class:`multiprocessing.Manager`, drained into the job by a thread of this
+    process. On other backends, such as dask and ray, it is ``None``, so there is no progress:
+    their workers may be on other machines."""
     backend = backend_in_force(backend)
     if not isinstance(job, Job) or not parallel or backend == "threading":
         yield job  # in this process, or already a queue (a sweep's task run in parallel)
@@ -240,7 +246,7 @@ def bridge(job: Job | None, parallel: bool, backend: str | None) -> Iterator[Any
 
 
 def display(plan: list[tuple[str, int, int]], progress: bool | None, label: str) -> Any:
-    """The job's progress as a context manager (``None`` inside when nothing is shown)."""
+    """The job's progress as a context manager; ``None`` inside when nothing is shown."""
     job = Job.create(plan, progress, label)
     return nullcontext(None) if job is None else job
 
