@@ -23,7 +23,15 @@ from gymnasium import spaces
 
 import ldp_gym
 from ldp_gym import checks
-from ldp_gym.agents import AGENTS, LDPUCB, Agent, GlobalDPAgent, LocalDPAgent, Privacy
+from ldp_gym.agents import (
+    AGENTS,
+    LDPUCB,
+    Agent,
+    GlobalDPAgent,
+    LocalDPAgent,
+    Privacy,
+    ShuffleDPAgent,
+)
 from ldp_gym.agents.base import readonly
 from ldp_gym.checks import ROUNDS as T
 from ldp_gym.checks import matching, play, same, single, state
@@ -270,7 +278,7 @@ def test_readonly_views():
     assert out["index"][0] == 2.0
 
 
-PRIVATE = [c for c in CLASSES if issubclass(c, (LocalDPAgent, GlobalDPAgent))]
+PRIVATE = [c for c in CLASSES if issubclass(c, (LocalDPAgent, GlobalDPAgent, ShuffleDPAgent))]
 
 
 @pytest.mark.parametrize("cls", PRIVATE, ids=[c.name for c in PRIVATE])
@@ -290,8 +298,10 @@ def test_private_agents_state_their_guarantee(cls):
             assert agent.privacy.rho == params.get("rho", params.get("epsilon", 0.0) ** 2 / 2)
         else:
             assert agent.privacy.epsilon == params["epsilon"]
-        assert agent.privacy.delta == params.get("delta", 0.0)
-        assert agent.privacy.model == ("local" if issubclass(cls, LocalDPAgent) else "global")
+        shuffle_delta = 1e-6 if issubclass(cls, ShuffleDPAgent) else 0.0  # its default
+        assert agent.privacy.delta == params.get("delta", shuffle_delta)
+        assert agent.privacy.model == ("local" if issubclass(cls, LocalDPAgent) else
+                                       "shuffle" if issubclass(cls, ShuffleDPAgent) else "global")
     # the docstring cites the paper (a year) and states the guarantee
     assert "Privacy:" in cls.__doc__ and re.search(r"(19|20)\d\d", cls.__doc__)
     bad_bounds, name = ({"reward_bound": -1.0}, "reward_bound") if hasattr(agent, "reward_bound") \
