@@ -253,15 +253,15 @@ def azize2025_optimal(quick: bool, seed: int, n_jobs: int, progress: bool | None
     common = dict(env="LDPMAB-v0", n_runs=n_runs, seed=seed, progress=progress)
     keys, tasks = [], []
     for inst, mu in AZIZE2025_INSTANCES.items():
-        for e in epsilons:
-            keys.append(("grid", inst, e))
+        for eps in epsilons:
+            keys.append(("grid", inst, eps))
             tasks.append(dict(common, horizon=horizon, checkpoints=[horizon],
                               env_kwargs={"means": mu},
-                              agents={c.name: (c, {"epsilon": e}) for c in classes}))
-            keys.append(("long", inst, e))
+                              agents={c.name: (c, {"epsilon": eps}) for c in classes}))
+            keys.append(("long", inst, eps))
             tasks.append(dict(common, horizon=long_horizon, checkpoints=[long_horizon],
                               env_kwargs={"means": mu}, agents={
-                                  f"DP-KLUCB alpha={a:g}": (DPKLUCB, {"epsilon": e, "alpha": a})
+                                  f"DP-KLUCB alpha={a:g}": (DPKLUCB, {"epsilon": eps, "alpha": a})
                                   for a in (1.5, 2.0)}))
     keys.append(("ablation", "mu2", 0.5))
     tasks.append(dict(common, horizon=horizon, checkpoints=[horizon],
@@ -275,18 +275,18 @@ def azize2025_optimal(quick: bool, seed: int, n_jobs: int, progress: bool | None
              "|---|---|---|" + "---|" * len(names)]
     checks, imed_lines = [], []
     for inst, mu in AZIZE2025_INSTANCES.items():
-        for e in epsilons:
-            res = results[("grid", inst, e)]
+        for eps in epsilons:
+            res = results[("grid", inst, eps)]
             final = {n: res.at(n, horizon) for n in names}
-            lb = float(optimal_lower_bound(mu, horizon, e))
-            lines.append(f"| {inst} | {e:g} | {lb:.0f} | "
+            lb = float(optimal_lower_bound(mu, horizon, eps))
+            lines.append(f"| {inst} | {eps:g} | {lb:.0f} | "
                          + " | ".join(regret_cell(final[n], 0) for n in names) + " |")
             kl, imed, adap = final["DP-KLUCB"], final["DP-IMED"], final["AdaP-KLUCB"]
             se = kl.std(ddof=1) / np.sqrt(kl.size)
-            checks.append((inst, e, kl.mean() + 2 * se < adap.mean(),
+            checks.append((inst, eps, kl.mean() + 2 * se < adap.mean(),
                            np.median(imed) < np.median(kl), np.median(imed) < np.median(adap)))
             lo, hi = _starved(imed, mu, horizon)
-            imed_lines.append(f"| {inst} | {e:g} | {np.median(kl):.0f} | {np.median(imed):.0f} | "
+            imed_lines.append(f"| {inst} | {eps:g} | {np.median(kl):.0f} | {np.median(imed):.0f} | "
                               f"{imed.mean():.0f} ± {imed.std(ddof=1) / np.sqrt(imed.size):.0f} | "
                               + (f"{lo:.2f}" if lo == hi else f"{lo:.2f}-{hi:.2f}") + " |")
     lines += ["", caption(horizon, n_runs, "\n".join(lines)),
@@ -300,16 +300,16 @@ def azize2025_optimal(quick: bool, seed: int, n_jobs: int, progress: bool | None
                    "(alpha - 1)/ln alpha |", "|---|---|---|---|---|"]
     in_band = []
     for inst, mu in AZIZE2025_INSTANCES.items():
-        for e in epsilons:
-            res = results[("long", inst, e)]
-            coef = float(optimal_lower_bound(mu, np.e, e))
+        for eps in epsilons:
+            res = results[("long", inst, eps)]
+            coef = float(optimal_lower_bound(mu, math.e, eps))
             for a in (1.5, 2.0):
                 ratio = np.median(res.at(f"DP-KLUCB alpha={a:g}", long_horizon)) / np.log(
                     long_horizon) / coef
                 target = (a - 1) / np.log(a)
-                if e >= 0.1:
+                if eps >= 0.1:
                     in_band.append(0.85 * target <= ratio <= 1.15 * target)
-                ratio_lines.append(f"| {inst} | {e:g} | {a:g} | {ratio:.2f} | {target:.2f} |")
+                ratio_lines.append(f"| {inst} | {eps:g} | {a:g} | {ratio:.2f} | {target:.2f} |")
 
     ab = results[("ablation", "mu2", 0.5)]
     ab_lines = ["| alpha | DP-KLUCB mean | DP-KLUCB median | DP-IMED mean | DP-IMED median |",
@@ -322,9 +322,9 @@ def azize2025_optimal(quick: bool, seed: int, n_jobs: int, progress: bool | None
     fig, axes = figure(ncols=len(AZIZE2025_INSTANCES))
     for ax, (inst, mu) in zip(axes, AZIZE2025_INSTANCES.items()):
         for n in names:
-            ax.plot(epsilons, [results[("grid", inst, e)].at(n, horizon).mean() for e in epsilons],
+            ax.plot(epsilons, [results[("grid", inst, eps)].at(n, horizon).mean() for eps in epsilons],
                     marker="o", label=n)
-        ax.plot(epsilons, [float(optimal_lower_bound(mu, horizon, e)) for e in epsilons], "k--",
+        ax.plot(epsilons, [float(optimal_lower_bound(mu, horizon, eps)) for eps in epsilons], "k--",
                 lw=1, label="lower bound (Thm 1)")
         ax.set_title(inst)
         epsilon_axes(ax, horizon, logy=True, what=f"mean over {n_runs} runs")
@@ -333,7 +333,7 @@ def azize2025_optimal(quick: bool, seed: int, n_jobs: int, progress: bool | None
     notes = [
         f"DP-KLUCB's mean + 2 se below AdaP-KLUCB's mean in {passed} of {len(checks)} cells"
         + ("" if passed == len(checks) else ": not in " + ", ".join(
-            f"{i} eps={e:g}" for i, e, ok, *_ in checks if not ok)),
+            f"{i} eps={eps:g}" for i, eps, ok, *_ in checks if not ok)),
         f"DP-IMED's median below DP-KLUCB's in {sum(c[3] for c in checks)} of {len(checks)} "
         f"cells, below AdaP-KLUCB's in {sum(c[4] for c in checks)}",
         f"median regret / log T at T = {round_label(long_horizon)} over the lower bound within "
@@ -345,7 +345,7 @@ def azize2025_optimal(quick: bool, seed: int, n_jobs: int, progress: bool | None
     table = "\n".join(lines + ["", f"DP-KLUCB at T = {round_label(long_horizon)}:", "",
                                *ratio_lines, "", f"Phase ratio alpha on mu2, epsilon = 0.5, "
                                f"T = {round_label(horizon)}:", "", *ab_lines])
-    saved = {f"{kind}-{inst}-eps{e:g}": res for (kind, inst, e), res in results.items()}
+    saved = {f"{kind}-{inst}-eps{eps:g}": res for (kind, inst, eps), res in results.items()}
     return Report("Azize et al. 2025: optimal regret under global DP"
                   + (" (quick)" if quick else ""), table, saved, fig.figure, notes)
 
