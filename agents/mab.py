@@ -93,6 +93,10 @@ class MABAgent(Agent):
             ValueError: ``reward_bounds`` is missing or not inside ``[lower, upper]``, or a sum
                 lies outside ``[counts lo, counts hi]``.
         """
+        if self.privacy is not None and self.block_play is not BlockPlay.COMMITS:
+            raise TypeError(f"{self.name} privatises reward by reward: observe_committed (sums "
+                            "only) is for the agents that commit (block_play = COMMITS); call "
+                            "observe")
         counts = check_finite(counts, "counts")
         if counts.dtype.kind not in "iu":
             raise TypeError("counts must be integers")
@@ -946,6 +950,10 @@ class AdaCUCB(AdaPUCB):
 # =========================================================================== optimal global DP
 
 
+#: the longest phase grid :func:`phase_grid` builds (alpha = 1.001 needs about 45,000 phases)
+MAX_PHASES = 100_000
+
+
 def phase_grid(alpha: float, rule: str = "pow", up_to: int = 2**62) -> np.ndarray:
     """The pull counts ``n_0 = 1 < n_1 < ...`` at which an arm's phases end (up to ``up_to``).
 
@@ -966,6 +974,9 @@ def phase_grid(alpha: float, rule: str = "pow", up_to: int = 2**62) -> np.ndarra
         raise ValueError(f"grid must be 'pow' or 'mult', got {rule!r}")
     grid = [1]
     while grid[-1] < up_to:
+        if len(grid) > MAX_PHASES:
+            raise ValueError(f"alpha={alpha} is too close to 1: its phase grid needs more than "
+                             f"{MAX_PHASES} phases")
         m = len(grid)
         step = alpha ** m if rule == "pow" else alpha * grid[-1]
         # (a relative 1e-12 below: 1.1 * 10 is 11.000000000000002 in floating point, not 12)

@@ -160,3 +160,26 @@ def test_experiment_runs_small(monkeypatch, tmp_path):
     text = (tmp_path / "table.md").read_text()
     assert "Shuffle-SE (shuffle)" in text and "| mu1 | 4 |" in text
     assert len(list(tmp_path.glob("*.npz"))) == 10 and "eps = 50" in text
+
+
+def test_outside_audit_findings_are_refused():
+    """From the independent audit of 2026-11-26: a batch of the wrong size would get less
+    privacy than stated; unchecked parameters claimed perfect privacy; a round-by-round
+    private agent took sums it cannot privatise."""
+    ch = ShuffleBitSum(1000, 1.0, 1e-6, seed=0)
+    for bad in (np.ones(1), np.ones((3, 999))):
+        with pytest.raises(ValueError, match="n=1000"):
+            ch.randomize(bad)
+    with pytest.raises(ValueError, match="messages"):
+        ch.analyze(np.full(1000, 5.0))
+    for call, name in ((lambda: blanket_delta(0.5, 100, float("nan")), "epsilon"),
+                       (lambda: blanket_gamma(100, float("nan"), 1e-6), "epsilon"),
+                       (lambda: blanket_gamma(100, 1.0, -1.0), "delta"),
+                       (lambda: blanket_gamma(2.5, 1.0, 1e-6), "n"),
+                       (lambda: blanket_delta(True, 100, 1.0), "gamma")):
+        with pytest.raises((ValueError, TypeError), match=name):
+            call()
+    agent = ShuffleSE(2, epsilon=1.0, horizon=1000, num_envs=4, seed=0)
+    x = agent.act(np.zeros((4, 1)))
+    with pytest.raises(TypeError, match="observe_committed"):
+        agent.observe_committed(1 - x, np.full(4, 864), np.full(4, 432.0), reward_bounds=(0, 1))

@@ -191,3 +191,21 @@ def test_experiment_runs_small(monkeypatch, tmp_path):
     text = (tmp_path / "table.md").read_text()
     assert "| mu4 | 1 | 1.41 | " in text and "same (eps, delta)" in text
     assert len(list(tmp_path.glob("*.npz"))) == 16
+
+
+def test_outside_audit_findings_on_budgets_are_refused():
+    from ldp_gym.agents import AdaCUCB, DPKLUCB
+    from ldp_gym.envs.mab import d_epsilon, optimal_lower_bound
+
+    for call, name in ((lambda: Privacy("global", rho=True), "rho"),
+                       (lambda: zcdp_epsilon(True, 1e-5), "rho"),
+                       (lambda: rho_from_epsilon(True), "epsilon"),
+                       (lambda: rho_from_epsilon(1e200), "epsilon"),
+                       (lambda: rho_from_epsilon(1e-300), "epsilon"),
+                       (lambda: AdaCUCB(2, epsilon=1e200), "epsilon"),
+                       (lambda: DPKLUCB(2, epsilon=1.0, alpha=1.0000001), "alpha"),
+                       (lambda: optimal_lower_bound([0.5, 0.4], 0.5, 1.0), "horizon"),
+                       (lambda: optimal_lower_bound([], 10, 1.0), "means")):
+        with pytest.raises((ValueError, TypeError), match=name):
+            call()
+    assert d_epsilon(0.5, 0.0, 100.0) == 50.0 and d_epsilon(1.0, 0.0, math.inf) == math.inf

@@ -384,8 +384,10 @@ def _sigmoid(u: float) -> float:  # pragma: no cover - compiled
 @njit(cache=True, error_model="numpy")
 def d_epsilon_value(x: float, y: float, epsilon: float) -> float:  # pragma: no cover - compiled
     """:func:`d_epsilon` of one triple, unchecked (compiled; the agents' indices call it)."""
-    if y >= 1.0:
+    if y >= 1.0:  # kl(z, 1) is infinite but at z = 1
         return epsilon * (1.0 - x) if x < 1.0 else 0.0
+    if y <= 0.0:  # kl(z, 0) is infinite but at z = 0
+        return epsilon * x if x > 0.0 else 0.0
     xc = min(max(x, _CLAMP), 1.0 - _CLAMP)
     yc = min(max(y, _CLAMP), 1.0 - _CLAMP)
     logit_y = math.log(yc) - math.log1p(-yc)
@@ -414,8 +416,8 @@ def d_epsilon(x: Any, y: Any, epsilon: Any) -> Any:
     ``x <= y`` the minimiser is ``max(x, sigmoid(logit(y) - eps))``. For ``x > y`` it is
     ``min(x, sigmoid(logit(y) + eps))``. This closed form is derived here, not quoted from the
     paper; the tests compare it with a brute-force search over z. Means are clamped to
-    ``[1e-12, 1 - 1e-12]``, except that ``d_eps(x, 1) = eps (1 - x)`` exactly. An infinite
-    epsilon gives kl.
+    ``[1e-12, 1 - 1e-12]``, except that ``d_eps(x, 1) = eps (1 - x)`` and ``d_eps(x, 0) = eps x``
+    exactly. An infinite epsilon gives kl.
 
     Args:
         x: the first means, in [0, 1] (broadcast with ``y`` and ``epsilon``).
@@ -453,7 +455,12 @@ def optimal_lower_bound(means: Sequence[float], horizon: Any, epsilon: float) ->
         5632.0
     """
     mu = np.asarray(means, dtype=np.float64)
+    if mu.ndim != 1 or mu.size < 2:
+        raise ValueError(f"means must be a list of two or more Bernoulli means, got {means!r}")
+    t = np.asarray(horizon, dtype=np.float64)
+    if not np.all(np.isfinite(t) & (t >= 1)):
+        raise ValueError(f"horizon must be finite and >= 1, got {horizon!r}")
     gaps = mu.max() - mu
     sub = gaps > 0
     coef = np.sum(gaps[sub] / d_epsilon(mu[sub], mu.max(), epsilon))
-    return coef * np.log(np.asarray(horizon, dtype=np.float64))
+    return coef * np.log(t)

@@ -29,6 +29,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ldp_gym.validation import check_epsilon, check_real
+
 __all__ = ["MODELS", "UNITS", "Privacy", "rho_from_epsilon", "zcdp_epsilon"]
 
 #: What neighbouring inputs differ in: the unit a guarantee protects.
@@ -84,12 +86,14 @@ class Privacy:
         if (self.epsilon is None) == (self.rho is None):
             raise ValueError("give exactly one of epsilon (DP) and rho (zCDP)")
         if self.rho is not None:
-            if not (isinstance(self.rho, (int, float)) and 0 < self.rho < math.inf):
+            if isinstance(self.rho, bool) or not (isinstance(self.rho, (int, float))
+                                                   and 0 < self.rho < math.inf):
                 raise ValueError(f"rho must be a finite number > 0, got {self.rho!r}")
             if self.delta != 0:
                 raise ValueError("a zCDP guarantee has no delta: convert it with "
                                  "to_epsilon_delta(delta)")
-        elif not (isinstance(self.epsilon, (int, float)) and 0 < self.epsilon < math.inf):
+        elif isinstance(self.epsilon, bool) or not (isinstance(self.epsilon, (int, float))
+                                                     and 0 < self.epsilon < math.inf):
             raise ValueError(f"epsilon must be a finite number > 0, got {self.epsilon!r}")
         if not (isinstance(self.delta, (int, float)) and 0 <= self.delta < 1):
             raise ValueError(f"delta must be in [0, 1), got {self.delta!r}")
@@ -149,17 +153,22 @@ def rho_from_epsilon(epsilon: float) -> float:
         >>> rho_from_epsilon(1.0)
         0.5
     """
-    if not (isinstance(epsilon, (int, float)) and 0 < epsilon < math.inf):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
-    return 0.5 * float(epsilon) ** 2
+    epsilon = check_epsilon(epsilon)
+    rho = 0.5 * epsilon * epsilon
+    if not 0 < rho < math.inf:
+        raise ValueError(f"epsilon={epsilon!r} gives rho = epsilon^2/2 = {rho!r}, not a finite "
+                         "number > 0")
+    return rho
 
 
 def zcdp_epsilon(rho: float, delta: float) -> float:
     """The epsilon of the ``(epsilon, delta)``-DP that rho-zCDP implies.
 
     The conversion is Google's ``dp-accounting`` (its RDP accountant composing one
-    ``ZCDpEvent``), not a formula written here. It is tighter than the textbook
-    ``rho + 2 sqrt(rho ln(1/delta))`` of Bun and Steinke (2016, Prop. 1.3). It needs the
+    ``ZCDpEvent``), not a formula written here. It is a valid conversion everywhere and
+    tighter than the textbook ``rho + 2 sqrt(rho ln(1/delta))`` of Bun and Steinke (2016,
+    Prop. 1.3) over the usual range; not at extreme rho (1e-8 or 1e4), where the accountant's
+    fixed grid of orders is coarse. It needs the
     ``accounting`` extra: ``pip install "ldp-gym[accounting]"``.
 
     Example:
@@ -167,10 +176,8 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
         >>> round(zcdp_epsilon(0.5, 1e-5), 3)
         4.729
     """
-    if not (isinstance(rho, (int, float)) and 0 < rho < math.inf):
-        raise ValueError(f"rho must be a finite number > 0, got {rho!r}")
-    if not (isinstance(delta, (int, float)) and 0 < delta < 1):
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+    rho = check_real("rho", rho, low=0.0)
+    delta = check_real("delta", delta, low=0.0, high=1.0)
     try:
         import dp_accounting
     except ImportError as err:  # pragma: no cover - the test extra installs it

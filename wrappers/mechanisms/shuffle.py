@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from ldp_gym.validation import check_delta, check_epsilon, check_int
+from ldp_gym.validation import check_delta, check_epsilon, check_int, check_real
 
 from .noise import make_rng
 from .privacy import Privacy
@@ -63,8 +63,8 @@ def blanket_delta(gamma: float, n: int, epsilon: float) -> float:
         >>> blanket_delta(0.0, 100, 0.5)     # nobody does: the bit is public
         1.0
     """
-    if not 0.0 <= gamma <= 1.0:
-        raise ValueError(f"gamma must be in [0, 1], got {gamma!r}")
+    gamma = check_real("gamma", gamma, low=0.0, high=1.0, low_open=False, high_open=False)
+    n, epsilon = check_int("n", n, low=1), check_epsilon(epsilon)
     e = math.exp(epsilon)
     q1, q0 = 1.0 - gamma / 2.0, gamma / 2.0
     a, b = (1.0 - q1) - e * (1.0 - q0), q1 - e * q0
@@ -99,6 +99,7 @@ def blanket_gamma(n: int, epsilon: float, delta: float) -> float:
         >>> blanket_delta(g, 1000, 1.0) <= 1e-6 < blanket_delta(0.99 * g, 1000, 1.0)
         True
     """
+    n, epsilon, delta = check_int("n", n, low=1), check_epsilon(epsilon), check_delta(delta)
     lo, hi = 0.0, 1.0
     for _ in range(60):
         mid = 0.5 * (lo + hi)
@@ -139,8 +140,22 @@ class ShuffleBitSum:
         return Privacy("shuffle", self.epsilon, self.delta)
 
     def randomize(self, bits: Any) -> np.ndarray:
-        """The users' messages: each bit kept with probability ``1 - gamma``, else a uniform bit."""
-        return blanket_messages(bits, self.gamma, self.rng)
+        """The users' messages: each bit kept with probability ``1 - gamma``, else a uniform bit.
+
+        ``bits`` holds whole batches: its last axis has exactly n users, the batch size that
+        gamma was computed for (a smaller batch would get less privacy than stated).
+        """
+        return blanket_messages(self._batch(bits, "bits"), self.gamma, self.rng)
+
+    def _batch(self, x: Any, name: str) -> np.ndarray:
+        """``x`` as whole batches of n values in {0, 1} along the last axis, or an error."""
+        x = np.asarray(x)
+        if x.ndim == 0 or x.shape[-1] != self.n:
+            raise ValueError(f"{name} must hold whole batches of n={self.n} users along the last "
+                             f"axis, got shape {x.shape}")
+        if not np.isin(x, (0, 1)).all():
+            raise ValueError(f"{name} must be 0 or 1")
+        return x
 
     def shuffle(self, messages: np.ndarray) -> np.ndarray:
         """The shuffler: a uniformly random permutation of one batch (the last axis)."""
@@ -148,5 +163,5 @@ class ShuffleBitSum:
 
     def analyze(self, messages: np.ndarray) -> np.ndarray:
         """The unbiased estimate of the batch's sum of bits from its shuffled messages."""
-        n = messages.shape[-1]
-        return (messages.sum(axis=-1) - self.gamma * n / 2.0) / (1.0 - self.gamma)
+        messages = self._batch(messages, "messages")
+        return (messages.sum(axis=-1) - self.gamma * self.n / 2.0) / (1.0 - self.gamma)
