@@ -112,7 +112,9 @@ class MABAgent(Agent):
 
     def _check_reward_bounds(self, reward_bounds: tuple[float, float] | None) -> tuple[float, float]:
         """``(lo, hi)`` of :meth:`observe_committed`, given and inside ``[lower, upper]``."""
-        b = None if reward_bounds is None else np.asarray(reward_bounds, dtype=np.float64)
+        bools = reward_bounds is not None and any(
+            isinstance(v, (bool, np.bool_)) for v in np.ravel(np.asarray(reward_bounds, object)))
+        b = None if reward_bounds is None or bools else np.asarray(reward_bounds, dtype=np.float64)
         if b is None or b.shape != (2,) or not self.lower <= b[0] <= b[1] <= self.upper:
             raise ValueError(f"observe_committed needs reward_bounds=(lo, hi), the interval every "
                              f"reward is guaranteed to lie in, inside the agent's [lower, upper] = "

@@ -194,7 +194,7 @@ def test_experiment_runs_small(monkeypatch, tmp_path):
 
 
 def test_outside_audit_findings_on_budgets_are_refused():
-    from ldp_gym.agents import AdaCUCB, DPKLUCB
+    from ldp_gym.agents import DPKLUCB, AdaCUCB
     from ldp_gym.envs.mab import d_epsilon, optimal_lower_bound
 
     for call, name in ((lambda: Privacy("global", rho=True), "rho"),
@@ -209,3 +209,7 @@ def test_outside_audit_findings_on_budgets_are_refused():
         with pytest.raises((ValueError, TypeError), match=name):
             call()
     assert d_epsilon(0.5, 0.0, 100.0) == 50.0 and d_epsilon(1.0, 0.0, math.inf) == math.inf
+    agent = DPKLUCB(2, epsilon=1.0, num_envs=1, seed=0)
+    with pytest.raises(ValueError, match="reward_bounds"):
+        agent.observe_committed(agent.act(np.zeros((1, 1))), np.array([1]), np.array([1.0]),
+                                reward_bounds=(False, True))
