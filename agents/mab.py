@@ -1179,13 +1179,12 @@ class ShuffleSE(ShuffleDPAgent, MABAgent):
         self.epoch_counts = np.zeros((n, self.n_arms), dtype=np.int64)
         self.shuffler_ones = np.zeros((n, self.n_arms), dtype=np.int64)  # held until complete
         self.released = np.zeros((n, self.n_arms))       # the analyser's mu~ of the last epoch
+        self.R = np.zeros(n, dtype=np.int64)             # the epoch's batch size per arm
+        self.gamma = np.zeros(n)                         # the blanket's gamma for that size
         self._plan(np.arange(n))
 
     def _plan(self, rows: np.ndarray) -> None:
         """The next epoch's batch size R_e and blanket gamma_e of ``rows``."""
-        if not hasattr(self, "R"):
-            self.R = np.zeros(self._n, dtype=np.int64)
-            self.gamma = np.zeros(self._n)
         e, s = self.epoch[rows], self.active[rows].sum(axis=1)
         log_term = np.log(4.0 * s * e ** 2 / self.beta)
         self.R[rows] = np.ceil(8.0 * log_term * 4.0 ** e).astype(np.int64)
