@@ -28,6 +28,7 @@ Example:
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from typing import ClassVar
 
 import numpy as np
@@ -35,7 +36,7 @@ from typing_extensions import override
 
 from ldp_gym.envs.mab import d_epsilon
 from ldp_gym.protocols import BlockPlay
-from ldp_gym.validation import Part, check_epsilon, check_finite, check_input, check_real
+from ldp_gym.validation import Part, check_finite, check_input, check_real
 from ldp_gym.wrappers.mechanisms import (
     GaussianEpisodeMean,
     LaplaceMechanism,
@@ -481,14 +482,11 @@ class LDPUCB(LocalDPAgent, _Compiled):
 
 
 class _GlobalMAB(GlobalDPAgent, MABAgent):
-    def __init__(self, n_arms, *, epsilon: float, lower: float = 0.0, upper: float = 1.0,
-                 **kwargs):
-        self._declare(epsilon, lower, upper)
+    def __init__(self, n_arms, *, epsilon: float | None, lower: float = 0.0, upper: float = 1.0,
+                 rho: float | None = None, **kwargs):
+        # epsilon-global DP per reward, or rho-zCDP per reward for the agents that take rho
+        self.declare_privacy("global", epsilon, 0.0, "reward", lower, upper, rho=rho)
         super().__init__(n_arms, **kwargs)
-
-    def _declare(self, epsilon: float, lower: float, upper: float) -> None:
-        """Declare the guarantee: epsilon-global DP per reward."""
-        self.declare_privacy("global", epsilon, 0.0, "reward", lower, upper)
 
     #: the mechanism whose releases the agent acts on (its bounds clip every reward)
     mechanism: PrivateEpisodeMean | GaussianEpisodeMean | TreeMechanism
@@ -732,17 +730,17 @@ class _Episodes(_GlobalMAB):
         """The next episode's arm: the largest score, ties uniformly at random."""
         return argmax_random(self.rng, score)
 
+    @abstractmethod
     def _score(self, rows: np.ndarray) -> np.ndarray:
         """The scores (len(rows), K) of the arms at an episode's start: the largest wins."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _close_episode(self, rows: np.ndarray, arms: np.ndarray) -> None:
         """Release the episode of ``arms`` that just ended in ``rows``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _next_target(self, rows: np.ndarray, arms: np.ndarray) -> np.ndarray:
         """The count of ``arms`` at which their next episode ends."""
-        raise NotImplementedError
 
     def _update(self, actions, counts, reward_sums):
         if (np.asarray(actions) != self.arm).any():
@@ -810,7 +808,7 @@ class AdaPUCB(_Episodes):
     def _unit_test_params(cls):
         return [{"epsilon": 1.0}, {"epsilon": 0.5, "alpha": 4.0}]
 
-    def __init__(self, n_arms, *, epsilon: float, alpha: float = 3.1, **kwargs):
+    def __init__(self, n_arms, *, epsilon: float | None, alpha: float = 3.1, **kwargs):
         self.alpha = check_real("alpha", alpha, low=0.0)
         super().__init__(n_arms, epsilon=epsilon, **kwargs)
 
@@ -928,15 +926,11 @@ class AdaCUCB(AdaPUCB):
         if (rho is None) == (epsilon is None):
             raise ValueError("give exactly one of rho (zCDP) and epsilon (run at rho = "
                              "epsilon^2/2)")
-        self.rho = rho_from_epsilon(check_epsilon(epsilon)) if rho is None else \
-            check_real("rho", rho, low=0.0)
+        if rho is None:
+            rho = rho_from_epsilon(epsilon)
         self.beta = check_real("beta", beta, low=0.0)
-        # (epsilon is unused: _declare states the zCDP guarantee; alpha is AdaP's name of beta)
-        super().__init__(n_arms, epsilon=1.0, alpha=self.beta, **kwargs)
-
-    @override
-    def _declare(self, epsilon, lower, upper):
-        self.declare_privacy("global", rho=self.rho, lower=lower, upper=upper)
+        # declare_privacy checks rho and states rho-zCDP; alpha is AdaP's name of beta
+        super().__init__(n_arms, epsilon=None, rho=rho, alpha=self.beta, **kwargs)
 
     @override
     def _episode_mechanism(self):
@@ -969,9 +963,7 @@ def phase_grid(alpha: float, rule: str = "pow", up_to: int = 2**62) -> np.ndarra
         >>> phase_grid(1.5, "mult", up_to=20).tolist()
         [1, 2, 3, 5, 8, 12, 18, 27]
     """
-    alpha = check_real("alpha", alpha, low=1.0)
-    if alpha <= 1.0:
-        raise ValueError(f"alpha must be > 1, got {alpha}")
+    alpha = check_real("alpha", alpha, low=1.0)  # > 1
     if rule not in ("pow", "mult"):
         raise ValueError(f"grid must be 'pow' or 'mult', got {rule!r}")
     grid = [1]

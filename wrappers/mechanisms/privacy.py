@@ -142,7 +142,7 @@ class Privacy:
         return self.epsilon, self.delta
 
 
-def rho_from_epsilon(epsilon: float) -> float:
+def rho_from_epsilon(epsilon: Any) -> float:
     """The rho of the zCDP that epsilon-DP implies: ``epsilon^2 / 2`` (Bun and Steinke 2016,
     Prop. 1.4).
 
