@@ -6,10 +6,12 @@ correct mechanism must audit at or below its claim; its mutant (a few percent
 too much privacy loss) must audit above it.
 """
 
+import math
+
 import numpy as np
 import pytest
 
-from ldp_gym.agents import DPSE, LDPUCB, AdaPKLUCB, AdaPUCB
+from ldp_gym.agents import DPIMED, DPKLUCB, DPSE, LDPUCB, AdaCUCB, AdaPKLUCB, AdaPUCB
 from ldp_gym.wrappers import mechanisms as M
 from ldp_gym.wrappers.mechanisms.audit import audit, audit_gaussian_epsilon
 
@@ -208,32 +210,40 @@ def test_ldp_ucb_user_report_mutant_flagged():
     assert res.epsilon_lower > 1.0
 
 
-def adap_releases(cls, first_reward, n, seed):
-    """One arm: episodes end at counts 1, 2, 4, 8, 16; output = the five releases. Neighbours
-    differ in the very first reward."""
-    agent = cls(1, epsilon=1.0, num_envs=n, seed=seed)
+def adap_releases(cls, first_reward, n, seed, read="released", **budget):
+    """One arm: episodes end at counts 1, 2, 4, 8, 16; output = the five releases (or, with
+    ``read="noisy_sums"``, DP-KLUCB's private sum after each, their post-processing).
+    Neighbours differ in the very first reward."""
+    agent = cls(1, **(budget or {"epsilon": 1.0}), num_envs=n, seed=seed)
     out, obs = [], np.zeros((n, 1))
     for step in range(1, 17):
         agent.observe(obs, np.zeros(n, int), np.full(n, first_reward if step == 1 else 0.0), obs)
         if step in (1, 2, 4, 8, 16):
-            out.append(agent.released[:, 0].copy())
+            out.append(getattr(agent, read)[:, 0].copy())
     return np.stack(out, axis=1)
 
 
-class CumulativeAdaP(AdaPUCB):
-    """Mutant: releases the mean of all the arm's rewards so far (not the last episode's)."""
+def cumulative(base):
+    """Mutant of an episodic agent (AdaP-UCB, AdaC-UCB): releases the mean of all the arm's
+    rewards so far (not the last episode's)."""
 
-    def _init_state(self, n):
-        super()._init_state(n)
-        self.total = np.zeros(n)
+    class Cumulative(base):
+        def _init_state(self, n):
+            super()._init_state(n)
+            self.total = np.zeros(n)
 
-    def _update(self, actions, counts, reward_sums):
-        self.total += reward_sums
-        ends = self.counts[self._rows, self.arm] + counts >= self.target
-        super()._update(actions, counts, reward_sums)
-        if ends.any():
-            r = np.flatnonzero(ends)
-            self.released[r, 0] = self.mechanism.release(self.total[r], self.counts[r, 0])
+        def _update(self, actions, counts, reward_sums):
+            self.total += reward_sums
+            ends = self.counts[self._rows, self.arm] + counts >= self.target
+            super()._update(actions, counts, reward_sums)
+            if ends.any():
+                r = np.flatnonzero(ends)
+                self.released[r, 0] = self.mechanism.release(self.total[r], self.counts[r, 0])
+
+    return Cumulative
+
+
+CumulativeAdaP = cumulative(AdaPUCB)
 
 
 @pytest.mark.parametrize("cls", [AdaPUCB, AdaPKLUCB])
@@ -284,3 +294,51 @@ def test_dpse_epoch_release_audit_and_mutant():
                 lambda k: dpse_releases(NoResetDPSE, 1.0, k, 53), n=N_VECTOR, statistic="laplace")
     assert bad.epsilon_lower > 1.0
 
+
+# ----------------------------------------------------------------------------- beyond the papers
+
+
+class RenoisedDPKLUCB(DPKLUCB):
+    """Mutant: at each phase's end, S~ is the whole sum so far plus fresh noise (every reward
+    is released again at every phase), the pitfall the paper's Line 10 avoids."""
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self.total = np.zeros(n)
+
+    def _update(self, actions, counts, reward_sums):
+        self.total += reward_sums
+        before = self.phase.copy()
+        super()._update(actions, counts, reward_sums)
+        r = np.flatnonzero((self.phase != before).any(axis=1))
+        if len(r):
+            c = self.counts[r, 0]
+            self.noisy_sums[r, 0] = self.mechanism.release(self.total[r], c) * c
+
+
+@pytest.mark.parametrize("cls", [DPKLUCB, DPIMED])
+def test_dp_klucb_phase_release_audit(cls):
+    res = audit(lambda k: adap_releases(cls, 0.0, k, 60, "noisy_sums"),
+                lambda k: adap_releases(cls, 1.0, k, 61, "noisy_sums"), n=N_VECTOR,
+                statistic="laplace")
+    assert res.epsilon_lower <= 1.0
+
+
+def test_dp_klucb_renoised_cumulative_sum_mutant_flagged():
+    res = audit(lambda k: adap_releases(RenoisedDPKLUCB, 0.0, k, 62, "noisy_sums"),
+                lambda k: adap_releases(RenoisedDPKLUCB, 1.0, k, 63, "noisy_sums"), n=N_VECTOR,
+                statistic="laplace")
+    assert res.epsilon_lower > 1.0
+
+
+def test_adac_ucb_episode_release_audit_and_mutant():
+    claim = audit_gaussian_epsilon(1.0, 1.0 / math.sqrt(2 * 0.5), 0.01)  # one reward, rho = 0.5
+    ok = audit(lambda k: adap_releases(AdaCUCB, 0.0, k, 70, rho=0.5),
+               lambda k: adap_releases(AdaCUCB, 1.0, k, 71, rho=0.5),
+               n=N_VECTOR, delta=0.01, statistic="lda")
+    assert ok.epsilon_lower <= claim
+    bad_cls = cumulative(AdaCUCB)
+    bad = audit(lambda k: adap_releases(bad_cls, 0.0, k, 72, rho=0.5),
+                lambda k: adap_releases(bad_cls, 1.0, k, 73, rho=0.5),
+                n=N_VECTOR, delta=0.01, statistic="lda")
+    assert bad.epsilon_lower > claim

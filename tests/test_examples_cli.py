@@ -64,3 +64,22 @@ def test_readme_example_runs(tmp_path, monkeypatch, capsys):
     assert "local DP, epsilon=1 per reward via VectorLaplaceReward" in out \
         and (tmp_path / "regret.png").exists()
 
+
+@pytest.mark.parametrize("name,sizes,needles,n_results", [
+    ("azize2025-optimal", "AZIZE2025_SIZES",
+     ("| mu4 | 1 |", "DP-IMED starved", "(alpha - 1)/ln alpha"), 33),
+    ("azize2024-zcdp", "AZIZE2024_SIZES", ("| mu4 | 1 | 1.41 | ", "same (eps, delta)"), 16),
+    ("shuffle-mab", "SHUFFLE_SIZES", ("Shuffle-SE (shuffle)", "| mu1 | 4 |", "eps = 50"), 10),
+])
+def test_mab_experiments_beyond_the_papers_run_small(monkeypatch, tmp_path, name, sizes, needles,
+                                                     n_results):
+    """The experiments beyond the five papers end to end on a tiny size (the numbers are the
+    results pages')."""
+    from ldp_gym.experiments import EXPERIMENTS, mab
+
+    monkeypatch.setitem(getattr(mab, sizes), "quick", (2000, 2))
+    report = EXPERIMENTS[name](quick=True, seed=0, n_jobs=1, progress=False)
+    report.write(tmp_path)
+    text = (tmp_path / "table.md").read_text()
+    assert all(needle in text for needle in needles)
+    assert len(list(tmp_path.glob("*.npz"))) == n_results

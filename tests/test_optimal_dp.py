@@ -3,7 +3,7 @@
 The closed form of ``d_epsilon`` against a brute-force search, its limits, the lower bound,
 the phase grid, the degenerate budgets (epsilon -> infinity gives the non-private batched
 rule action for action; epsilon -> 0 gives linear regret) and the privacy audit with a
-mutant. Every test has a fixed seed; the audit's false-alarm rate is alpha = 1e-6.
+mutant (in tests/test_audit.py). Every test has a fixed seed.
 """
 
 import numpy as np
@@ -18,7 +18,6 @@ from ldp_gym.envs.mab import (
     optimal_lower_bound,
     problem_dependent_lower_bound,
 )
-from ldp_gym.wrappers.mechanisms.audit import audit
 
 INSTANCES = {  # the paper's four Bernoulli instances (BEYOND: also in Azize's DP_BAI code)
     "mu1": [0.75, 0.70, 0.70, 0.70, 0.70],
@@ -183,66 +182,3 @@ def test_committed_counts_beyond_the_phase_are_refused():
     a = agent.act(np.zeros((1, 1)))
     with pytest.raises(ValueError, match="commitment"):
         agent.observe_committed(a, np.array([5]), np.array([2.0]), reward_bounds=(0.0, 1.0))
-
-
-# ----------------------------------------------------------------------------- privacy audit
-
-
-def phase_releases(cls, first_reward, n, seed):
-    """One arm, phases ending at counts 1, 2, 4, 8, 16: output = the private sum S~ after each
-    (post-processing of the five releases). Neighbours differ in the first reward."""
-    agent = cls(1, epsilon=1.0, num_envs=n, seed=seed)
-    out, obs = [], np.zeros((n, 1))
-    for step in range(1, 17):
-        agent.observe(obs, np.zeros(n, int), np.full(n, first_reward if step == 1 else 0.0), obs)
-        if step in (1, 2, 4, 8, 16):
-            out.append(agent.noisy_sums[:, 0].copy())
-    return np.stack(out, axis=1)
-
-
-class RenoisedDPKLUCB(DPKLUCB):
-    """Mutant: at each phase's end, S~ is the whole sum so far plus fresh noise (every reward
-    is released again at every phase), the pitfall the paper's Line 10 avoids."""
-
-    def _init_state(self, n):
-        super()._init_state(n)
-        self.total = np.zeros(n)
-
-    def _update(self, actions, counts, reward_sums):
-        self.total += reward_sums
-        before = self.phase.copy()
-        super()._update(actions, counts, reward_sums)
-        r = np.flatnonzero((self.phase != before).any(axis=1))
-        if len(r):
-            c = self.counts[r, 0]
-            self.noisy_sums[r, 0] = self.mechanism.release(self.total[r], c) * c
-
-
-N_AUDIT = 200_000
-
-
-@pytest.mark.audit
-@pytest.mark.parametrize("cls", [DPKLUCB, DPIMED])
-def test_phase_release_audit(cls):
-    res = audit(lambda k: phase_releases(cls, 0.0, k, 60), lambda k: phase_releases(cls, 1.0, k, 61),
-                n=N_AUDIT, statistic="laplace")
-    assert res.epsilon_lower <= 1.0
-
-
-@pytest.mark.audit
-def test_renoised_cumulative_sum_mutant_flagged():
-    res = audit(lambda k: phase_releases(RenoisedDPKLUCB, 0.0, k, 62),
-                lambda k: phase_releases(RenoisedDPKLUCB, 1.0, k, 63), n=N_AUDIT, statistic="laplace")
-    assert res.epsilon_lower > 1.0
-
-
-def test_experiment_runs_small(monkeypatch, tmp_path):
-    """azize2025-optimal end to end on a tiny size (the numbers are the results page's)."""
-    from ldp_gym.experiments import EXPERIMENTS, mab
-
-    monkeypatch.setitem(mab.AZIZE2025_SIZES, "quick", (2000, 3))
-    report = EXPERIMENTS["azize2025-optimal"](quick=True, seed=0, n_jobs=1, progress=False)
-    report.write(tmp_path)
-    text = (tmp_path / "table.md").read_text()
-    assert "| mu4 | 1 |" in text and "DP-IMED starved" in text and "(alpha - 1)/ln alpha" in text
-    assert len(list(tmp_path.glob("*.npz"))) == 33

@@ -150,18 +150,6 @@ def test_shuffle_agent_refuses_pure_dp():
         ShuffleSE(3, epsilon=1.0, delta=0.0, horizon=100)
 
 
-def test_experiment_runs_small(monkeypatch, tmp_path):
-    """shuffle-mab end to end on a tiny size (the numbers are the results page's)."""
-    from ldp_gym.experiments import EXPERIMENTS, mab
-
-    monkeypatch.setitem(mab.SHUFFLE_SIZES, "quick", (2000, 2))
-    report = EXPERIMENTS["shuffle-mab"](quick=True, seed=0, n_jobs=1, progress=False)
-    report.write(tmp_path)
-    text = (tmp_path / "table.md").read_text()
-    assert "Shuffle-SE (shuffle)" in text and "| mu1 | 4 |" in text
-    assert len(list(tmp_path.glob("*.npz"))) == 10 and "eps = 50" in text
-
-
 def test_outside_audit_findings_are_refused():
     """From the independent audit of 2026-11-26: a batch of the wrong size would get less
     privacy than stated; unchecked parameters claimed perfect privacy; a round-by-round

@@ -134,65 +134,6 @@ def test_adac_ucb_tiny_rho_gives_linear_regret():
     assert res.regret["AdaC"][:, -1].mean() > 0.3 * 0.375 * 20_000
 
 
-def adac_releases(cls, first_reward, n, seed):
-    """One arm, episodes ending at counts 1, 2, 4, 8, 16: output = the five releases.
-    Neighbours differ in the very first reward."""
-    agent = cls(1, rho=0.5, num_envs=n, seed=seed)
-    out, obs = [], np.zeros((n, 1))
-    for step in range(1, 17):
-        agent.observe(obs, np.zeros(n, int), np.full(n, first_reward if step == 1 else 0.0), obs)
-        if step in (1, 2, 4, 8, 16):
-            out.append(agent.released[:, 0].copy())
-    return np.stack(out, axis=1)
-
-
-def _adac_cumulative():
-    from ldp_gym.agents import AdaCUCB
-
-    class CumulativeAdaC(AdaCUCB):
-        """Mutant: releases the mean of all the arm's rewards so far, not the episode's."""
-
-        def _init_state(self, n):
-            super()._init_state(n)
-            self.total = np.zeros(n)
-
-        def _update(self, actions, counts, reward_sums):
-            self.total += reward_sums
-            ends = self.counts[self._rows, self.arm] + counts >= self.target
-            super()._update(actions, counts, reward_sums)
-            if ends.any():
-                r = np.flatnonzero(ends)
-                self.released[r, 0] = self.mechanism.release(self.total[r], self.counts[r, 0])
-
-    return CumulativeAdaC
-
-
-@pytest.mark.audit
-def test_adac_ucb_episode_release_audit_and_mutant():
-    from ldp_gym.agents import AdaCUCB
-
-    claim = audit_gaussian_epsilon(1.0, 1.0 / math.sqrt(2 * 0.5), 0.01)  # one reward, rho = 0.5
-    ok = audit(lambda k: adac_releases(AdaCUCB, 0.0, k, 70), lambda k: adac_releases(AdaCUCB, 1.0, k, 71),
-               n=200_000, delta=0.01, statistic="lda")
-    assert ok.epsilon_lower <= claim
-    bad_cls = _adac_cumulative()
-    bad = audit(lambda k: adac_releases(bad_cls, 0.0, k, 72), lambda k: adac_releases(bad_cls, 1.0, k, 73),
-                n=200_000, delta=0.01, statistic="lda")
-    assert bad.epsilon_lower > claim
-
-
-def test_experiment_runs_small(monkeypatch, tmp_path):
-    """azize2024-zcdp end to end on a tiny size (the numbers are the results page's)."""
-    from ldp_gym.experiments import EXPERIMENTS, mab
-
-    monkeypatch.setitem(mab.AZIZE2024_SIZES, "quick", (2000, 3))
-    report = EXPERIMENTS["azize2024-zcdp"](quick=True, seed=0, n_jobs=1, progress=False)
-    report.write(tmp_path)
-    text = (tmp_path / "table.md").read_text()
-    assert "| mu4 | 1 | 1.41 | " in text and "same (eps, delta)" in text
-    assert len(list(tmp_path.glob("*.npz"))) == 16
-
-
 def test_outside_audit_findings_on_budgets_are_refused():
     from ldp_gym.agents import DPKLUCB, AdaCUCB
     from ldp_gym.envs.mab import d_epsilon, optimal_lower_bound
