@@ -1180,7 +1180,9 @@ class ShuffleSE(ShuffleDPAgent, MABAgent):
         e, s = self.epoch[rows], self.active[rows].sum(axis=1)
         log_term = np.log(4.0 * s * e ** 2 / self.beta)
         self.R[rows] = np.ceil(8.0 * log_term * 4.0 ** e).astype(np.int64)
-        self.gamma[rows] = [blanket_gamma(int(r), self.epsilon, self.delta) for r in self.R[rows]]
+        sizes, which = np.unique(self.R[rows], return_inverse=True)  # one gamma per batch size
+        self.gamma[rows] = np.array([blanket_gamma(int(size), self.epsilon, self.delta)
+                                     for size in sizes])[which]
 
     def _current(self):
         """The first active arm still owed pulls this epoch; once one arm is left, that one."""
@@ -1191,14 +1193,16 @@ class ShuffleSE(ShuffleDPAgent, MABAgent):
         return self._current()
 
     def _observe(self, obs, actions, rewards, next_obs):
+        super()._observe(obs, actions, rewards, next_obs)
+        in_epoch = self.active.sum(axis=1) > 1
+        if not in_epoch.any():  # every run is down to its survivor: nothing is released
+            return
         # the users: a bit from the reward, then the blanket's local randomiser
         r = (np.clip(rewards, self.lower, self.upper) - self.lower) / (self.upper - self.lower)
         bits = (self.user_rng.random(r.shape) < r).astype(np.int8)
         messages = blanket_messages(bits, self.gamma, self.user_rng)
-        super()._observe(obs, actions, rewards, next_obs)
         # the shuffler holds the batch; the analyser reads it once complete
         rows = self._rows
-        in_epoch = self.active.sum(axis=1) > 1
         self.epoch_counts[rows, actions] += in_epoch
         self.shuffler_ones[rows, actions] += messages * in_epoch
         done = in_epoch & ~(self.active & (self.epoch_counts < self.R[:, None])).any(axis=1)
