@@ -6,7 +6,7 @@ test suite read it, so a new agent gets both by being listed here.
 
 from ldp_gym.wrappers.mechanisms.privacy import Privacy
 
-from .base import Agent, GlobalDPAgent, LocalDPAgent, ShuffleDPAgent, argmax_random
+from .base import Agent, DistributedDPAgent, GlobalDPAgent, LocalDPAgent, ShuffleDPAgent, argmax_random
 from .bco import AGENTS as _BCO_AGENTS
 from .bco import FKM, BCOAgent, HazanLevy, SahaTewari, TwoPointGD
 from .combinatorial import AGENTS as _COMBINATORIAL_AGENTS
@@ -36,6 +36,7 @@ from .mab import (
     AdaCUCB,
     AdaPKLUCB,
     AdaPUCB,
+    DistDPSE,
     Exp3,
     ShuffleSE,
     ThompsonSampling,
@@ -50,7 +51,7 @@ AGENTS: dict[str, type[Agent]] = {**_MAB_AGENTS, **_GLM_AGENTS, **_BCO_AGENTS,
 __all__ = ["ABSE", "AGENTS", "CUCB", "CUCBDP", "CUCBLDP1", "CUCBLDP2", "CombinatorialAgent",
            "DPIMED", "DPKLUCB", "DPSE", "DPUCB", "FKM", "GLOC", "KLUCB", "LDPGLOC", "LDPMAB",
            "LDPOLS", "LDPSGD", "LDPUCB", "UCB1", "AdaCUCB", "AdaPKLUCB", "AdaPUCB", "Agent",
-           "BCOAgent", "Exp3", "GlobalDPAgent", "GreedyOLS", "GreedySGD", "HazanLevy", "LDPLinUCB",
+           "BCOAgent", "DistDPSE", "DistributedDPAgent", "Exp3", "GlobalDPAgent", "GreedyOLS", "GreedySGD", "HazanLevy", "LDPLinUCB",
            "LDPMABAux", "LDPMultiOLS", "LDPMultiSGD", "LinUCB", "LocalDPAgent", "Privacy",
            "SahaTewari", "ShuffleDPAgent", "ShuffleSE", "ThompsonSampling", "TsallisINF",
            "TwoPointGD", "UniformRandom", "argmax_random"]

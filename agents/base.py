@@ -50,7 +50,7 @@ from ldp_gym.validation import (
 )
 from ldp_gym.wrappers.mechanisms.privacy import Privacy
 
-__all__ = ["Agent", "GlobalDPAgent", "LocalDPAgent", "Privacy", "ShuffleDPAgent", "argmax_random",
+__all__ = ["Agent", "DistributedDPAgent", "GlobalDPAgent", "LocalDPAgent", "Privacy", "ShuffleDPAgent", "argmax_random",
            "readonly"]
 
 
@@ -311,7 +311,7 @@ class _PrivateMixin:
         ``upper``.
 
         Args:
-            model: ``"local"`` or ``"global"``.
+            model: one of :data:`~ldp_gym.wrappers.mechanisms.privacy.MODELS`.
             epsilon: the privacy budget of (epsilon, delta)-DP, > 0 and finite.
             delta: the delta of an (epsilon, delta) guarantee, in [0, 1).
             unit: what one user's data is, such as ``"reward"`` or ``"user"``, as
@@ -476,6 +476,15 @@ class ShuffleDPAgent(_PrivateMixin, Agent):
     The object holds the three parties, as a :class:`LocalDPAgent` holds two. Its guarantee
     is that of the batches (``model="shuffle"``); a single user's message alone is only
     weakly private, so the local-DP checks do not apply.
+    """
+
+
+class DistributedDPAgent(_PrivateMixin, Agent):
+    """An agent under distributed DP: users add shares of noise to their messages, a secure
+    aggregation protocol reveals only each batch's sum, and the learner acts only on the sums.
+
+    No party is trusted (``model="distributed"``); the guarantee is that of the batches' sums,
+    as :mod:`ldp_gym.wrappers.mechanisms.distributed` states it.
     """
 
 

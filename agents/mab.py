@@ -36,7 +36,7 @@ from typing_extensions import override
 
 from ldp_gym.envs.mab import d_epsilon
 from ldp_gym.protocols import BlockPlay
-from ldp_gym.validation import Part, check_finite, check_input, check_real
+from ldp_gym.validation import Part, check_finite, check_input, check_int, check_real
 from ldp_gym.wrappers.mechanisms import (
     GaussianEpisodeMean,
     LaplaceMechanism,
@@ -45,14 +45,23 @@ from ldp_gym.wrappers.mechanisms import (
     make_rng,
     tracing,
 )
+from ldp_gym.wrappers.mechanisms.distributed import dist_dp_parameters, secagg_messages, secagg_sum
 from ldp_gym.wrappers.mechanisms.privacy import rho_from_epsilon
 from ldp_gym.wrappers.mechanisms.shuffle import blanket_gamma, blanket_messages
 
 from . import mab_kernels as kernels
-from .base import Agent, GlobalDPAgent, LocalDPAgent, ShuffleDPAgent, argmax_random, readonly
+from .base import (
+    Agent,
+    DistributedDPAgent,
+    GlobalDPAgent,
+    LocalDPAgent,
+    ShuffleDPAgent,
+    argmax_random,
+    readonly,
+)
 from .mab_kernels import dp_klucb_index, kl_ucb_index
 
-__all__ = ["DPIMED", "DPKLUCB", "DPSE", "DPUCB", "KLUCB", "LDPUCB", "UCB1", "AdaCUCB", "AdaPKLUCB",
+__all__ = ["DPIMED", "DPKLUCB", "DPSE", "DPUCB", "KLUCB", "DistDPSE", "LDPUCB", "UCB1", "AdaCUCB", "AdaPKLUCB",
            "AdaPUCB", "Exp3", "ShuffleSE", "ThompsonSampling", "TsallisINF", "dp_klucb_index",
            "kl_ucb_index", "phase_grid"]
 
@@ -1102,10 +1111,127 @@ class DPIMED(DPKLUCB):
         return -self.index(rows)
 
 
-# =========================================================================== shuffle DP
+# ================================================================ shuffle and distributed DP
 
 
-class ShuffleSE(ShuffleDPAgent, MABAgent):
+class _BatchedSE(MABAgent):
+    """Successive elimination over disjoint batches of users, without a trusted learner.
+
+    Epoch e pulls every active arm ``R[i]`` times, in arm order. Each pull's user turns its
+    reward, clipped to ``[lower, upper]`` and rescaled to [0, 1], into a message
+    (:meth:`_messages`); an aggregator holds each (arm, epoch) batch's ``held`` total until
+    the epoch ends. Then the analyser estimates every active arm's mean from its total
+    (:meth:`_estimate`), eliminates arm a when ``max mu~ - mu~_a > 2 w`` (:meth:`_width`) and
+    plans the next epoch (:meth:`_plan`). The survivor is played to the end, with no message.
+
+    The schedule is public and fixed within an epoch, so ``play_block`` plays a drawn block
+    in one pass per epoch end, with every user's randomiser drawn at once; ``act`` and
+    ``observe`` run the same code one round at a time. The two paths draw the users'
+    randomness in a different order: their runs have the same law, not the same numbers.
+    """
+
+    needs_horizon = True
+    block_play = BlockPlay.PLAYS_BLOCKS
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self.user_rng = make_rng(**self.noise_source())  # the users' randomisers
+        self.active = np.ones((n, self.n_arms), dtype=bool)
+        self.epoch = np.ones(n, dtype=np.int64)
+        self.epoch_counts = np.zeros((n, self.n_arms), dtype=np.int64)
+        self.held = np.zeros((n, self.n_arms), dtype=np.int64)  # the aggregator's, per batch
+        self.released = np.zeros((n, self.n_arms))       # the analyser's mu~ of the last epoch
+        self.R = np.zeros(n, dtype=np.int64)             # the epoch's batch size per arm
+        self._plan(np.arange(n))
+
+    @abstractmethod
+    def _plan(self, rows: np.ndarray) -> None:
+        """Set the next epoch's batch size ``R[rows]`` and the mechanism's parameters."""
+
+    @abstractmethod
+    def _messages(self, rows: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """The integer messages of users with rewards ``x`` in [0, 1], of runs ``rows``."""
+
+    @abstractmethod
+    def _estimate(self, rows: np.ndarray) -> np.ndarray:
+        """The analyser's estimates (len(rows), K) of the means, from the held totals."""
+
+    @abstractmethod
+    def _width(self, rows: np.ndarray) -> np.ndarray:
+        """The half-width (len(rows),) of the epoch's confidence intervals."""
+
+    def _current(self):
+        """The first active arm still owed pulls this epoch; once one arm is left, that one."""
+        todo = self.active & (self.epoch_counts < self.R[:, None])
+        return np.where(todo.any(axis=1)[:, None], todo, self.active).argmax(axis=1)
+
+    def _act(self, obs):
+        return self._current()
+
+    def _observe(self, obs, actions, rewards, next_obs):
+        super()._observe(obs, actions, rewards, next_obs)
+        self._users(self._rows, actions, rewards)
+
+    def _users(self, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray) -> None:
+        """The users of runs ``rows`` who pulled ``arms`` send their messages; the epochs that
+        they complete are analysed."""
+        busy = self.active[rows].sum(axis=1) > 1  # the survivor's users send nothing
+        rows, arms = rows[busy], arms[busy]
+        if rows.size == 0:
+            return
+        x = (np.clip(rewards[busy], self.lower, self.upper) - self.lower) / (self.upper - self.lower)
+        np.add.at(self.held, (rows, arms), self._messages(rows, x))
+        np.add.at(self.epoch_counts, (rows, arms), 1)
+        runs = np.unique(rows)
+        done = ~(self.active[runs] & (self.epoch_counts[runs] < self.R[runs, None])).any(axis=1)
+        if done.any():
+            self._analyse(runs[done])
+
+    def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+        """Play the L rounds of a drawn block, given every arm's rewards (N, L, K).
+
+        ``obs`` is unused. Each pass plays every run up to its epoch's end or the block's end.
+        Returns the actions (N, L).
+        """
+        r = check_finite(rewards, "rewards")
+        n, length = r.shape[:2] if r.ndim == 3 else (0, 0)
+        if r.ndim != 3 or n != self._n or r.shape[2] != self.n_arms:
+            raise ValueError(f"rewards must have shape (N={self._n}, L, K={self.n_arms}), got "
+                             f"{r.shape}")
+        actions = np.empty((n, length), dtype=np.int64)
+        pos = np.zeros(n, dtype=np.int64)
+        offsets = np.arange(length)
+        while (pos < length).any():
+            owed = np.where(self.active, self.R[:, None] - self.epoch_counts, 0).cumsum(axis=1)
+            busy = self.active.sum(axis=1) > 1
+            span = np.where(busy, np.minimum(owed[:, -1], length - pos), length - pos)
+            j = offsets - pos[:, None]
+            now = (j >= 0) & (j < span[:, None])
+            arm = np.where(busy[:, None], (j[:, :, None] >= owed[:, None, :]).sum(axis=2),
+                           self.active.argmax(axis=1)[:, None])
+            rows, cols = np.nonzero(now)
+            arms = arm[rows, cols]
+            actions[rows, cols] = arms
+            np.add.at(self.counts, (rows, arms), 1)
+            self.t += span
+            self._users(rows, arms, r[rows, cols, arms])
+            pos += span
+        return actions
+
+    def _analyse(self, r: np.ndarray) -> None:
+        """The analyser, at the end of an epoch of ``r``: estimate, eliminate, plan the next."""
+        act = self.active[r]
+        self.released[r] = np.where(act, self._estimate(r), -np.inf)
+        width = self._width(r)
+        best = self.released[r].max(axis=1)
+        self.active[r] = act & (best[:, None] - self.released[r] <= 2.0 * width[:, None])
+        self.epoch[r] += 1
+        self.epoch_counts[r] = 0
+        self.held[r] = 0
+        self._plan(r)
+
+
+class ShuffleSE(ShuffleDPAgent, _BatchedSE):
     """Successive elimination in the shuffle model (Tenenbaum, Kaplan, Mansour and Stemmer,
     NeurIPS 2021), on the privacy-blanket summation of bits.
 
@@ -1147,7 +1273,6 @@ class ShuffleSE(ShuffleDPAgent, MABAgent):
     """
 
     name = "Shuffle-SE"
-    needs_horizon = True
     test_params = {"epsilon": 1.0}
 
     @classmethod
@@ -1163,20 +1288,11 @@ class ShuffleSE(ShuffleDPAgent, MABAgent):
         super().__init__(n_arms, **kwargs)
 
     def _init_state(self, n):
-        super()._init_state(n)
         self.beta = 1.0 / self.horizon if self._beta is None else self._beta
-        self.user_rng = make_rng(**self.noise_source())  # the users' randomisers
-        self.active = np.ones((n, self.n_arms), dtype=bool)
-        self.epoch = np.ones(n, dtype=np.int64)
-        self.epoch_counts = np.zeros((n, self.n_arms), dtype=np.int64)
-        self.shuffler_ones = np.zeros((n, self.n_arms), dtype=np.int64)  # held until complete
-        self.released = np.zeros((n, self.n_arms))       # the analyser's mu~ of the last epoch
-        self.R = np.zeros(n, dtype=np.int64)             # the epoch's batch size per arm
-        self.gamma = np.zeros(n)                         # the blanket's gamma for that size
-        self._plan(np.arange(n))
+        self.gamma = np.zeros(n)                         # the blanket's gamma per batch size
+        super()._init_state(n)
 
-    def _plan(self, rows: np.ndarray) -> None:
-        """The next epoch's batch size R_e and blanket gamma_e of ``rows``."""
+    def _plan(self, rows):
         e, s = self.epoch[rows], self.active[rows].sum(axis=1)
         log_term = np.log(4.0 * s * e ** 2 / self.beta)
         self.R[rows] = np.ceil(8.0 * log_term * 4.0 ** e).astype(np.int64)
@@ -1184,49 +1300,116 @@ class ShuffleSE(ShuffleDPAgent, MABAgent):
         self.gamma[rows] = np.array([blanket_gamma(int(size), self.epsilon, self.delta)
                                      for size in sizes])[which]
 
-    def _current(self):
-        """The first active arm still owed pulls this epoch; once one arm is left, that one."""
-        todo = self.active & (self.epoch_counts < self.R[:, None])
-        return np.where(todo.any(axis=1)[:, None], todo, self.active).argmax(axis=1)
+    def _messages(self, rows, x):
+        bits = (self.user_rng.random(x.shape) < x).astype(np.int8)  # a bit from the reward
+        return blanket_messages(bits, self.gamma[rows], self.user_rng)
 
-    def _act(self, obs):
-        return self._current()
+    def _estimate(self, rows):
+        R, gamma = self.R[rows][:, None], self.gamma[rows][:, None]
+        return (self.held[rows] / R - gamma / 2.0) / (1.0 - gamma)
 
-    def _observe(self, obs, actions, rewards, next_obs):
-        super()._observe(obs, actions, rewards, next_obs)
-        in_epoch = self.active.sum(axis=1) > 1
-        if not in_epoch.any():  # every run is down to its survivor: nothing is released
-            return
-        # the users: a bit from the reward, then the blanket's local randomiser
-        r = (np.clip(rewards, self.lower, self.upper) - self.lower) / (self.upper - self.lower)
-        bits = (self.user_rng.random(r.shape) < r).astype(np.int8)
-        messages = blanket_messages(bits, self.gamma, self.user_rng)
-        # the shuffler holds the batch; the analyser reads it once complete
-        rows = self._rows
-        self.epoch_counts[rows, actions] += in_epoch
-        self.shuffler_ones[rows, actions] += messages * in_epoch
-        done = in_epoch & ~(self.active & (self.epoch_counts < self.R[:, None])).any(axis=1)
-        if done.any():
-            self._analyse(np.flatnonzero(done))
+    def _width(self, rows):
+        s = self.active[rows].sum(axis=1)
+        log_term = np.log(4.0 * s * self.epoch[rows] ** 2 / self.beta)
+        return np.sqrt(log_term / (2.0 * self.R[rows])) / (1.0 - self.gamma[rows])
 
-    def _analyse(self, r: np.ndarray) -> None:
-        """The analyser, at the end of an epoch of ``r``: estimate, eliminate, plan the next."""
-        R, gamma = self.R[r][:, None], self.gamma[r][:, None]
-        act = self.active[r]
-        mu = (self.shuffler_ones[r] / R - gamma / 2.0) / (1.0 - gamma)
-        self.released[r] = np.where(act, mu, -np.inf)
-        s = act.sum(axis=1)
-        log_term = np.log(4.0 * s * self.epoch[r] ** 2 / self.beta)
-        width = np.sqrt(log_term / (2.0 * self.R[r])) / (1.0 - self.gamma[r])
-        best = self.released[r].max(axis=1)
-        self.active[r] = act & (best[:, None] - self.released[r] <= 2.0 * width[:, None])
-        self.epoch[r] += 1
-        self.epoch_counts[r] = 0
-        self.shuffler_ones[r] = 0
-        self._plan(r)
+
+class DistDPSE(DistributedDPAgent, _BatchedSE):
+    """Dist-DP-SE: successive elimination with pure DP and no trusted party (Chowdhury and
+    Zhou, "Distributed Differential Privacy in Multi-Armed Bandits", ICLR 2023, Alg. 1 with
+    the secure-aggregation sum of Alg. 2 and discrete Laplace shares).
+
+    Batch b pulls every active arm ``B = growth^b`` times (growth 4, from b = 1). Each user
+    sends its reward through the private sum of
+    :mod:`~ldp_gym.wrappers.mechanisms.distributed`: a rounding to precision
+    ``g = ceil(epsilon sqrt(B))``, a share of discrete Laplace noise and a reduction mod m.
+    SecAgg reveals each arm's sum of messages mod m, the analyser decodes the private sum
+    ``S~_a`` and ``mu~_a = S~_a / B``. With ``L_c = ln(c |S| b^2 / beta)``, the width is
+    ``w = sqrt(L_4/(2B)) + sigma sqrt(L_2)/B + h L_2/B``, ``sigma = sqrt(2)/epsilon`` and
+    ``h = 1/epsilon``. Arm a is eliminated when ``max mu~ - mu~_a > 2 w``; the survivor is
+    played to the end.
+
+    Every constant (growth 4, beta = 0.1, the width's multiplier 1, g, tau, m) is that of
+    the authors' code (``sayakrc/Differentially-Private-Bandits``, ``MABPrivate.py``,
+    ``BatchSEDistDP``), except the Polya shares' Gamma scale: that code draws it as
+    ``(1 - q)/q``, which gives almost no noise (see
+    :mod:`~ldp_gym.wrappers.mechanisms.distributed`); here it is ``q/(1 - q)``, the law the
+    paper states.
+
+    Privacy: epsilon-DP (pure) per reward in the distributed model: no party, the learner
+    included, sees more than each batch's sum of messages mod m, which is epsilon-DP for
+    each of its users. The batches are disjoint and the schedule is public, so the actions
+    are post-processing. The users' shares are drawn by numpy's Gamma and Poisson samplers,
+    so ``secure=True`` is refused.
+
+    Example:
+        >>> import numpy as np
+        >>> from ldp_gym.agents import DistDPSE
+        >>> agent = DistDPSE(2, epsilon=1.0, horizon=10_000, num_envs=2, seed=0)
+        >>> print(agent.privacy)
+        distributed DP, epsilon=1 per reward
+        >>> agent.R.tolist(), agent.precision.tolist(), agent.modulus.tolist()  # batch 1
+        ([4, 4], [2, 2], [21, 21])
+        >>> rewards = np.tile([0.2, 0.9], (2, 3000, 1))       # arm 1 is better
+        >>> actions = agent.play_block(None, rewards)
+        >>> agent.active.tolist()
+        [[False, True], [False, True]]
+    """
+
+    name = "Dist-DP-SE"
+    test_params = {"epsilon": 1.0}
+
+    @classmethod
+    def _unit_test_params(cls):
+        return [{"epsilon": 1.0}, {"epsilon": 4.0, "beta": 0.05, "growth": 2}]
+
+    def __init__(self, n_arms, *, epsilon: float, beta: float = 0.1, growth: int = 4,
+                 lower: float = 0.0, upper: float = 1.0, **kwargs):
+        self.declare_privacy("distributed", epsilon, 0.0, "reward", lower, upper)
+        self.beta = check_real("beta", beta, low=0.0, high=1.0)
+        self.growth = check_int("growth", growth, low=2)
+        super().__init__(n_arms, **kwargs)
+
+    def _init_state(self, n):
+        if self.secure:
+            raise ValueError("secure=True is not available for Dist-DP-SE: its users' Polya "
+                             "shares need Gamma and Poisson samplers the OS-CSPRNG generator "
+                             "lacks")
+        largest = float(self.growth) * self.horizon     # no batch of the horizon is larger
+        if largest * math.ceil(self.epsilon * math.sqrt(largest)) > 2.0**60:
+            raise ValueError(f"epsilon={self.epsilon:g} and growth={self.growth} make the batches' "
+                             f"moduli exceed 64-bit integers at horizon={self.horizon}: lower "
+                             "epsilon")
+        self.precision = np.zeros(n, dtype=np.int64)     # g, tau, m and q of the batches
+        self.accuracy = np.zeros(n, dtype=np.int64)
+        self.modulus = np.zeros(n, dtype=np.int64)
+        self.q = np.zeros(n)
+        super()._init_state(n)
+
+    def _plan(self, rows):
+        self.R[rows] = self.growth ** self.epoch[rows]  # at most growth x horizon
+        (self.precision[rows], self.accuracy[rows], self.modulus[rows],
+         self.q[rows]) = dist_dp_parameters(self.R[rows], self.epsilon, self.beta)
+
+    def _messages(self, rows, x):
+        # the users' messages (x^ + eta) mod m; SecAgg sums them mod m at the epoch's end
+        return secagg_messages(x, self.R[rows], self.precision[rows], self.q[rows],
+                               self.modulus[rows], self.user_rng)
+
+    def _estimate(self, rows):
+        col = (slice(None), None)
+        return secagg_sum(self.held[rows], self.R[rows][col], self.precision[rows][col],
+                          self.accuracy[rows][col], self.modulus[rows][col]) / self.R[rows][col]
+
+    def _width(self, rows):
+        s = self.active[rows].sum(axis=1)
+        b2, B = self.epoch[rows].astype(np.float64) ** 2, self.R[rows].astype(np.float64)
+        log4, log2 = np.log(4.0 * s * b2 / self.beta), np.log(2.0 * s * b2 / self.beta)
+        return (np.sqrt(log4 / (2.0 * B)) + math.sqrt(2.0) / self.epsilon * np.sqrt(log2) / B
+                + log2 / (self.epsilon * B))
 
 
 #: The MAB agents by display name (the contract suite and the CLI read this).
 AGENTS: dict[str, type[Agent]] = {cls.name: cls for cls in (
     UCB1, KLUCB, ThompsonSampling, Exp3, TsallisINF, LDPUCB, DPUCB, DPSE, AdaPUCB, AdaPKLUCB,
-    AdaCUCB, DPKLUCB, DPIMED, ShuffleSE)}
+    AdaCUCB, DPKLUCB, DPIMED, ShuffleSE, DistDPSE)}

@@ -27,6 +27,7 @@ from ldp_gym.agents import (
     AGENTS,
     LDPUCB,
     Agent,
+    DistributedDPAgent,
     GlobalDPAgent,
     LocalDPAgent,
     Privacy,
@@ -278,7 +279,8 @@ def test_readonly_views():
     assert out["index"][0] == 2.0
 
 
-PRIVATE = [c for c in CLASSES if issubclass(c, (LocalDPAgent, GlobalDPAgent, ShuffleDPAgent))]
+PRIVATE = [c for c in CLASSES if issubclass(c, (LocalDPAgent, GlobalDPAgent, ShuffleDPAgent,
+                                                DistributedDPAgent))]
 
 
 @pytest.mark.parametrize("cls", PRIVATE, ids=[c.name for c in PRIVATE])
@@ -301,7 +303,9 @@ def test_private_agents_state_their_guarantee(cls):
         shuffle_delta = 1e-6 if issubclass(cls, ShuffleDPAgent) else 0.0  # its default
         assert agent.privacy.delta == params.get("delta", shuffle_delta)
         assert agent.privacy.model == ("local" if issubclass(cls, LocalDPAgent) else
-                                       "shuffle" if issubclass(cls, ShuffleDPAgent) else "global")
+                                       "shuffle" if issubclass(cls, ShuffleDPAgent) else
+                                       "distributed" if issubclass(cls, DistributedDPAgent) else
+                                       "global")
     # the docstring cites the paper (a year) and states the guarantee
     assert "Privacy:" in cls.__doc__ and re.search(r"(19|20)\d\d", cls.__doc__)
     bad_bounds, name = ({"reward_bound": -1.0}, "reward_bound") if hasattr(agent, "reward_bound") \

@@ -1,78 +1,180 @@
-"""Sweeps on distributed joblib backends give bitwise the sequential results.
+"""Distributed DP by secure aggregation: the exact law of the analyser's view (pure epsilon-DP
+at every residue, and the authors' Gamma scale flagged), the shares' discrete Laplace sum, the
+agent's audit with a mutant, and Dist-DP-SE's degenerate budgets. Fixed seeds; each
+statistical test's false-alarm rate is 1e-6."""
 
-A small sweep (local and global DP agents, a privacy wrapper, two seeds and two budgets) runs
-sequentially, then on a ``dask.distributed`` ``LocalCluster`` of two worker processes, and on a
-local Ray instance when Ray is installed (extra ``ray``). Every agent's stream is keyed by the
-root seed and its name, so where a task runs must not change a single bit of its regret.
-"""
+import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
-from ldp_gym.agents import LDPUCB, UCB1, AdaPKLUCB
-from ldp_gym.runner import sweep
-from ldp_gym.wrappers.reward import VectorLaplaceReward
-
-
-def _tasks() -> list[dict]:
-    """Eight tiny runs: round by round (LDP-UCB, UCB1 under a Laplace wrapper) and by committed
-    blocks (AdaP-KLUCB)."""
-    tasks = []
-    for eps in (0.5, 1.0):
-        for seed in (0, 1):
-            tasks.append(dict(env="LDPMAB-v0", horizon=100, n_runs=3, seed=seed, progress=False,
-                              agents={"LDP-UCB": (LDPUCB, {"epsilon": eps}),
-                                      "AdaP-KLUCB": (AdaPKLUCB, {"epsilon": eps}),
-                                      "UCB1": UCB1}))
-            tasks.append(dict(env="LDPMAB-v0", horizon=100, n_runs=3, seed=seed, progress=False,
-                              agents={"UCB1 + Laplace": UCB1},
-                              wrappers=[(VectorLaplaceReward, {"epsilon": eps, "seed": seed})]))
-    return tasks
+import ldp_gym
+from ldp_gym.agents import DistDPSE
+from ldp_gym.wrappers.mechanisms.audit import audit
+from ldp_gym.wrappers.mechanisms.distributed import (
+    SecAggSum,
+    dist_dp_parameters,
+    polya,
+    secagg_messages,
+)
 
 
-@pytest.fixture(scope="module")
-def sequential():
-    return sweep(_tasks(), n_jobs=1)
+def test_parameters_are_the_authors():
+    """``precision``, ``accuracy`` and ``modulo`` of BatchSEDistDP (MABPrivate.py), delta = 0.1."""
+    for n, eps in ((4, 1.0), (1024, 1.0), (64, 0.1), (4**9, 0.5)):
+        g, tau, m, q = dist_dp_parameters(n, eps, 0.1)
+        assert g == math.ceil(eps * math.sqrt(n))
+        assert tau == math.ceil(g * math.log(2 / 0.1) / eps)
+        assert m == n * g + 2 * tau + 1 and q == pytest.approx(math.exp(-eps / g), rel=1e-15)
 
 
-def _assert_bitwise_equal(expected, got):
-    assert len(got) == len(expected)
-    for a, b in zip(expected, got):
-        assert list(a.regret) == list(b.regret)
-        np.testing.assert_array_equal(a.checkpoints, b.checkpoints)
-        for name in a.regret:
-            assert a.regret[name].dtype == b.regret[name].dtype
-            assert a.regret[name].tobytes() == b.regret[name].tobytes(), name
-        assert a.meta == b.meta
+def view_law(xs, eps, beta=0.1, ratio=None):
+    """The exact law of SecAgg's output ``(sum x^ + Z) mod m`` for users' rewards ``xs``;
+    ``ratio`` replaces the discrete Laplace ratio q (a mutant)."""
+    n = len(xs)
+    g, _, m = (int(v) for v in dist_dp_parameters(n, eps, beta)[:3])
+    q = math.exp(-eps / g) if ratio is None else ratio(math.exp(-eps / g))
+    s = np.ones(1)
+    for x in xs:  # each user's unbiased rounding of x g
+        lo, f = math.floor(x * g), x * g - math.floor(x * g)
+        user = np.zeros(lo + 2)
+        user[lo], user[lo + 1] = 1 - f, f
+        s = np.convolve(s, user)
+    z = np.arange(-60 * m, 60 * m + 1)
+    folded = np.bincount(np.mod(z, m), weights=(1 - q) / (1 + q) * q ** np.abs(z), minlength=m)
+    law = np.zeros(m)
+    for k, p in enumerate(s):
+        law += p * np.roll(folded, k)
+    return law
 
 
-def test_sweep_on_dask_local_cluster_is_bitwise_sequential(sequential):
-    distributed = pytest.importorskip("dask.distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        with distributed.get_task_stream(client) as stream:
-            out = sweep(_tasks(), n_jobs=2, backend="dask")
-        # the tasks ran on the cluster's worker processes, not in this one
-        assert {t["worker"] for t in stream.data} <= set(client.scheduler_info()["workers"])
-        assert len(stream.data) > 0
-        # without backend=, sweep runs where an enclosing joblib.parallel_config says
-        import joblib
-        with joblib.parallel_config(backend="dask"), distributed.get_task_stream(client) as inner:
-            enclosed = sweep(_tasks(), n_jobs=2)
-        assert len(inner.data) > 0
-    _assert_bitwise_equal(sequential, out)
-    _assert_bitwise_equal(sequential, enclosed)
+@pytest.mark.parametrize("n,eps,others", [(4, 1.0, 0.5), (16, 1.0, 0.3), (9, 0.5, 0.0), (25, 2.0, 0.7)])
+def test_exact_view_is_epsilon_dp_and_the_authors_scale_is_not(n, eps, others):
+    worst = []
+    for ratio in (None, lambda q: 1 - q):
+        p0 = view_law([0.0] + [others] * (n - 1), eps, ratio=ratio)
+        p1 = view_law([1.0] + [others] * (n - 1), eps, ratio=ratio)
+        assert p0.sum() == pytest.approx(1.0) and p1.sum() == pytest.approx(1.0)
+        worst.append(np.abs(np.log(p0) - np.log(p1)).max())
+    assert eps - 0.05 < worst[0] <= eps + 1e-9  # tight: the far tail's ratio is e^eps
+    assert worst[1] > 1.5 * eps                  # the authors' Gamma scale: far less noise
 
 
-def test_sweep_on_ray_is_bitwise_sequential(sequential, monkeypatch):
-    ray = pytest.importorskip("ray")
-    pytest.importorskip("ray.util.joblib")
-    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")  # a test sends nothing home
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             configure_logging=False)
-    try:
-        out = sweep(_tasks(), n_jobs=2, backend="ray")
-    finally:
-        ray.shutdown()
-    _assert_bitwise_equal(sequential, out)
+def test_shares_sum_to_discrete_laplace():
+    rng, n, q = np.random.default_rng(0), 8, math.exp(-0.25)
+    z = (polya(np.full((200_000, n), 1 / n), q, rng) - polya(np.full((200_000, n), 1 / n), q, rng)).sum(1)
+    edges = np.arange(-25, 27) - 0.5
+    expected = (1 - q) / (1 + q) * q ** np.abs(np.arange(-25, 26))
+    observed = np.histogram(z, edges)[0]
+    tail = 1 - expected.sum()
+    chi = stats.chisquare(np.append(observed, len(z) - observed.sum()),
+                          np.append(expected, tail) * len(z))
+    assert chi.pvalue > 1e-6
+
+
+def test_channel_is_unbiased_and_refuses_bad_input():
+    ch = SecAggSum(256, 1.0, seed=0)
+    x = np.random.default_rng(1).random((4000, 256))
+    estimates = ch.analyze(ch.aggregate(ch.randomize(x)))
+    err = estimates - x.sum(axis=1)
+    assert abs(err.mean()) < 5 * err.std() / math.sqrt(4000)  # unbiased
+    assert err.std() == pytest.approx(math.sqrt(2 * 256 + 256 / 6) / 16, rel=0.1)  # noise + rounding
+    with pytest.raises(ValueError, match="n=256"):
+        ch.randomize(np.zeros(255))
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        ch.randomize(np.full(256, 1.5))
+    with pytest.raises(ValueError, match="messages"):
+        ch.aggregate(np.full(256, ch.modulus))
+    for kw, name in (({"epsilon": 0.0}, "epsilon"), ({"n": 0}, "n"), ({"beta": 1.0}, "beta")):
+        with pytest.raises(ValueError, match=name):
+            SecAggSum(**{"n": 16, "epsilon": 1.0, **kw})
+
+
+def first_release(cls, first_reward, n, seed):
+    """Arm 0's private mean of batch 1 (4 users each, 2 arms) when its first reward is
+    ``first_reward`` and every other reward is 0.5, through the agent's block path."""
+    agent = cls(2, epsilon=1.0, horizon=1000, num_envs=n, seed=seed)
+    rewards = np.full((n, 8, 2), 0.5)
+    rewards[:, 0, 0] = first_reward
+    agent.play_block(None, rewards)
+    return agent.released[:, 0].copy()
+
+
+class AuthorsScaleDistDPSE(DistDPSE):
+    """Mutant: the Polya shares' Gamma scale of the authors' code, (1 - q)/q."""
+
+    def _messages(self, rows, x):
+        return secagg_messages(x, self.R[rows], self.precision[rows], 1.0 - self.q[rows],
+                               self.modulus[rows], self.user_rng)
+
+
+@pytest.mark.audit
+def test_agent_release_audit_and_authors_scale_mutant():
+    ok = audit(lambda k: first_release(DistDPSE, 0.0, k, 1),
+               lambda k: first_release(DistDPSE, 1.0, k, 2), n=200_000)
+    assert ok.epsilon_lower <= 1.0
+    bad = audit(lambda k: first_release(AuthorsScaleDistDPSE, 0.0, k, 3),
+                lambda k: first_release(AuthorsScaleDistDPSE, 1.0, k, 4), n=200_000)
+    assert bad.epsilon_lower > 1.0
+
+
+def reference_batched_se(table, horizon, beta):
+    """Non-private batched successive elimination with Dist-DP-SE's batches and widths at
+    epsilon = infinity (the authors' BatchSE skeleton): the k-th pull of arm a gets
+    ``table[a, k]``."""
+    k = table.shape[0]
+    active, pulls, actions, b = np.ones(k, bool), np.zeros(k, int), [], 1
+    while len(actions) < horizon:
+        arms = np.flatnonzero(active)
+        if len(arms) == 1:
+            return (actions + [int(arms[0])] * horizon)[:horizon]
+        B = 4 ** b
+        for a in arms:
+            actions += [int(a)] * B
+            pulls[a] += B
+        mu = {a: table[a, pulls[a] - B:pulls[a]].sum() / B for a in arms}
+        width = math.sqrt(math.log(4 * len(arms) * b * b / beta) / (2 * B))
+        for a in arms:
+            active[a] = max(mu.values()) - mu[a] <= 2 * width
+        b += 1
+    return actions[:horizon]
+
+
+def test_huge_epsilon_is_non_private_batched_elimination_on_both_paths():
+    rng = np.random.default_rng(5)
+    horizon, means = 6000, np.array([0.7, 0.5, 0.45])
+    table = (rng.random((3, horizon)) < means[:, None]).astype(float)
+    expected = reference_batched_se(table, horizon, 0.1)
+    rounds = DistDPSE(3, epsilon=1e6, horizon=horizon, num_envs=1, seed=6)
+    pulls, got, obs = np.zeros(3, int), [], np.zeros((1, 1))
+    for _ in range(horizon):
+        a = int(rounds.act(obs)[0])
+        rounds.observe(obs, np.array([a]), np.array([table[a, pulls[a]]]), obs)
+        pulls[a] += 1
+        got.append(a)
+    assert got == expected
+    block = DistDPSE(3, epsilon=1e6, horizon=horizon, num_envs=1, seed=7)
+    # a drawn block holds every arm's reward of each round: round t's reward of arm a is the
+    # one the k-th pull of a gets in the reference, with k the pulls of a before t
+    index = np.zeros((horizon, 3), int)
+    for t, a in enumerate(expected):
+        index[t:, a] += 1
+    index = np.minimum(np.vstack([np.zeros((1, 3), int), index[:-1]]), horizon - 1)
+    rewards = table[np.arange(3), index][None]
+    got_block = np.concatenate([block.play_block(None, rewards[:, :2500]),
+                                block.play_block(None, rewards[:, 2500:])], axis=1)
+    assert got_block[0].tolist() == expected
+
+
+def test_tiny_epsilon_gives_linear_regret_and_secure_is_refused():
+    res = ldp_gym.run("LDPMAB-v0", {"D": (DistDPSE, {"epsilon": 1e-3})}, horizon=20_000, n_runs=4,
+                      seed=1, env_kwargs={"means": [0.75, 0.5, 0.25]})
+    assert res.regret["D"][:, -1].mean() > 0.3 * 0.375 * 20_000
+    with pytest.raises(ValueError, match="secure"):
+        DistDPSE(3, epsilon=1.0, horizon=100, secure=True)
+    with pytest.raises(ValueError, match="epsilon"):
+        DistDPSE(3, epsilon=1e12, horizon=10**9)
+    agent = DistDPSE(2, epsilon=1.0, horizon=1000, num_envs=2, seed=0)
+    with pytest.raises(TypeError, match="observe_committed"):
+        agent.observe_committed(np.zeros(2, int), np.full(2, 4), np.full(2, 2.0), reward_bounds=(0, 1))

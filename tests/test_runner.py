@@ -170,7 +170,8 @@ DECLARED = {
     "AdaC-UCB": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
     "DP-KLUCB": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
     "DP-IMED": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
-    "Shuffle-SE": (BlockPlay.ROUNDS, '_Drawn', None),  # LDPMAB-v0
+    "Shuffle-SE": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMAB-v0
+    "Dist-DP-SE": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMAB-v0
     "LinUCB": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0
     "GLOC": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0
     "Greedy-OLS": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0

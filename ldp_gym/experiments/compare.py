@@ -84,10 +84,11 @@ def _label(cls: type) -> str:
 
 
 def is_private(cls: type) -> bool:
-    """Whether an agent class gives a privacy guarantee: local, shuffle or global DP."""
-    from ldp_gym.agents.base import GlobalDPAgent, LocalDPAgent, ShuffleDPAgent
+    """Whether an agent class gives a privacy guarantee: local, shuffle, distributed or global
+    DP."""
+    from ldp_gym.agents.base import DistributedDPAgent, GlobalDPAgent, LocalDPAgent, ShuffleDPAgent
 
-    return issubclass(cls, (LocalDPAgent, GlobalDPAgent, ShuffleDPAgent))
+    return issubclass(cls, (LocalDPAgent, GlobalDPAgent, ShuffleDPAgent, DistributedDPAgent))
 
 
 def _check_numbers(horizon: Any, n_runs: Any, seed: Any, n_jobs: Any, epsilons: Any) -> None:

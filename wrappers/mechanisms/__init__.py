@@ -10,7 +10,8 @@ wrappers of :mod:`ldp_gym.wrappers` and the private agents apply them.
 * :mod:`.compiled`: the mechanisms' compiled transforms (numba), for the agents' kernels;
 * :mod:`.audit`: the statistical privacy audit;
 * :mod:`.privacy`: :class:`Privacy`, the guarantee an agent or wrapper states;
-* :mod:`.shuffle`: the shuffle model's summation of bits (the privacy blanket).
+* :mod:`.shuffle`: the shuffle model's summation of bits (the privacy blanket);
+* :mod:`.distributed`: distributed DP's sum by secure aggregation of discrete noise shares.
 """
 
 from ldp_gym.validation import (  # the mechanisms' validation, re-exported
@@ -25,7 +26,7 @@ from ldp_gym.validation import (  # the mechanisms' validation, re-exported
     check_real,
 )
 
-from . import audit, calibration, compiled, continual, noise, privacy, shuffle
+from . import audit, calibration, compiled, continual, distributed, noise, privacy, shuffle
 from .base import (
     PART_KINDS,
     GaussianEpisodeMean,
@@ -72,6 +73,6 @@ __all__ = ["GRID_BITS", "MAGNITUDE_BITS", "MECHANISM_KEY", "MIN_DELTA", "MIN_GRI
            "L2BallMechanism", "LaplaceMechanism", "Mechanism", "NoiseStream", "Privacy",
            "PrivateEpisodeMean", "RandomizedResponse", "SecureGenerator", "TreeMechanism",
            "analytic_gaussian_sigma", "audit", "calibration", "classic_gaussian_sigma", "clip_l2",
-           "compiled", "continual", "gaussian_delta", "gaussian_grid_noise", "grid_step",
+           "compiled", "continual", "distributed", "gaussian_delta", "gaussian_grid_noise", "grid_step",
            "l2_ball_radius", "laplace_scale", "make_rng", "noise", "privacy", "recording", "shuffle", "snap",
            "tracing"]

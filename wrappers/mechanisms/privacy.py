@@ -43,8 +43,9 @@ UNITS: dict[str, str] = {
 #: Local DP: every user's message is private, the server never sees raw data. Global DP: the
 #: learner sees raw rewards, its released statistics (and so its actions) are private.
 #: Shuffle DP: users randomise locally, a trusted shuffler permutes each batch, and the
-#: learner sees only the shuffled messages.
-MODELS = ("local", "global", "shuffle")
+#: learner sees only the shuffled messages. Distributed DP: users add shares of noise and a
+#: secure aggregation protocol reveals only the sum of their messages; no party is trusted.
+MODELS = ("local", "global", "shuffle", "distributed")
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class Privacy:
     """A guarantee: ``(epsilon, delta)``-DP or rho-zCDP in the local or global model, per unit.
 
     Attributes:
-        model: ``"local"`` or ``"global"`` (:data:`MODELS`).
+        model: ``"local"``, ``"global"``, ``"shuffle"`` or ``"distributed"`` (:data:`MODELS`).
         epsilon: the budget per unit, in (0, inf); ``None`` for a zCDP guarantee.
         delta: 0 for pure DP, else in (0, 1); 0 for zCDP.
         unit: a key of :data:`UNITS`. ``"reward"`` protects one reward. ``"user"`` protects
