@@ -48,10 +48,10 @@ from .nonparametric import AGENTS as _NONPARAMETRIC_AGENTS
 AGENTS: dict[str, type[Agent]] = {**_MAB_AGENTS, **_GLM_AGENTS, **_BCO_AGENTS,
                                   **_NONPARAMETRIC_AGENTS, **_COMBINATORIAL_AGENTS}
 
-__all__ = ["ABSE", "AGENTS", "CUCB", "CUCBDP", "CUCBLDP1", "CUCBLDP2", "CombinatorialAgent",
-           "DPIMED", "DPKLUCB", "DPSE", "DPUCB", "FKM", "GLOC", "KLUCB", "LDPGLOC", "LDPMAB",
-           "LDPOLS", "LDPSGD", "LDPUCB", "UCB1", "AdaCUCB", "AdaPKLUCB", "AdaPUCB", "Agent",
-           "BCOAgent", "DistDPSE", "DistributedDPAgent", "Exp3", "GlobalDPAgent", "GreedyOLS", "GreedySGD", "HazanLevy", "LDPLinUCB",
-           "LDPMABAux", "LDPMultiOLS", "LDPMultiSGD", "LinUCB", "LocalDPAgent", "Privacy",
-           "SahaTewari", "ShuffleDPAgent", "ShuffleSE", "ThompsonSampling", "TsallisINF",
-           "TwoPointGD", "UniformRandom", "argmax_random"]
+__all__ = ["ABSE", "AGENTS", "CUCB", "CUCBDP", "CUCBLDP1", "CUCBLDP2", "CombinatorialAgent", "DPIMED",
+           "DPKLUCB", "DPSE", "DPUCB", "FKM", "GLOC", "KLUCB", "LDPGLOC", "LDPMAB", "LDPOLS", "LDPSGD",
+           "LDPUCB", "UCB1", "AdaCUCB", "AdaPKLUCB", "AdaPUCB", "Agent", "BCOAgent", "DistDPSE",
+           "DistributedDPAgent", "Exp3", "GlobalDPAgent", "GreedyOLS", "GreedySGD", "HazanLevy",
+           "LDPLinUCB", "LDPMABAux", "LDPMultiOLS", "LDPMultiSGD", "LinUCB", "LocalDPAgent", "Privacy",
+           "SahaTewari", "ShuffleDPAgent", "ShuffleSE", "ThompsonSampling", "TsallisINF", "TwoPointGD",
+           "UniformRandom", "argmax_random"]

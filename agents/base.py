@@ -50,8 +50,8 @@ from ldp_gym.validation import (
 )
 from ldp_gym.wrappers.mechanisms.privacy import Privacy
 
-__all__ = ["Agent", "DistributedDPAgent", "GlobalDPAgent", "LocalDPAgent", "Privacy", "ShuffleDPAgent", "argmax_random",
-           "readonly"]
+__all__ = ["Agent", "DistributedDPAgent", "GlobalDPAgent", "LocalDPAgent", "Privacy", "ShuffleDPAgent",
+           "argmax_random", "readonly"]
 
 
 def argmax_random(rng: np.random.Generator, values: np.ndarray) -> np.ndarray:

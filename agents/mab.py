@@ -61,9 +61,9 @@ from .base import (
 )
 from .mab_kernels import dp_klucb_index, kl_ucb_index
 
-__all__ = ["DPIMED", "DPKLUCB", "DPSE", "DPUCB", "KLUCB", "DistDPSE", "LDPUCB", "UCB1", "AdaCUCB", "AdaPKLUCB",
-           "AdaPUCB", "Exp3", "ShuffleSE", "ThompsonSampling", "TsallisINF", "dp_klucb_index",
-           "kl_ucb_index", "phase_grid"]
+__all__ = ["DPIMED", "DPKLUCB", "DPSE", "DPUCB", "KLUCB", "DistDPSE", "LDPUCB", "UCB1", "AdaCUCB",
+           "AdaPKLUCB", "AdaPUCB", "Exp3", "ShuffleSE", "ThompsonSampling", "TsallisINF",
+           "dp_klucb_index", "kl_ucb_index", "phase_grid"]
 
 
 class MABAgent(Agent):
