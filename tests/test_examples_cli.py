@@ -69,7 +69,10 @@ def test_readme_example_runs(tmp_path, monkeypatch, capsys):
     ("azize2025-optimal", "AZIZE2025_SIZES",
      ("| mu4 | 1 |", "DP-IMED starved", "(alpha - 1)/ln alpha"), 33),
     ("azize2024-zcdp", "AZIZE2024_SIZES", ("| mu4 | 1 | 1.41 | ", "same (eps, delta)"), 16),
-    ("shuffle-mab", "SHUFFLE_SIZES", ("Shuffle-SE (shuffle)", "| mu1 | 4 |", "eps = 50"), 10),
+    ("shuffle-mab", "SHUFFLE_SIZES",
+     ("Shuffle-SE (shuffle)", "Dist-DP-SE (distributed)", "| mu1 | 4 |", "eps = 50"), 10),
+    ("chowdhury2023-distributed", "CHOWDHURY2023_SIZES",
+     ("| hard | 0.1 |", "Dist-DP-SE / DP-SE", "eps = 1e4"), 8),
 ])
 def test_mab_experiments_beyond_the_papers_run_small(monkeypatch, tmp_path, name, sizes, needles,
                                                      n_results):

@@ -1,4 +1,5 @@
-"""Multi-armed bandit experiments: Azize & Basu (2022), Azize et al. (2025), local vs global DP."""
+"""Multi-armed bandit experiments: Azize & Basu (2022, 2024), Azize et al. (2025), Chowdhury &
+Zhou (2023), and the trust models side by side."""
 
 from __future__ import annotations
 
@@ -419,21 +420,23 @@ SHUFFLE_SIZES = {"quick": (10**5, 10), "full": (10**6, 20)}
 
 def shuffle_mab(quick: bool, seed: int, n_jobs: int, progress: bool | None,
                 cache_dir: CacheDir = None) -> Report:
-    """The price of each trust model on the same instances: local, shuffle and central DP.
+    """The price of each trust model on the same instances: local, shuffle, distributed and
+    central DP.
 
     LDP-UCB (local: each reward privatised by its user), Shuffle-SE (shuffle: a trusted
-    shuffler, (epsilon, 1e-6)-DP per reward), DP-SE (central: Sajed and Sheffet's
-    elimination on a trusted learner) and DP-KLUCB (central, the best known), at the same
-    epsilon.
+    shuffler, (epsilon, 1e-6)-DP per reward), Dist-DP-SE (distributed: secure aggregation,
+    pure epsilon-DP, no trusted party), DP-SE (central: Sajed and Sheffet's elimination on a
+    trusted learner) and DP-KLUCB (central, the best known), at the same epsilon.
     """
-    from ldp_gym.agents import DPKLUCB, DPSE, LDPUCB, ShuffleSE
+    from ldp_gym.agents import DPKLUCB, DPSE, LDPUCB, DistDPSE, ShuffleSE
     from ldp_gym.envs.mab import DEFAULT_MEANS
     from ldp_gym.runner import sweep
 
     horizon, n_runs = SHUFFLE_SIZES["quick" if quick else "full"]
     epsilons = (0.5, 1.0, 2.0, 4.0)
     instances = {"default": DEFAULT_MEANS, "mu1": AZIZE2025_INSTANCES["mu1"]}
-    agents = (("local", LDPUCB), ("shuffle", ShuffleSE), ("central", DPSE), ("central", DPKLUCB))
+    agents = (("local", LDPUCB), ("shuffle", ShuffleSE), ("distributed", DistDPSE),
+              ("central", DPSE), ("central", DPKLUCB))
     names = [f"{cls.name} ({model})" for model, cls in agents]
     keys = [(inst, e) for inst in instances for e in epsilons]
     tasks: list[dict[str, Any]] = [
@@ -455,8 +458,8 @@ def shuffle_mab(quick: bool, seed: int, n_jobs: int, progress: bool | None,
     for (inst, e), res in results.items():
         lines.append(f"| {inst} | {e:g} | "
                      + " | ".join(regret_cell(res.at(n, horizon), 0) for n in names) + " |")
-    lines += [f"| {inst} | (none) | | {regret_cell(floors[inst], 0)} (eps = 50) | | |"
-              for inst in instances]
+    lines += [f"| {inst} | (none) | | {regret_cell(floors[inst], 0)} (eps = 50) |"
+              + " |" * (len(names) - 2) for inst in instances]
     lines += ["", caption(horizon, n_runs, "\n".join(lines))]
     fig, axes = figure(ncols=len(instances))
     for ax, inst in zip(axes, instances):
@@ -470,15 +473,100 @@ def shuffle_mab(quick: bool, seed: int, n_jobs: int, progress: bool | None,
         ratio = [results[(inst, e)].at(names[0], horizon).mean()
                  / results[(inst, e)].at(names[1], horizon).mean() for e in epsilons]
         cost = [results[(inst, e)].at(names[1], horizon).mean()
-                / results[(inst, e)].at(names[2], horizon).mean() for e in epsilons]
+                / results[(inst, e)].at(names[3], horizon).mean() for e in epsilons]
+        dist = [results[(inst, e)].at(names[2], horizon).mean()
+                / results[(inst, e)].at(names[3], horizon).mean() for e in epsilons]
         notes.append(f"{inst}: local over shuffle regret " + ", ".join(
             f"{r:.2f}x at eps={e:g}" for r, e in zip(ratio, epsilons)) + "; Shuffle-SE over "
-            "DP-SE (both eliminations, with their own epochs) " + ", ".join(f"{c:.2f}x" for c in cost))
+            "DP-SE (both eliminations, with their own epochs) " + ", ".join(f"{c:.2f}x" for c in cost)
+            + "; Dist-DP-SE over DP-SE " + ", ".join(f"{c:.2f}x" for c in dist))
     notes += [f"{inst}: Shuffle-SE without privacy (eps = 50) {floors[inst].mean():.0f}: the "
               "elimination's own regret, which the shuffle model's noise adds to" for inst in instances]
     saved = {f"{inst}-eps{e:g}": res for (inst, e), res in results.items()}
     saved.update({f"{inst}-no-noise": res for inst, res in zip(instances, done[len(keys):])})
-    return Report("Local, shuffle and central DP on the same instances"
+    return Report("Local, shuffle, distributed and central DP on the same instances"
+                  + (" (quick)" if quick else ""), "\n".join(lines), saved, fig.figure, notes)
+
+
+#: (T, runs) of chowdhury2023-distributed
+CHOWDHURY2023_SIZES = {"quick": (10**5, 5), "full": (10**6, 20)}
+
+
+def chowdhury2023_instances() -> dict[str, list[float]]:
+    """The easy and hard instances of Chowdhury and Zhou (2023): K = 10 means drawn uniformly
+    in ``0.5 -+ gap/2`` (gap 0.5 and 0.1), with the authors' recipe for run 0
+    (``np.random.seed(0)``, then ``gap * rand(10) + 0.5 - gap/2``)."""
+    out = {}
+    for name, gap in (("easy", 0.5), ("hard", 0.1)):
+        draw = np.random.RandomState(0).rand(10)
+        out[name] = [round(float(v), 6) for v in gap * draw + 0.5 - gap / 2]
+    return out
+
+
+def chowdhury2023_distributed(quick: bool, seed: int, n_jobs: int, progress: bool | None,
+                              cache_dir: CacheDir = None) -> Report:
+    """Chowdhury and Zhou (2023): Dist-DP-SE (distributed, pure DP) against DP-SE (central).
+
+    The authors' setting: Gaussian rewards of sd 0.1, clipped to [0, 1] by the agents, on
+    the easy and hard instances of :func:`chowdhury2023_instances`, epsilon in {0.1, 0.5, 1},
+    and their confidence 0.1 for both algorithms (DP-SE's ``beta``). Dist-DP-SE at epsilon =
+    1e4 is the elimination without noise: the floor under the price of privacy.
+    """
+    from ldp_gym.agents import DPSE, DistDPSE
+    from ldp_gym.runner import sweep
+
+    horizon, n_runs = CHOWDHURY2023_SIZES["quick" if quick else "full"]
+    instances, epsilons = chowdhury2023_instances(), (0.1, 0.5, 1.0)
+    names = ("Dist-DP-SE (distributed)", "DP-SE (central)")
+    floor = "Dist-DP-SE at eps=1e4 (no noise)"
+
+    def task(mu: list[float], agents: dict[str, Any]) -> dict[str, Any]:
+        return dict(env="LDPMAB-v0", horizon=horizon, n_runs=n_runs, seed=seed, progress=progress,
+                    checkpoints=checkpoints(horizon, [horizon]), agents=agents,
+                    env_kwargs={"means": mu, "distribution": "gaussian", "sigma": 0.1})
+
+    keys = [(inst, e) for inst in instances for e in epsilons]
+    tasks = [task(instances[inst], {names[0]: (DistDPSE, {"epsilon": e}),
+                                    names[1]: (DPSE, {"epsilon": e, "beta": 0.1})})
+             for inst, e in keys]
+    tasks += [task(instances[inst], {floor: (DistDPSE, {"epsilon": 1e4})}) for inst in instances]
+    done = sweep(tasks, n_jobs=n_jobs, cache_dir=cache_dir)
+    results = dict(zip(keys, done))
+    floors = {inst: res.at(floor, horizon) for inst, res in zip(instances, done[len(keys):])}
+    lines = ["| instance | epsilon | " + " | ".join(names) + " | Dist-DP-SE / DP-SE |",
+             "|---|---|" + "---|" * (len(names) + 1)]
+    ratios = {}
+    for (inst, e), res in results.items():
+        final = [res.at(n, horizon) for n in names]
+        ratios[(inst, e)] = final[0].mean() / final[1].mean()
+        lines.append(f"| {inst} | {e:g} | " + " | ".join(regret_cell(f, 0) for f in final)
+                     + f" | {ratios[(inst, e)]:.2f} |")
+    lines += [f"| {inst} | (none) | {regret_cell(floors[inst], 0)} (eps = 1e4) | | |"
+              for inst in instances]
+    lines += ["", caption(horizon, n_runs, "\n".join(lines))]
+    fig, axes = figure(ncols=len(instances))
+    for ax, inst in zip(axes, instances):
+        for e in epsilons:
+            res = results[(inst, e)]
+            for n, style in zip(names, ("-", "--")):
+                ax.plot(res.checkpoints, res.regret[n].mean(axis=0) / res.checkpoints, style,
+                        label=f"{n.split(' ')[0]}, eps={e:g}")
+        ax.set_xscale("log")
+        ax.set_xlabel("round t")
+        ax.set_ylabel(f"time-averaged regret Reg_t / t (mean over {n_runs} runs)")
+        ax.set_title(f"{inst} (K = 10, Gaussian sd 0.1)")
+        ax.legend(fontsize=7)
+    below = sum(r <= 1.0 for r in ratios.values())
+    notes = [f"Dist-DP-SE at or below DP-SE in {below} of {len(ratios)} cells; its regret over "
+             "DP-SE's: " + ", ".join(f"{inst} eps={e:g} {r:.2f}x" for (inst, e), r in ratios.items()),
+             "the two algorithms have their own schedules (Dist-DP-SE batches 4^b, DP-SE the "
+             "epochs of Sajed and Sheffet), so the ratio is not the price of distributing trust "
+             "alone"]
+    notes += [f"{inst}: the elimination without noise (eps = 1e4) {floors[inst].mean():.0f}"
+              for inst in instances]
+    saved = {f"{inst}-eps{e:g}": res for (inst, e), res in results.items()}
+    saved.update({f"{inst}-no-noise": res for inst, res in zip(instances, done[len(keys):])})
+    return Report("Chowdhury & Zhou 2023: distributed against central DP"
                   + (" (quick)" if quick else ""), "\n".join(lines), saved, fig.figure, notes)
 
 
@@ -495,6 +583,8 @@ EXPERIMENTS = (
                azize2025_optimal),
     Experiment("azize2024-zcdp", "Azize & Basu 2024: AdaC-UCB (zCDP) against AdaP-UCB, matched",
                azize2024_zcdp),
-    Experiment("shuffle-mab", "Local, shuffle and central DP on the same instances: each "
-               "trust model's price", shuffle_mab),
+    Experiment("shuffle-mab", "Local, shuffle, distributed and central DP on the same "
+               "instances: each trust model's price", shuffle_mab),
+    Experiment("chowdhury2023-distributed", "Chowdhury & Zhou 2023: Dist-DP-SE (no trusted "
+               "party, pure DP) against central DP-SE", chowdhury2023_distributed),
 )
