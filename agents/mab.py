@@ -45,9 +45,9 @@ from ldp_gym.wrappers.mechanisms import (
     make_rng,
     tracing,
 )
-from ldp_gym.wrappers.mechanisms.distributed import dist_dp_parameters, secagg_messages, secagg_sum
+from ldp_gym.wrappers.mechanisms.distributed import dist_dp_parameters, secagg_sum
 from ldp_gym.wrappers.mechanisms.privacy import rho_from_epsilon
-from ldp_gym.wrappers.mechanisms.shuffle import blanket_gamma, blanket_messages
+from ldp_gym.wrappers.mechanisms.shuffle import blanket_gamma
 
 from . import mab_kernels as kernels
 from .base import (
@@ -1118,20 +1118,21 @@ class _BatchedSE(MABAgent):
     """Successive elimination over disjoint batches of users, without a trusted learner.
 
     Epoch e pulls every active arm ``R[i]`` times, in arm order. Each pull's user turns its
-    reward, clipped to ``[lower, upper]`` and rescaled to [0, 1], into a message
-    (:meth:`_messages`); an aggregator holds each (arm, epoch) batch's ``held`` total until
-    the epoch ends. Then the analyser estimates every active arm's mean from its total
-    (:meth:`_estimate`), eliminates arm a when ``max mu~ - mu~_a > 2 w`` (:meth:`_width`) and
-    plans the next epoch (:meth:`_plan`). The survivor is played to the end, with no message.
+    reward, clipped to ``[lower, upper]`` and rescaled to [0, 1], into a message; an
+    aggregator holds each (arm, epoch) batch's ``held`` total until the epoch ends. Then the
+    analyser estimates every active arm's mean from its total (:meth:`_estimate`), eliminates
+    arm a when ``max mu~ - mu~_a > 2 w`` (:meth:`_width`) and plans the next epoch
+    (:meth:`_plan`). The survivor is played to the end, with no message.
 
-    The schedule is public and fixed within an epoch, so ``play_block`` plays a drawn block
-    in one pass per epoch end, with every user's randomiser drawn at once; ``act`` and
-    ``observe`` run the same code one round at a time. The two paths draw the users'
-    randomness in a different order: their runs have the same law, not the same numbers.
+    The schedule and the users' messages are one compiled kernel,
+    :func:`~ldp_gym.agents.mab_kernels.elimination_rounds`, run by ``act``, ``observe`` and
+    ``play_block`` alike: the paths are bitwise the same. It stops after each round in which
+    epochs ended, for the analyser, here in Python.
     """
 
     needs_horizon = True
     block_play = BlockPlay.PLAYS_BLOCKS
+    _message_kind: ClassVar[int]
 
     def _init_state(self, n):
         super()._init_state(n)
@@ -1142,15 +1143,12 @@ class _BatchedSE(MABAgent):
         self.held = np.zeros((n, self.n_arms), dtype=np.int64)  # the aggregator's, per batch
         self.released = np.zeros((n, self.n_arms))       # the analyser's mu~ of the last epoch
         self.R = np.zeros(n, dtype=np.int64)             # the epoch's batch size per arm
+        self._p0, self._p1 = np.zeros(n), np.zeros(n)    # the users' parameters (the kernel's)
         self._plan(np.arange(n))
 
     @abstractmethod
     def _plan(self, rows: np.ndarray) -> None:
-        """Set the next epoch's batch size ``R[rows]`` and the mechanism's parameters."""
-
-    @abstractmethod
-    def _messages(self, rows: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """The integer messages of users with rewards ``x`` in [0, 1], of runs ``rows``."""
+        """Set the next epoch's batch size ``R[rows]`` and the users' parameters."""
 
     @abstractmethod
     def _estimate(self, rows: np.ndarray) -> np.ndarray:
@@ -1160,63 +1158,40 @@ class _BatchedSE(MABAgent):
     def _width(self, rows: np.ndarray) -> np.ndarray:
         """The half-width (len(rows),) of the epoch's confidence intervals."""
 
-    def _current(self):
-        """The first active arm still owed pulls this epoch; once one arm is left, that one."""
-        todo = self.active & (self.epoch_counts < self.R[:, None])
-        return np.where(todo.any(axis=1)[:, None], todo, self.active).argmax(axis=1)
+    def _rounds(self, mode: int, rewards: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """Run the kernel in ``mode`` over ``actions`` (N, L), closing epochs as they end."""
+        s, length = 0, actions.shape[1]
+        uniforms = self.user_rng.random(3 * actions.size) if mode & kernels.UPDATE else _NO_NOISE
+        ended = np.zeros(self._n, dtype=bool)
+        while s < length:
+            s = kernels.elimination_rounds(
+                mode, self._message_kind, s, uniforms, rewards, actions, self.active,
+                self.epoch_counts, self.held, self.R, self._p0, self._p1, self.counts, self.t,
+                ended, self.lower, self.upper)
+            if ended.any():
+                self._analyse(np.flatnonzero(ended))
+                ended[:] = False
+        return actions
 
     def _act(self, obs):
-        return self._current()
+        return self._rounds(kernels.CHOOSE, _NO_REWARDS, np.empty((self._n, 1), np.int64))[:, 0]
 
     def _observe(self, obs, actions, rewards, next_obs):
-        super()._observe(obs, actions, rewards, next_obs)
-        self._users(self._rows, actions, rewards)
-
-    def _users(self, rows: np.ndarray, arms: np.ndarray, rewards: np.ndarray) -> None:
-        """The users of runs ``rows`` who pulled ``arms`` send their messages; the epochs that
-        they complete are analysed."""
-        busy = self.active[rows].sum(axis=1) > 1  # the survivor's users send nothing
-        rows, arms = rows[busy], arms[busy]
-        if rows.size == 0:
-            return
-        x = (np.clip(rewards[busy], self.lower, self.upper) - self.lower) / (self.upper - self.lower)
-        np.add.at(self.held, (rows, arms), self._messages(rows, x))
-        np.add.at(self.epoch_counts, (rows, arms), 1)
-        runs = np.unique(rows)
-        done = ~(self.active[runs] & (self.epoch_counts[runs] < self.R[runs, None])).any(axis=1)
-        if done.any():
-            self._analyse(runs[done])
+        self._rounds(kernels.UPDATE, np.ascontiguousarray(rewards, np.float64).reshape(-1, 1, 1),
+                     np.ascontiguousarray(actions, np.int64).reshape(-1, 1))
 
     def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
         """Play the L rounds of a drawn block, given every arm's rewards (N, L, K).
 
-        ``obs`` is unused. Each pass plays every run up to its epoch's end or the block's end.
-        Returns the actions (N, L).
+        ``obs`` is unused. Returns the actions (N, L), bitwise those of ``act`` and
+        ``observe`` round by round.
         """
         r = check_finite(rewards, "rewards")
-        n, length = r.shape[:2] if r.ndim == 3 else (0, 0)
-        if r.ndim != 3 or n != self._n or r.shape[2] != self.n_arms:
+        if r.ndim != 3 or r.shape[0] != self._n or r.shape[2] != self.n_arms:
             raise ValueError(f"rewards must have shape (N={self._n}, L, K={self.n_arms}), got "
                              f"{r.shape}")
-        actions = np.empty((n, length), dtype=np.int64)
-        pos = np.zeros(n, dtype=np.int64)
-        offsets = np.arange(length)
-        while (pos < length).any():
-            owed = np.where(self.active, self.R[:, None] - self.epoch_counts, 0).cumsum(axis=1)
-            busy = self.active.sum(axis=1) > 1
-            span = np.where(busy, np.minimum(owed[:, -1], length - pos), length - pos)
-            j = offsets - pos[:, None]
-            now = (j >= 0) & (j < span[:, None])
-            arm = np.where(busy[:, None], (j[:, :, None] >= owed[:, None, :]).sum(axis=2),
-                           self.active.argmax(axis=1)[:, None])
-            rows, cols = np.nonzero(now)
-            arms = arm[rows, cols]
-            actions[rows, cols] = arms
-            np.add.at(self.counts, (rows, arms), 1)
-            self.t += span
-            self._users(rows, arms, r[rows, cols, arms])
-            pos += span
-        return actions
+        return self._rounds(kernels.PLAY, np.ascontiguousarray(r, np.float64),
+                            np.empty(r.shape[:2], np.int64))
 
     def _analyse(self, r: np.ndarray) -> None:
         """The analyser, at the end of an epoch of ``r``: estimate, eliminate, plan the next."""
@@ -1274,6 +1249,7 @@ class ShuffleSE(ShuffleDPAgent, _BatchedSE):
 
     name = "Shuffle-SE"
     test_params = {"epsilon": 1.0}
+    _message_kind = kernels.SHUFFLE_BITS
 
     @classmethod
     def _unit_test_params(cls):
@@ -1297,12 +1273,8 @@ class ShuffleSE(ShuffleDPAgent, _BatchedSE):
         log_term = np.log(4.0 * s * e ** 2 / self.beta)
         self.R[rows] = np.ceil(8.0 * log_term * 4.0 ** e).astype(np.int64)
         sizes, which = np.unique(self.R[rows], return_inverse=True)  # one gamma per batch size
-        self.gamma[rows] = np.array([blanket_gamma(int(size), self.epsilon, self.delta)
-                                     for size in sizes])[which]
-
-    def _messages(self, rows, x):
-        bits = (self.user_rng.random(x.shape) < x).astype(np.int8)  # a bit from the reward
-        return blanket_messages(bits, self.gamma[rows], self.user_rng)
+        self.gamma[rows] = self._p0[rows] = np.array(
+            [blanket_gamma(int(size), self.epsilon, self.delta) for size in sizes])[which]
 
     def _estimate(self, rows):
         R, gamma = self.R[rows][:, None], self.gamma[rows][:, None]
@@ -1339,8 +1311,8 @@ class DistDPSE(DistributedDPAgent, _BatchedSE):
     Privacy: epsilon-DP (pure) per reward in the distributed model: no party, the learner
     included, sees more than each batch's sum of messages mod m, which is epsilon-DP for
     each of its users. The batches are disjoint and the schedule is public, so the actions
-    are post-processing. The users' shares are drawn by numpy's Gamma and Poisson samplers,
-    so ``secure=True`` is refused.
+    are post-processing. Each user draws three uniforms, from the OS CSPRNG with
+    ``secure=True``.
 
     Example:
         >>> import numpy as np
@@ -1358,6 +1330,7 @@ class DistDPSE(DistributedDPAgent, _BatchedSE):
 
     name = "Dist-DP-SE"
     test_params = {"epsilon": 1.0}
+    _message_kind = kernels.SECAGG_SHARES
 
     @classmethod
     def _unit_test_params(cls):
@@ -1371,10 +1344,6 @@ class DistDPSE(DistributedDPAgent, _BatchedSE):
         super().__init__(n_arms, **kwargs)
 
     def _init_state(self, n):
-        if self.secure:
-            raise ValueError("secure=True is not available for Dist-DP-SE: its users' Polya "
-                             "shares need Gamma and Poisson samplers the OS-CSPRNG generator "
-                             "lacks")
         largest = float(self.growth) * self.horizon     # no batch of the horizon is larger
         if largest * math.ceil(self.epsilon * math.sqrt(largest)) > 2.0**60:
             raise ValueError(f"epsilon={self.epsilon:g} and growth={self.growth} make the batches' "
@@ -1390,11 +1359,7 @@ class DistDPSE(DistributedDPAgent, _BatchedSE):
         self.R[rows] = self.growth ** self.epoch[rows]  # at most growth x horizon
         (self.precision[rows], self.accuracy[rows], self.modulus[rows],
          self.q[rows]) = dist_dp_parameters(self.R[rows], self.epsilon, self.beta)
-
-    def _messages(self, rows, x):
-        # the users' messages (x^ + eta) mod m; SecAgg sums them mod m at the epoch's end
-        return secagg_messages(x, self.R[rows], self.precision[rows], self.q[rows],
-                               self.modulus[rows], self.user_rng)
+        self._p0[rows], self._p1[rows] = self.precision[rows], self.q[rows]
 
     def _estimate(self, rows):
         col = (slice(None), None)

@@ -27,6 +27,13 @@ Rules (``kind``):
   clipped reward to the pulled arm's tree with the tree mechanism's own code,
   :func:`~ldp_gym.wrappers.mechanisms.continual.tree_add`, and its next noise value.
 
+The batched eliminations without a trusted learner, Shuffle-SE and Dist-DP-SE, run
+:func:`elimination_rounds`: the public schedule, and each user's message (:data:`SHUFFLE_BITS`:
+the privacy blanket's bit; :data:`SECAGG_SHARES`: the rounded reward plus two Polya shares).
+It stops after each round in which epochs ended, for the agent's analyser to eliminate and
+plan in Python, and resumes with the next round. Each user's message is a function of three
+uniforms, drawn ahead by the agent from the users' stream (the OS CSPRNG in secure mode).
+
 The index rules are all but Exp3 and Tsallis-INF. They share one round loop, :func:`_rounds`,
 and take their constants as one array ``params``. KL-UCB's is ``c``. LDP-UCB's are
 ``width, cap, lower, upper, grid``: the mechanism's bounds and grid. DP-UCB's are
@@ -45,11 +52,12 @@ import numpy as np
 from numba import njit, vectorize
 
 from ldp_gym.envs.mab import d_epsilon_value
-from ldp_gym.wrappers.mechanisms.compiled import snap_add
+from ldp_gym.wrappers.mechanisms.compiled import blanket_bit, secagg_message, snap_add
 from ldp_gym.wrappers.mechanisms.continual import tree_add
 
-__all__ = ["CHOOSE", "DP_UCB", "EXP3", "KL_UCB", "LDP_UCB", "PLAY", "ROUNDS", "THOMPSON",
-           "TSALLIS_INF", "UCB1", "UPDATE", "adversarial_rounds", "distributions", "dp_klucb_index",
+__all__ = ["CHOOSE", "DP_UCB", "EXP3", "KL_UCB", "LDP_UCB", "PLAY", "ROUNDS", "SECAGG_SHARES",
+           "SHUFFLE_BITS", "THOMPSON", "TSALLIS_INF", "UCB1", "UPDATE", "adversarial_rounds",
+           "distributions", "dp_klucb_index", "elimination_rounds",
            "dp_ucb_rounds", "index_values", "kl_ucb", "kl_ucb_index", "kl_ucb_rounds",
            "ldp_ucb_rounds", "thompson_rounds", "ucb1_rounds"]
 
@@ -58,6 +66,8 @@ CHOOSE, UPDATE = 1, 2
 PLAY = CHOOSE | UPDATE
 #: the decision rules
 UCB1, KL_UCB, THOMPSON, EXP3, TSALLIS_INF, LDP_UCB, DP_UCB = 0, 1, 2, 3, 4, 5, 6
+#: the users' messages of the batched eliminations
+SHUFFLE_BITS, SECAGG_SHARES = 0, 1
 
 _JIT: dict[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy"}
 _INLINE: dict[str, Any] = {**_JIT, "inline": "always"}
@@ -472,3 +482,69 @@ def distributions(kind, horizon, losses, t, out):  # pragma: no cover - compiled
     for r in range(n):
         _distribution(kind, _learning_rate(kind, horizon, k, t[r]), losses[r], out[r])
     return out
+
+
+# --------------------------------------------------------------------------- batched eliminations
+
+
+@njit(**_INLINE)
+def _scheduled(active, owed_to, size):  # pragma: no cover - compiled
+    """The first active arm owed pulls this epoch (fewer than ``size``); -1 if none."""
+    for a in range(active.shape[0]):
+        if active[a] and owed_to[a] < size:
+            return a
+    return -1
+
+
+@njit(**_JIT)
+def elimination_rounds(mode, kind, start, uniforms, rewards, actions, active, epoch_counts, held,
+                       size, p0, p1, counts, t, ended, lower, upper):  # pragma: no cover - compiled
+    """Rounds of a batched elimination over all runs, round-major, from round ``start``.
+
+    :data:`CHOOSE` writes each run's scheduled arm (the first active arm owed pulls this
+    epoch, else the survivor) into ``actions``. :data:`UPDATE` counts ``actions``' rounds
+    and, while two arms or more are active, adds each user's message to ``held`` and the user
+    to ``epoch_counts``. Rewards are (N, L, K) of every arm, or (N, L, 1) of the arm played.
+    The reward x, clipped and rescaled to [0, 1], becomes:
+
+    * SHUFFLE_BITS (``p0`` = gamma): the bit ``u0 < x`` through the blanket,
+      :func:`~ldp_gym.wrappers.mechanisms.compiled.blanket_bit` with ``u1, u2``;
+    * SECAGG_SHARES (``p0`` = g, ``p1`` = q): the rounding and the two Polya shares of
+      :func:`~ldp_gym.wrappers.mechanisms.compiled.secagg_message` at ``u0, u1, u2``,
+
+    with ``u0, u1, u2`` the three ``uniforms`` of the run and round (round-major), drawn by the
+    caller from the users' stream.
+
+    Returns:
+        The round to resume from. It stops after a round in which some run's epoch got its
+        last user (``ended`` marks those runs), for the analyser to close those epochs; at
+        L when every round is done.
+    """
+    n, length = actions.shape
+    every_arm = rewards.shape[2] > 1
+    stop = False
+    for s in range(start, length):
+        for r in range(n):
+            if mode & CHOOSE:
+                arm = _scheduled(active[r], epoch_counts[r], size[r])
+                actions[r, s] = arm if arm >= 0 else np.argmax(active[r])
+            if not mode & UPDATE:
+                continue
+            arm = actions[r, s]
+            counts[r, arm] += 1
+            t[r] += 1
+            if active[r].sum() < 2:  # the survivor's users send nothing
+                continue
+            reward = rewards[r, s, arm] if every_arm else rewards[r, s, 0]
+            x = (min(max(reward, lower), upper) - lower) / (upper - lower)
+            u = uniforms[3 * (s * n + r):3 * (s * n + r) + 3]
+            if kind == SHUFFLE_BITS:
+                held[r, arm] += blanket_bit(1 if u[0] < x else 0, u[1], u[2], p0[r])
+            else:
+                held[r, arm] += secagg_message(x, size[r], p0[r], p1[r], u[0], u[1], u[2])
+            epoch_counts[r, arm] += 1
+            if _scheduled(active[r], epoch_counts[r], size[r]) < 0:
+                ended[r] = stop = True
+        if stop:
+            return s + 1
+    return length

@@ -40,6 +40,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str], bool]] = [
     ("glm_limits", [], ["--runs", "4", "--horizon", "400", "--repeat", "1"], True),
     ("bco_speed", [], ["--runs", "4", "--horizon", "600", "--repeat", "1"], False),
     ("combinatorial_speed", [], ["--runs", "4", "--horizon", "200", "--repeat", "1"], False),
+    ("elimination_speed", [], ["--runs", "4", "--horizon", "2000", "--repeat", "1"], False),
     ("loop_speed", ["--baseline", "1a7a92b"],  # the revision before this engine's changes
      ["--baseline", "1a7a92b", "--pairs", "1", "--steps", "200"], False),
     ("headline", [], ["--horizon", "2000", "--runs", "4", "--skip-experiment"], True),

@@ -62,3 +62,10 @@ def test_a_bad_epsilon_is_blamed_on_epsilons():
     with pytest.raises(PlanError) as info:
         plan_comparison("LDPMAB-v0", ["LDP-UCB"], epsilons=[-1.0], **SMALL)
     assert info.value.option == "epsilons"
+
+
+def test_a_zcdp_agent_is_labelled_by_its_rho():
+    """From the outside audit of 2026-11-26: AdaC-UCB's rows said "eps=1" for a rho-zCDP
+    guarantee; the label now states the rho the epsilon gave."""
+    plan = plan_comparison("LDPMAB-v0", ["AdaC-UCB", "Dist-DP-SE"], epsilons=[1.0], **SMALL)
+    assert sorted(plan.run().agents) == ["AdaC-UCB rho=0.5 (from eps=1)", "Dist-DP-SE eps=1"]

@@ -10,13 +10,11 @@ import pytest
 from scipy import stats
 
 import ldp_gym
-from ldp_gym.agents import DistDPSE
+from ldp_gym.agents import DistDPSE, ShuffleSE
 from ldp_gym.wrappers.mechanisms.audit import audit
 from ldp_gym.wrappers.mechanisms.distributed import (
     SecAggSum,
     dist_dp_parameters,
-    polya,
-    secagg_messages,
 )
 
 
@@ -62,14 +60,16 @@ def test_exact_view_is_epsilon_dp_and_the_authors_scale_is_not(n, eps, others):
 
 
 def test_shares_sum_to_discrete_laplace():
-    rng, n, q = np.random.default_rng(0), 8, math.exp(-0.25)
-    z = (polya(np.full((200_000, n), 1 / n), q, rng) - polya(np.full((200_000, n), 1 / n), q, rng)).sum(1)
-    edges = np.arange(-25, 27) - 0.5
+    """Users holding 0 send their shares alone: SecAgg's decoded sum times g is the sum of
+    the shares, discrete Laplace of ratio q (within the accuracy tau; the test bins reach 25)."""
+    ch = SecAggSum(16, 1.0, beta=1e-4, seed=0)
+    assert ch.precision == 4 and ch.accuracy >= 25
+    z = np.rint(ch.analyze(ch.aggregate(ch.randomize(np.zeros((200_000, 16))))) * 4)
+    q = ch.q
     expected = (1 - q) / (1 + q) * q ** np.abs(np.arange(-25, 26))
-    observed = np.histogram(z, edges)[0]
-    tail = 1 - expected.sum()
+    observed = np.histogram(z, np.arange(-25, 27) - 0.5)[0]
     chi = stats.chisquare(np.append(observed, len(z) - observed.sum()),
-                          np.append(expected, tail) * len(z))
+                          np.append(expected, 1 - expected.sum()) * len(z))
     assert chi.pvalue > 1e-6
 
 
@@ -102,11 +102,12 @@ def first_release(cls, first_reward, n, seed):
 
 
 class AuthorsScaleDistDPSE(DistDPSE):
-    """Mutant: the Polya shares' Gamma scale of the authors' code, (1 - q)/q."""
+    """Mutant: the Polya shares' Gamma scale of the authors' code, (1 - q)/q: the users draw
+    with ratio 1 - q."""
 
-    def _messages(self, rows, x):
-        return secagg_messages(x, self.R[rows], self.precision[rows], 1.0 - self.q[rows],
-                               self.modulus[rows], self.user_rng)
+    def _plan(self, rows):
+        super()._plan(rows)
+        self._p1[rows] = 1.0 - self.q[rows]
 
 
 @pytest.mark.audit
@@ -167,14 +168,36 @@ def test_huge_epsilon_is_non_private_batched_elimination_on_both_paths():
     assert got_block[0].tolist() == expected
 
 
-def test_tiny_epsilon_gives_linear_regret_and_secure_is_refused():
+def test_tiny_epsilon_gives_linear_regret_and_bad_budgets_are_refused():
     res = ldp_gym.run("LDPMAB-v0", {"D": (DistDPSE, {"epsilon": 1e-3})}, horizon=20_000, n_runs=4,
                       seed=1, env_kwargs={"means": [0.75, 0.5, 0.25]})
     assert res.regret["D"][:, -1].mean() > 0.3 * 0.375 * 20_000
-    with pytest.raises(ValueError, match="secure"):
-        DistDPSE(3, epsilon=1.0, horizon=100, secure=True)
     with pytest.raises(ValueError, match="epsilon"):
         DistDPSE(3, epsilon=1e12, horizon=10**9)
     agent = DistDPSE(2, epsilon=1.0, horizon=1000, num_envs=2, seed=0)
     with pytest.raises(TypeError, match="observe_committed"):
         agent.observe_committed(np.zeros(2, int), np.full(2, 4), np.full(2, 2.0), reward_bounds=(0, 1))
+
+
+@pytest.mark.parametrize("cls,kw", [(DistDPSE, {"epsilon": 1.0}),
+                                    (DistDPSE, {"epsilon": 0.5, "lower": -1.0, "upper": 0.5}),
+                                    (ShuffleSE, {"epsilon": 1.0, "beta": 0.5})], ids=str)
+def test_block_path_is_bitwise_the_per_round_path(cls, kw):
+    """play_block over pieces of a drawn block and act/observe round by round, through
+    several epochs' ends: the same actions and state, bitwise (one kernel, one draw order)."""
+    n, length, k = 4, 2500, 3
+    rng = np.random.default_rng(1)
+    rewards = 1.6 * rng.random((n, length, k)) * rng.random((n, 1, k)) - 0.3  # some outside
+    block = cls(k, num_envs=n, horizon=length, seed=3, **kw)
+    actions = np.concatenate([block.play_block(None, rewards[:, a:b])
+                              for a, b in ((0, 1), (1, 700), (700, length))], axis=1)
+    rounds = cls(k, num_envs=n, horizon=length, seed=3, **kw)
+    obs = np.zeros((n, 1))
+    for s in range(length):
+        a = rounds.act(obs)
+        assert np.array_equal(a, actions[:, s])
+        rounds.observe(obs, a, rewards[np.arange(n), s, a], obs)
+    assert (block.epoch >= 2).all()  # epochs ended (and arms were eliminated in some runs)
+    for key, value in vars(block).items():
+        if isinstance(value, np.ndarray):
+            assert np.array_equal(value, getattr(rounds, key)), key

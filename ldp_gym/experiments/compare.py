@@ -228,8 +228,9 @@ def plan_comparison(env: str, agents: Sequence[Any], *, epsilons: Sequence[float
             params: dict[str, Any] = {"epsilon": eps}
             if name in approximate and delta is not None:
                 params["delta"] = delta
-            build(cls, **params)
-            runs[f"{_label(cls)} eps={eps:g}"] = (cls, params)
+            rho = build(cls, **params).privacy.rho  # a zCDP agent's label states its rho
+            budget = f"eps={eps:g}" if rho is None else f"rho={rho:g} (from eps={eps:g})"
+            runs[f"{_label(cls)} {budget}"] = (cls, params)
         if runs:
             tasks.append(dict(common, agents=runs))
         if wrapped:

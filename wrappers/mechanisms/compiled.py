@@ -9,7 +9,8 @@ user. So a message is bitwise the same whichever path built it, and ``agents/``
 holds no clipping or noise formula.
 
 Noise is never drawn here: the mechanisms draw it from their own streams and
-pass it in. For the Gaussian parts it is already on the float-safe grid.
+pass it in (uniforms, for the shuffle and distributed users' randomisers). For the
+Gaussian parts it is already on the float-safe grid.
 
 Example:
     >>> import numpy as np
@@ -28,7 +29,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-__all__ = ["clip_l2_into", "clip_scalar", "l2_ball", "l2_ball_rows", "release_outer",
+__all__ = ["blanket_bit", "blanket_rows", "clip_l2_into", "polya_count", "secagg_message",
+           "secagg_rows", "clip_scalar", "l2_ball", "l2_ball_rows",
+           "release_outer",
            "release_outer_rows", "release_vector", "release_vector_rows", "snap_add"]
 
 _JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
@@ -153,3 +156,57 @@ def l2_ball_rows(x, radius, output_radius, p_keep_side, direction, u_sign, u_sid
     for i in range(x.shape[0]):
         l2_ball(x[i], radius, output_radius, p_keep_side, direction[i], u_sign[i], u_side[i],
                 sphere[i], xc[i], out[i])
+
+
+@njit(**_JIT)
+def blanket_bit(bit, u_blanket, u_bit, gamma):
+    """The privacy blanket's message of ``bit``: with ``u_blanket < gamma`` a uniform bit
+    (``u_bit < 1/2``), else the bit itself (Balle, Bell, Gascon and Nissim 2019)."""
+    if u_blanket < gamma:
+        return 1 if u_bit < 0.5 else 0
+    return bit
+
+
+@njit(**_JIT)
+def blanket_rows(bits, u_blanket, u_bit, gamma, out):
+    """:func:`blanket_bit` of every entry of flat arrays (``gamma`` one per entry)."""
+    for j in range(bits.shape[0]):
+        out[j] = blanket_bit(bits[j], u_blanket[j], u_bit[j], gamma[j])
+
+
+@njit(**_JIT)
+def polya_count(r, q, u):
+    """The Polya(r, q) count at uniform ``u``, by inversion of its CDF:
+    ``P(0) = (1 - q)^r``, ``P(k + 1) = P(k) q (k + r)/(k + 1)`` (mean ``r q/(1 - q)``).
+
+    The CDF is summed in floating point, as numpy's samplers compute theirs; the loop also
+    stops if ``P(k)`` underflows, so a ``u`` the float CDF cannot reach returns a finite count.
+    """
+    p = math.exp(r * math.log1p(-q))
+    cdf, k = p, 0
+    while cdf < u and p > 0.0:
+        p *= q * (k + r) / (k + 1)
+        k += 1
+        cdf += p
+    return k
+
+
+@njit(**_JIT)
+def secagg_message(x, size, g, q, u_round, u_plus, u_minus):
+    """One user's message to secure aggregation, before the reduction mod m (Chowdhury and
+    Zhou 2023, Alg. 2): ``x g`` rounded without bias (up if ``u_round`` is below the fraction),
+    plus ``P1 - P2``, each Polya(1/size, q) (:func:`polya_count` at ``u_plus``, ``u_minus``).
+    The shares of a batch of ``size`` users sum to discrete Laplace noise of ratio q."""
+    xg = x * g
+    low = math.floor(xg)
+    rounded = int(low) + (1 if u_round < xg - low else 0)
+    r = 1.0 / size
+    return rounded + polya_count(r, q, u_plus) - polya_count(r, q, u_minus)
+
+
+@njit(**_JIT)
+def secagg_rows(x, size, g, q, m, u, out):
+    """:func:`secagg_message` mod ``m`` of every entry of flat arrays, three uniforms each."""
+    for j in range(x.shape[0]):
+        out[j] = secagg_message(x[j], size[j], g[j], q[j], u[3 * j], u[3 * j + 1],
+                                u[3 * j + 2]) % m[j]

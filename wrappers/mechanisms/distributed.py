@@ -9,9 +9,10 @@ Each of the n users of a batch holds a reward x in [0, 1] and sends
 * ``x^ = floor(x g) + Bernoulli(x g - floor(x g))`` rounds ``x g`` to an integer without bias,
   at the precision ``g = ceil(epsilon sqrt(n))``;
 * ``eta = P1 - P2`` with P1, P2 independent Polya(1/n, q) shares, ``q = exp(-epsilon/g)``:
-  ``P(k) = C(k + 1/n - 1, k) (1 - q)^(1/n) q^k``, drawn as a Poisson of a Gamma of shape 1/n
-  and scale ``q / (1 - q)``. The n shares of a batch sum to the difference of two geometric
-  counts of ratio q, the discrete Laplace law ``P(z) ~ q^|z|``;
+  ``P(k) = C(k + 1/n - 1, k) (1 - q)^(1/n) q^k`` (a Poisson of a Gamma of shape 1/n and scale
+  ``q/(1 - q)``; drawn here by inversion of its CDF at a uniform, so that the OS CSPRNG can
+  serve it). The n shares of a batch sum to the difference of two geometric counts of ratio
+  q, the discrete Laplace law ``P(z) ~ q^|z|``;
 * ``m = n g + 2 tau + 1`` with ``tau = ceil(g ln(2/beta)/epsilon)``: the noise exceeds tau
   with probability at most beta, and the analyser then decodes the wrong sum.
 
@@ -30,8 +31,8 @@ Its shares then sum to a discrete Laplace of ratio 1 - q: at n = 1024 and epsilo
 variance of 0.065 instead of 2048, an epsilon of about 111 instead of 1. ldp-gym draws the law
 the paper states; the audit of ``tests/test_distributed.py`` flags the other.
 
-The Gamma and Poisson samplers are numpy's, so the shares have no secure mode: the OS-CSPRNG
-generator of :func:`~ldp_gym.wrappers.mechanisms.make_rng` does not provide them.
+Each user draws three uniforms (the rounding and the two shares), from the OS CSPRNG in
+secure mode.
 
 Example:
     >>> import numpy as np
@@ -56,10 +57,11 @@ import numpy as np
 
 from ldp_gym.validation import check_epsilon, check_int, check_real
 
+from .compiled import secagg_rows
 from .noise import make_rng
 from .privacy import Privacy
 
-__all__ = ["SecAggSum", "dist_dp_parameters", "polya", "secagg_messages", "secagg_sum"]
+__all__ = ["SecAggSum", "dist_dp_parameters", "secagg_messages", "secagg_sum"]
 
 
 def dist_dp_parameters(n: Any, epsilon: float, beta: float) -> tuple[np.ndarray, ...]:
@@ -74,21 +76,17 @@ def dist_dp_parameters(n: Any, epsilon: float, beta: float) -> tuple[np.ndarray,
     return g, tau, n * g + 2 * tau + 1, np.exp(-epsilon / g)
 
 
-def polya(r: Any, q: Any, rng: Any) -> np.ndarray:
-    """Polya(r, q) counts, ``P(k) = C(k + r - 1, k) (1 - q)^r q^k`` (mean ``r q/(1 - q)``):
-    a Poisson of a Gamma of shape r and scale ``q/(1 - q)`` (broadcasts r with q)."""
-    r, q = np.broadcast_arrays(np.asarray(r, dtype=np.float64), np.asarray(q, dtype=np.float64))
-    return rng.poisson(rng.gamma(r, q / (1.0 - q)))
-
-
 def secagg_messages(x: Any, n: Any, g: Any, q: Any, m: Any, rng: Any) -> np.ndarray:
     """The users' messages ``(x^ + P1 - P2) mod m`` of rewards ``x`` in [0, 1], each user of a
-    batch of ``n`` (the batch's g, q and m broadcast with x)."""
-    xg = np.asarray(x, dtype=np.float64) * g
-    low = np.floor(xg)
-    rounded = low + (rng.random(xg.shape) < xg - low)
-    r, q = np.broadcast_arrays(1.0 / np.asarray(n, dtype=np.float64), q, xg)[:2]  # one per user
-    return np.mod(rounded.astype(np.int64) + polya(r, q, rng) - polya(r, q, rng), m)
+    batch of ``n`` (n, g, q and m broadcast with x): the compiled
+    :func:`~ldp_gym.wrappers.mechanisms.compiled.secagg_message` with three uniforms per user
+    from ``rng``."""
+    x = np.asarray(x, dtype=np.float64)
+    flat = [np.broadcast_to(np.asarray(v, dtype=np.float64), x.shape).ravel() for v in (n, g, q)]
+    out = np.empty(x.size, dtype=np.int64)
+    secagg_rows(x.ravel(), *flat, np.broadcast_to(np.asarray(m, np.int64), x.shape).ravel(),
+                rng.random(3 * x.size), out)
+    return out.reshape(x.shape)
 
 
 def secagg_sum(total: Any, n: Any, g: Any, tau: Any, m: Any) -> np.ndarray:
@@ -110,18 +108,19 @@ class SecAggSum:
         epsilon: the budget per user, > 0.
         beta: the probability that the noise exceeds the accuracy tau, in (0, 1); the
             authors' 0.1 by default. It sets the modulus, not the privacy.
-        seed: as :class:`~ldp_gym.wrappers.mechanisms.Mechanism`; no secure mode (see the
-            module's docstring).
+        seed: as :class:`~ldp_gym.wrappers.mechanisms.Mechanism`.
+        secure: as :class:`~ldp_gym.wrappers.mechanisms.Mechanism`.
     """
 
-    def __init__(self, n: int, epsilon: float, beta: float = 0.1, *, seed: Any = None):
+    def __init__(self, n: int, epsilon: float, beta: float = 0.1, *, seed: Any = None,
+                 secure: bool = False):
         self.n = check_int("n", n, low=1)
         self.epsilon = check_epsilon(epsilon)
         self.beta = check_real("beta", beta, low=0.0, high=1.0)
         g, tau, m, q = dist_dp_parameters(self.n, self.epsilon, self.beta)
         self.precision, self.accuracy, self.modulus = int(g), int(tau), int(m)
         self.q = float(q)
-        self.rng = make_rng(seed)
+        self.rng = make_rng(seed, secure=secure)
 
     @property
     def privacy(self) -> Privacy:

@@ -38,6 +38,7 @@ from scipy import stats
 
 from ldp_gym.validation import check_delta, check_epsilon, check_int, check_real
 
+from .compiled import blanket_rows
 from .noise import make_rng
 from .privacy import Privacy
 
@@ -84,9 +85,11 @@ def blanket_messages(bits: Any, gamma: Any, rng: np.random.Generator) -> np.ndar
     bits = np.asarray(bits)
     if not np.isin(bits, (0, 1)).all():
         raise ValueError("bits must be 0 or 1")
-    blanket = rng.random(bits.shape) < gamma
-    uniform = rng.random(bits.shape) < 0.5
-    return np.where(blanket, uniform, bits.astype(bool)).astype(np.int8)
+    u_blanket, u_bit = rng.random(bits.shape), rng.random(bits.shape)
+    out = np.empty(bits.size, dtype=np.int8)
+    blanket_rows(bits.astype(np.int8).ravel(), u_blanket.ravel(), u_bit.ravel(),
+                 np.broadcast_to(np.asarray(gamma, dtype=np.float64), bits.shape).ravel(), out)
+    return out.reshape(bits.shape)
 
 
 @functools.lru_cache(maxsize=256)

@@ -1,0 +1,76 @@
+"""Shuffle-SE and Dist-DP-SE: the block path against one vectorised step per round.
+
+For each agent on ``LDPMAB-v0`` (the paper's five Bernoulli arms, epsilon = 1), N runs of T
+rounds, CPU seconds of:
+
+* ``rounds``: the agent's ``act`` and ``observe`` over the runs, one vectorised numpy step per
+  round (the chosen arm's reward drawn, every user's randomiser drawn), as a user would write
+  the loop;
+* ``ldp-gym``: ``ldp_gym.run``, whose env draws blocks that the agent plays in one pass per
+  epoch end (``play_block``).
+
+Each figure is the best of ``--repeat`` timings (CPU time of this process); the ratio
+``rounds / ldp-gym`` compares figures of the same invocation. Usage::
+
+    python benchmarks/elimination_speed.py [--runs 20] [--horizon 100000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import ldp_gym
+from ldp_gym.agents import DistDPSE, ShuffleSE
+from ldp_gym.envs.mab import DEFAULT_MEANS
+
+MEANS = np.array(DEFAULT_MEANS)
+
+
+def rounds(cls: type, runs: int, horizon: int, seed: int = 0) -> float:
+    """Regret of the agent's act/observe loop over ``runs`` (one step per round)."""
+    rng = np.random.default_rng(seed)
+    agent = cls(len(MEANS), epsilon=1.0, horizon=horizon, num_envs=runs, seed=seed)
+    obs, regret = np.zeros((runs, 1)), 0.0
+    for _ in range(horizon):
+        a = agent.act(obs)
+        agent.observe(obs, a, (rng.random(runs) < MEANS[a]).astype(np.float64), obs)
+        regret += float((MEANS.max() - MEANS[a]).sum())
+    return regret / runs
+
+
+def block(cls: type, runs: int, horizon: int, seed: int = 0) -> float:
+    """Regret through ``ldp_gym.run`` (the block path)."""
+    res = ldp_gym.run("LDPMAB-v0", {"A": (cls, {"epsilon": 1.0})}, horizon=horizon, n_runs=runs,
+                      seed=seed, env_kwargs={"means": DEFAULT_MEANS}, progress=False)
+    return float(res.regret["A"][:, -1].mean())
+
+
+def cpu_time(fn, *args) -> tuple[float, float]:
+    start = time.process_time()
+    out = fn(*args)
+    return time.process_time() - start, out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--horizon", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    block(DistDPSE, 2, 1000)  # warm-up
+    print(f"N = {args.runs} runs, T = {args.horizon}, best of {args.repeat} (CPU s)")
+    print(f"{'agent':<12} {'rounds':>9} {'ldp-gym':>9} {'speed-up':>9} {'regret r/b':>16}")
+    for cls in (ShuffleSE, DistDPSE):
+        r = min((cpu_time(rounds, cls, args.runs, args.horizon) for _ in range(args.repeat)),
+                key=lambda x: x[0])
+        b = min((cpu_time(block, cls, args.runs, args.horizon) for _ in range(args.repeat)),
+                key=lambda x: x[0])
+        print(f"{cls.name:<12} {r[0]:>9.2f} {b[0]:>9.2f} {r[0] / b[0]:>8.1f}x "
+              f"{r[1]:>8.0f}/{b[1]:<7.0f}")
+
+
+if __name__ == "__main__":
+    main()
