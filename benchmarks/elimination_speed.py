@@ -1,13 +1,12 @@
-"""Shuffle-SE and Dist-DP-SE: the block path against one vectorised step per round.
+"""Shuffle-SE and Dist-DP-SE: the block path against the per-round loop.
 
 For each agent on ``LDPMAB-v0`` (the paper's five Bernoulli arms, epsilon = 1), N runs of T
 rounds, CPU seconds of:
 
-* ``rounds``: the agent's ``act`` and ``observe`` over the runs, one vectorised numpy step per
-  round (the chosen arm's reward drawn, every user's randomiser drawn), as a user would write
-  the loop;
-* ``ldp-gym``: ``ldp_gym.run``, whose env draws blocks that the agent plays in one pass per
-  epoch end (``play_block``).
+* ``rounds``: the agent's ``act`` and ``observe``, one call each per round over the runs (the
+  chosen arm's reward drawn with numpy), the loop a user writes around any agent;
+* ``ldp-gym``: ``ldp_gym.run``, whose env draws blocks that the agent's kernel plays in one
+  call per epoch end (``play_block``).
 
 Each figure is the best of ``--repeat`` timings (CPU time of this process); the ratio
 ``rounds / ldp-gym`` compares figures of the same invocation. Usage::
