@@ -602,11 +602,25 @@ def _cmd_list() -> None:
     width = max(len(name) for name in AGENTS)
     setting = max(len(cls.__module__.split(".")[-1]) for cls in AGENTS.values())
     for name, cls in AGENTS.items():
-        kind = "private (needs --epsilon)" if is_private(cls) else "non-private"
+        kind = f"{_trust_model(cls)} (needs --epsilon)" if is_private(cls) else "non-private"
         print(f"  {name:<{width}} {cls.__module__.split('.')[-1]:<{setting}} {kind}")
     print("experiments:")
+    width = max(len(name) for name in EXPERIMENTS)
     for name, exp in EXPERIMENTS.items():
-        print(f"  {name:<22} {exp.description}")
+        print(f"  {name:<{width}} {exp.description}")
+
+
+def _trust_model(cls: type) -> str:
+    """``local DP``, ``global zCDP``, ... of a private agent class, from its base class."""
+    import inspect
+
+    from ldp_gym.agents.base import DistributedDPAgent, LocalDPAgent, ShuffleDPAgent
+
+    model = ("local" if issubclass(cls, LocalDPAgent) else "shuffle"
+             if issubclass(cls, ShuffleDPAgent) else "distributed"
+             if issubclass(cls, DistributedDPAgent) else "global")
+    zcdp = "rho" in inspect.signature(cls.__init__).parameters
+    return f"{model} {'zCDP' if zcdp else 'DP'}"
 
 
 #: the command-line flag of each option of ``plan_comparison``

@@ -51,6 +51,15 @@ def test_list(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert "LDPMAB-v0" in out and "AdaP-KLUCB" in out and "azize2022-fig2" in out
+    lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
+    assert lines["LDP-UCB"].endswith("local DP (needs --epsilon)")
+    assert lines["AdaC-UCB"].endswith("global zCDP (needs --epsilon)")
+    assert lines["Dist-DP-SE"].endswith("distributed DP (needs --epsilon)")
+    assert lines["UCB1"].endswith("non-private")
+    # the descriptions of the experiments start in one column
+    starts = {line.index(line.split()[1], len(line.split()[0]) + 2)
+              for name, line in lines.items() if name.startswith(("azize", "chowdhury"))}
+    assert len(starts) == 1
 
 
 def test_no_command_prints_usage_exit_2(capsys):
