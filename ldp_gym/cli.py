@@ -619,7 +619,7 @@ def _trust_model(cls: type) -> str:
     model = ("local" if issubclass(cls, LocalDPAgent) else "shuffle"
              if issubclass(cls, ShuffleDPAgent) else "distributed"
              if issubclass(cls, DistributedDPAgent) else "global")
-    zcdp = "rho" in inspect.signature(cls.__init__).parameters
+    zcdp = "rho" in inspect.signature(cls).parameters
     return f"{model} {'zCDP' if zcdp else 'DP'}"
 
 
