@@ -129,6 +129,15 @@ class Results:
                 and all(np.array_equal(self.regret[k], other.regret[k]) for k in self.regret)
                 and self.meta == other.meta)
 
+    def __repr__(self) -> str:
+        """One line: the env, the runs and rounds, and each agent's final mean regret."""
+        last = int(self.checkpoints[-1]) if len(self.checkpoints) else 0
+        finals = ", ".join(f"{a}: {self.regret[a][:, -1].mean():.4g}" for a in self.regret)
+        env = self.meta.get("env", "?")
+        runs = self.runs_label() if self.regret else "no agents"
+        return (f"Results(env={env!r}, {runs}, T={last}, "
+                f"{len(self.checkpoints)} checkpoints; mean regret at T: {finals})")
+
     @property
     def agents(self) -> list[str]:
         """The agents' names, in the order they ran."""

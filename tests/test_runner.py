@@ -435,6 +435,11 @@ def test_results_save_load_dataframe_plot(tmp_path):
     assert "regret at T = 300" in res.table()
     with pytest.raises(ValueError, match="checkpoint"):
         res.at("UCB1", 7777)
+    # a one-line repr with the final means, not the arrays
+    text = repr(res)
+    assert "\n" not in text and text.startswith("Results(env='LDPMAB-v0', 3 runs, T=300")
+    assert f"UCB1: {res.at('UCB1', 300).mean():.4g}" in text
+    assert "no agents" in repr(Results(np.array([1]), {}, {}))
 
 
 def test_sweep_parallel_equals_sequential(monkeypatch, capsys):
