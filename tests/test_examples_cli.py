@@ -86,3 +86,16 @@ def test_mab_experiments_beyond_the_papers_run_small(monkeypatch, tmp_path, name
     text = (tmp_path / "table.md").read_text()
     assert all(needle in text for needle in needles)
     assert len(list(tmp_path.glob("*.npz"))) == n_results
+
+
+def test_readme_and_results_index_list_every_experiment():
+    """The README's list is the catalogue's, in its order; every experiment has a results row."""
+    import re
+
+    from ldp_gym.experiments import EXPERIMENTS
+
+    readme = (ROOT / "README.md").read_text()
+    listed = re.search(r"Experiments \(`ldp-gym list`, in this order\): (.*?)\.\n", readme, re.S)
+    assert re.findall(r"`([a-z0-9.-]+)`", listed.group(1)) == list(EXPERIMENTS)
+    index = (ROOT / "docs" / "results" / "index.md").read_text()
+    assert all(f"`{name}`" in index for name in EXPERIMENTS)
