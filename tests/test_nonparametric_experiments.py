@@ -57,6 +57,7 @@ def test_fig6(tiny):
     assert {r[0] for r in rows} == set(npx.FIG6_SETTINGS)
     values = [float(v) for r in rows for v in r[2:]]
     assert all(0.0 <= v <= 1.0 for v in values)
+    assert set(report.results) == set(npx.FIG6_SETTINGS)  # each setting's regret is saved
 
 
 def test_fig8_9(tiny):
@@ -68,6 +69,9 @@ def test_fig8_9(tiny):
     assert panels.count("gamma") == len(npx.GAMMAS_QUICK) * len(npx.LOW_HIGH)
     assert panels.count("kappa") == len(npx.KAPPAS_QUICK) * len(npx.LOW_HIGH)
     assert sorted(r[2] for r in rows if r[0] == "order") == ["high first", "low first"]
+    # files named by their table row, not by position
+    assert "order_eps-1_n_m-100_high-first" in report.results
+    assert not any("," in name or name.split("_")[-1].isdigit() for name in report.results)
 
 
 def test_real(tiny):
@@ -75,6 +79,7 @@ def test_real(tiny):
     rows = _rows(report.table)
     assert len(rows) == 1 and rows[0][:3] == ["iris", "4", "8"]
     assert all(float(v) > 0 for v in rows[0][3:])
+    assert report.has_figure
 
 
 def test_ablation(tiny):

@@ -98,6 +98,7 @@ from typing import Any
 
 import numpy as np
 
+from ldp_gym.results import Results
 from ldp_gym.runner import sweep
 
 from .common import CacheDir, Experiment, Report, figure, regret_cell
@@ -331,8 +332,13 @@ def ma2025_fig6(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Re
     ax.set_ylabel("average regret")
     ax.set_title("Ma et al. 2025 Fig 6: the jump-start")
     ax.legend(fontsize=6)
+    # the global cumulative regret of every run at the chunk ends, one results file per setting
+    saved = {name: Results(checkpoints=r["t"], regret={name: r["global"] * r["t"]},
+                           meta={"env": "Ma et al. 2025 Fig 6 (bump rewards, d = 2, K = 3)",
+                                 "horizon": int(r["t"][-1]), "seed": seed})
+             for name, r in out.items()}
     return Report(_title("Ma et al. 2025, Fig 6: jump-start with auxiliary data", quick),
-                  "\n".join(lines), {}, fig.figure, notes)
+                  "\n".join(lines), saved, fig.figure, notes)
 
 
 # =========================================================================== Fig 8-9
@@ -392,8 +398,8 @@ def ma2025_fig8_9(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> 
                      + _vs_uniform("high first", hi, order_unif[row]))
     ax = _fig89_figure(finals, unif, base, n)
     results = {"reference": ref}
-    for i, ((panel, _, _), res) in enumerate(zip(keys[1:], out[1:])):
-        results[f"{panel}_{i}"] = res
+    for (panel, row, group), res in zip(keys[1:], out[1:]):
+        results[_file_name(panel, row, group)] = res
     return Report(_title("Ma et al. 2025, Fig 8-9: quality and order of auxiliary data", quick),
                   "\n".join(lines), results, ax.figure, notes)
 
@@ -451,6 +457,11 @@ def _fig89_figure(finals: dict, unif: np.ndarray, base: np.ndarray, n: int) -> A
     return ax
 
 
+def _file_name(*parts: str) -> str:
+    """A results file's name from a table row's cells: ``order_eps-1_n_m-100_high-first``."""
+    return "_".join(p.replace(", ", "_").replace(" ", "-").replace("=", "-") for p in parts if p)
+
+
 # =========================================================================== real data
 
 
@@ -495,9 +506,21 @@ def ma2025_real(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Re
         for c in ("LDPMAB w", "LDPMAB wo", "Linear wo"):
             notes.append(f"{ds} eps={e:g} eps_m={em:g}: " +
                          _vs_uniform(c, res.regret[c][:, -1], res.regret["Uniform"][:, -1]))
+    fig, ax = figure()
+    width = 0.8 / len(cols)
+    for j, c in enumerate(cols):
+        ratios = [(n - res.regret[c][:, -1]).mean() / (n - res.regret["ABSE"][:, -1]).mean()
+                  for res in out]
+        ax.bar(np.arange(len(keys)) + (j - (len(cols) - 1) / 2) * width, ratios, width, label=c)
+    ax.axhline(1.0, color="k", lw=0.8, ls="--", label="ABSE (non-private)")
+    ax.set_xticks(np.arange(len(keys)),
+                  [f"{ds}\neps={e:g}\neps_m={em:g}" for ds, e, em in keys], fontsize=7)
+    ax.set_ylabel(f"cumulative reward over ABSE's at n={n} (mean of {runs} runs)")
+    ax.set_title("Ma et al. 2025 Table 2 on bundled datasets")
+    ax.legend(fontsize=7)
     return Report(_title("Ma et al. 2025, Table 2 on bundled datasets", quick), "\n".join(lines),
                   {f"{ds}_eps{e:g}_epsm{em:g}": res for (ds, e, em), res in zip(keys, out)},
-                  None, notes)
+                  fig.figure, notes)
 
 
 # =========================================================================== ablation
