@@ -6,7 +6,15 @@ test suite read it, so a new agent gets both by being listed here.
 
 from ldp_gym.wrappers.mechanisms.privacy import Privacy
 
-from .base import Agent, DistributedDPAgent, GlobalDPAgent, LocalDPAgent, ShuffleDPAgent, argmax_random
+from .base import (
+    Agent,
+    DistributedDPAgent,
+    GlobalDPAgent,
+    JointDPAgent,
+    LocalDPAgent,
+    ShuffleDPAgent,
+    argmax_random,
+)
 from .bco import AGENTS as _BCO_AGENTS
 from .bco import FKM, BCOAgent, HazanLevy, SahaTewari, TwoPointGD
 from .combinatorial import AGENTS as _COMBINATORIAL_AGENTS
@@ -24,6 +32,8 @@ from .glm import (
     LDPMultiSGD,
     LinUCB,
 )
+from .joint import AGENTS as _JOINT_AGENTS
+from .joint import JDPLinUCB
 from .mab import AGENTS as _MAB_AGENTS
 from .mab import (
     DPIMED,
@@ -45,13 +55,13 @@ from .mab import (
 from .nonparametric import ABSE, LDPMAB, LDPMABAux, UniformRandom
 from .nonparametric import AGENTS as _NONPARAMETRIC_AGENTS
 
-AGENTS: dict[str, type[Agent]] = {**_MAB_AGENTS, **_GLM_AGENTS, **_BCO_AGENTS,
+AGENTS: dict[str, type[Agent]] = {**_MAB_AGENTS, **_GLM_AGENTS, **_JOINT_AGENTS, **_BCO_AGENTS,
                                   **_NONPARAMETRIC_AGENTS, **_COMBINATORIAL_AGENTS}
 
 __all__ = ["ABSE", "AGENTS", "CUCB", "CUCBDP", "CUCBLDP1", "CUCBLDP2", "CombinatorialAgent", "DPIMED",
            "DPKLUCB", "DPSE", "DPUCB", "FKM", "GLOC", "KLUCB", "LDPGLOC", "LDPMAB", "LDPOLS", "LDPSGD",
            "LDPUCB", "UCB1", "AdaCUCB", "AdaPKLUCB", "AdaPUCB", "Agent", "BCOAgent", "DistDPSE",
-           "DistributedDPAgent", "Exp3", "GlobalDPAgent", "GreedyOLS", "GreedySGD", "HazanLevy",
-           "LDPLinUCB", "LDPMABAux", "LDPMultiOLS", "LDPMultiSGD", "LinUCB", "LocalDPAgent", "Privacy",
-           "SahaTewari", "ShuffleDPAgent", "ShuffleSE", "ThompsonSampling", "TsallisINF", "TwoPointGD",
-           "UniformRandom", "argmax_random"]
+           "DistributedDPAgent", "Exp3", "GlobalDPAgent", "JointDPAgent", "GreedyOLS", "GreedySGD",
+           "HazanLevy", "JDPLinUCB", "LDPLinUCB", "LDPMABAux", "LDPMultiOLS", "LDPMultiSGD", "LinUCB",
+           "LocalDPAgent", "Privacy", "SahaTewari", "ShuffleDPAgent", "ShuffleSE", "ThompsonSampling",
+           "TsallisINF", "TwoPointGD", "UniformRandom", "argmax_random"]

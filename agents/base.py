@@ -50,8 +50,8 @@ from ldp_gym.validation import (
 )
 from ldp_gym.wrappers.mechanisms.privacy import Privacy
 
-__all__ = ["Agent", "DistributedDPAgent", "GlobalDPAgent", "LocalDPAgent", "Privacy", "ShuffleDPAgent",
-           "argmax_random", "readonly"]
+__all__ = ["Agent", "DistributedDPAgent", "GlobalDPAgent", "JointDPAgent", "LocalDPAgent", "Privacy",
+           "ShuffleDPAgent", "argmax_random", "readonly"]
 
 
 def argmax_random(rng: np.random.Generator, values: np.ndarray) -> np.ndarray:
@@ -467,6 +467,13 @@ class LocalDPAgent(_PrivateMixin, Agent):
 
 class GlobalDPAgent(_PrivateMixin, Agent):
     """An agent under global DP: it sees raw rewards but acts only on privatised releases."""
+
+
+class JointDPAgent(GlobalDPAgent):
+    """An agent under joint DP (Kearns et al. 2014; the billboard model of Shariff and Sheffet
+    2018): it sees raw data and publishes private releases; each user's action is a function
+    of that user's own data and the releases, so the actions of all other users are private
+    (``model="joint"``)."""
 
 
 class ShuffleDPAgent(_PrivateMixin, Agent):

@@ -29,9 +29,12 @@ from ldp_gym.agents import (
     Agent,
     DistributedDPAgent,
     GlobalDPAgent,
+    JDPLinUCB,
+    JointDPAgent,
     LocalDPAgent,
     Privacy,
     ShuffleDPAgent,
+    ShuffleSE,
 )
 from ldp_gym.agents.base import readonly
 from ldp_gym.checks import ROUNDS as T
@@ -300,12 +303,12 @@ def test_private_agents_state_their_guarantee(cls):
             assert agent.privacy.rho == params.get("rho", params.get("epsilon", 0.0) ** 2 / 2)
         else:
             assert agent.privacy.epsilon == params["epsilon"]
-        shuffle_delta = 1e-6 if issubclass(cls, ShuffleDPAgent) else 0.0  # its default
-        assert agent.privacy.delta == params.get("delta", shuffle_delta)
+        default_delta = {ShuffleSE: 1e-6, JDPLinUCB: 1e-5}.get(cls, 0.0)  # their defaults
+        assert agent.privacy.delta == params.get("delta", default_delta)
         assert agent.privacy.model == ("local" if issubclass(cls, LocalDPAgent) else
                                        "shuffle" if issubclass(cls, ShuffleDPAgent) else
                                        "distributed" if issubclass(cls, DistributedDPAgent) else
-                                       "global")
+                                       "joint" if issubclass(cls, JointDPAgent) else "global")
     # the docstring cites the paper (a year) and states the guarantee
     assert "Privacy:" in cls.__doc__ and re.search(r"(19|20)\d\d", cls.__doc__)
     bad_bounds, name = ({"reward_bound": -1.0}, "reward_bound") if hasattr(agent, "reward_bound") \

@@ -4,7 +4,7 @@ wrappers of :mod:`ldp_gym.wrappers` and the private agents apply them.
 
 * :mod:`.base`: the mechanisms, namely Laplace, Gaussian, the l2 ball, Gaussian statistics,
   randomized response and private episode means;
-* :mod:`.continual`: continual counting (:class:`TreeMechanism`);
+* :mod:`.continual`: continual counting (:class:`TreeMechanism`, :class:`GramTreeMechanism`);
 * :mod:`.calibration`: the noise scales and grids;
 * :mod:`.noise`: generators, noise streams, float-safe noise, tracing;
 * :mod:`.compiled`: the mechanisms' compiled transforms (numba), for the agents' kernels;
@@ -52,7 +52,7 @@ from .calibration import (
     l2_ball_radius,
     laplace_scale,
 )
-from .continual import TreeMechanism
+from .continual import GramTreeMechanism, TreeMechanism
 from .noise import (
     MECHANISM_KEY,
     NoiseStream,
@@ -67,12 +67,12 @@ from .noise import (
 from .privacy import Privacy
 
 __all__ = ["GRID_BITS", "MAGNITUDE_BITS", "MECHANISM_KEY", "MIN_DELTA", "MIN_GRID", "PART_KINDS",
-           "SAMPLER_Z_MAX", "check_bool", "check_bounds", "check_delta", "check_epsilon",
-           "check_finite", "check_input", "check_int", "check_real", "check_sampler_tail",
-           "GaussianEpisodeMean", "GaussianMechanism", "GaussianPart", "GaussianStatistics",
+           "SAMPLER_Z_MAX", "check_bool", "check_bounds", "check_delta", "check_epsilon", "check_finite",
+           "check_input", "check_int", "check_real", "check_sampler_tail", "GaussianEpisodeMean",
+           "GaussianMechanism", "GramTreeMechanism", "GaussianPart", "GaussianStatistics",
            "L2BallMechanism", "LaplaceMechanism", "Mechanism", "NoiseStream", "Privacy",
            "PrivateEpisodeMean", "RandomizedResponse", "SecureGenerator", "TreeMechanism",
            "analytic_gaussian_sigma", "audit", "calibration", "classic_gaussian_sigma", "clip_l2",
            "compiled", "continual", "distributed", "gaussian_delta", "gaussian_grid_noise", "grid_step",
-           "l2_ball_radius", "laplace_scale", "make_rng", "noise", "privacy", "recording", "shuffle", "snap",
-           "tracing"]
+           "l2_ball_radius", "laplace_scale", "make_rng", "noise", "privacy", "recording", "shuffle",
+           "snap", "tracing"]

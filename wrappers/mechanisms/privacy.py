@@ -45,7 +45,9 @@ UNITS: dict[str, str] = {
 #: Shuffle DP: users randomise locally, a trusted shuffler permutes each batch, and the
 #: learner sees only the shuffled messages. Distributed DP: users add shares of noise and a
 #: secure aggregation protocol reveals only the sum of their messages; no party is trusted.
-MODELS = ("local", "global", "shuffle", "distributed")
+#: Joint DP: the learner sees raw data; its releases, and so the actions of every other user,
+#: are private (each user's own action may depend on that user's own data).
+MODELS = ("local", "global", "shuffle", "distributed", "joint")
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,8 @@ class Privacy:
     """A guarantee: ``(epsilon, delta)``-DP or rho-zCDP in the local or global model, per unit.
 
     Attributes:
-        model: ``"local"``, ``"global"``, ``"shuffle"`` or ``"distributed"`` (:data:`MODELS`).
+        model: ``"local"``, ``"global"``, ``"shuffle"``, ``"distributed"`` or ``"joint"``
+            (:data:`MODELS`).
         epsilon: the budget per unit, in (0, inf); ``None`` for a zCDP guarantee.
         delta: 0 for pure DP, else in (0, 1); 0 for zCDP.
         unit: a key of :data:`UNITS`. ``"reward"`` protects one reward. ``"user"`` protects
