@@ -614,11 +614,12 @@ def _trust_model(cls: type) -> str:
     """``local DP``, ``global zCDP``, ... of a private agent class, from its base class."""
     import inspect
 
-    from ldp_gym.agents.base import DistributedDPAgent, LocalDPAgent, ShuffleDPAgent
+    from ldp_gym.agents.base import DistributedDPAgent, JointDPAgent, LocalDPAgent, ShuffleDPAgent
 
-    model = ("local" if issubclass(cls, LocalDPAgent) else "shuffle"
-             if issubclass(cls, ShuffleDPAgent) else "distributed"
-             if issubclass(cls, DistributedDPAgent) else "global")
+    model = next((name for base, name in ((LocalDPAgent, "local"), (ShuffleDPAgent, "shuffle"),
+                                          (DistributedDPAgent, "distributed"),
+                                          (JointDPAgent, "joint")) if issubclass(cls, base)),
+                 "global")
     zcdp = "rho" in inspect.signature(cls).parameters
     return f"{model} {'zCDP' if zcdp else 'DP'}"
 

@@ -55,6 +55,7 @@ def test_list(capsys):
     assert lines["LDP-UCB"].endswith("local DP (needs --epsilon)")
     assert lines["AdaC-UCB"].endswith("global zCDP (needs --epsilon)")
     assert lines["Dist-DP-SE"].endswith("distributed DP (needs --epsilon)")
+    assert lines["JDP-LinUCB"].endswith("joint DP (needs --epsilon)")
     assert lines["UCB1"].endswith("non-private")
     # the descriptions of the experiments start in one column
     starts = {line.index(line.split()[1], len(line.split()[0]) + 2)
