@@ -73,14 +73,17 @@ def test_readme_example_runs(tmp_path, monkeypatch, capsys):
      ("Shuffle-SE (shuffle)", "Dist-DP-SE (distributed)", "| mu1 | 4 |", "eps = 50"), 10),
     ("chowdhury2023-distributed", "CHOWDHURY2023_SIZES",
      ("| hard | 0.1 |", "Dist-DP-SE / DP-SE", "eps = 1e4"), 8),
+    ("trust-spectrum-linear", "TRUST_SIZES",
+     ("| d=5, K=20 | 8 |", "JDP-LinUCB (joint)", "LinUCB (non-private)"), 10),
 ])
-def test_mab_experiments_beyond_the_papers_run_small(monkeypatch, tmp_path, name, sizes, needles,
-                                                     n_results):
+def test_experiments_beyond_the_papers_run_small(monkeypatch, tmp_path, name, sizes, needles,
+                                                 n_results):
     """The experiments beyond the five papers end to end on a tiny size (the numbers are the
     results pages')."""
-    from ldp_gym.experiments import EXPERIMENTS, mab
+    from ldp_gym.experiments import EXPERIMENTS, glm, mab
 
-    monkeypatch.setitem(getattr(mab, sizes), "quick", (2000, 2))
+    module = glm if sizes == "TRUST_SIZES" else mab
+    monkeypatch.setitem(getattr(module, sizes), "quick", (300 if module is glm else 2000, 2))
     report = EXPERIMENTS[name](quick=True, seed=0, n_jobs=1, progress=False)
     report.write(tmp_path)
     text = (tmp_path / "table.md").read_text()
