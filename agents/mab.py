@@ -1114,7 +1114,7 @@ class DPIMED(DPKLUCB):
 # ================================================================ shuffle and distributed DP
 
 
-class _BatchedSE(MABAgent):
+class _BatchedSE(_Compiled):
     """Successive elimination over disjoint batches of users, without a trusted learner.
 
     Epoch e pulls every active arm ``R[i]`` times, in arm order. Each pull's user turns its
@@ -1126,12 +1126,11 @@ class _BatchedSE(MABAgent):
 
     The schedule and the users' messages are one compiled kernel,
     :func:`~ldp_gym.agents.mab_kernels.elimination_rounds`, run by ``act``, ``observe`` and
-    ``play_block`` alike: the paths are bitwise the same. It stops after each round in which
-    epochs ended, for the analyser, here in Python.
+    ``play_block`` alike (those of :class:`_Compiled`): the paths are bitwise the same. It
+    stops after each round in which epochs ended, for the analyser, here in Python.
     """
 
     needs_horizon = True
-    block_play = BlockPlay.PLAYS_BLOCKS
     _message_kind: ClassVar[int]
 
     def _init_state(self, n):
@@ -1172,26 +1171,6 @@ class _BatchedSE(MABAgent):
                 self._analyse(np.flatnonzero(ended))
                 ended[:] = False
         return actions
-
-    def _act(self, obs):
-        return self._rounds(kernels.CHOOSE, _NO_REWARDS, np.empty((self._n, 1), np.int64))[:, 0]
-
-    def _observe(self, obs, actions, rewards, next_obs):
-        self._rounds(kernels.UPDATE, np.ascontiguousarray(rewards, np.float64).reshape(-1, 1, 1),
-                     np.ascontiguousarray(actions, np.int64).reshape(-1, 1))
-
-    def play_block(self, obs: np.ndarray, rewards: np.ndarray) -> np.ndarray:
-        """Play the L rounds of a drawn block, given every arm's rewards (N, L, K).
-
-        ``obs`` is unused. Returns the actions (N, L), bitwise those of ``act`` and
-        ``observe`` round by round.
-        """
-        r = check_finite(rewards, "rewards")
-        if r.ndim != 3 or r.shape[0] != self._n or r.shape[2] != self.n_arms:
-            raise ValueError(f"rewards must have shape (N={self._n}, L, K={self.n_arms}), got "
-                             f"{r.shape}")
-        return self._rounds(kernels.PLAY, np.ascontiguousarray(r, np.float64),
-                            np.empty(r.shape[:2], np.int64))
 
     def _analyse(self, r: np.ndarray) -> None:
         """The analyser, at the end of an epoch of ``r``: estimate, eliminate, plan the next."""
