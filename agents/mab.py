@@ -1,8 +1,10 @@
-"""Multi-armed bandit agents: non-private, local DP and global DP.
+"""Multi-armed bandit agents: non-private, local, global, shuffle and distributed DP.
 
 Non-private: :class:`UCB1`, :class:`KLUCB`, :class:`ThompsonSampling`,
 :class:`Exp3`, :class:`TsallisINF`. Local DP: :class:`LDPUCB`. Global DP:
-:class:`DPUCB`, :class:`DPSE`, :class:`AdaPUCB`, :class:`AdaPKLUCB`.
+:class:`DPUCB`, :class:`DPSE`, :class:`AdaPUCB`, :class:`AdaPKLUCB`, :class:`DPKLUCB`,
+:class:`DPIMED`, and :class:`AdaCUCB` (zCDP). Shuffle DP: :class:`ShuffleSE`. Distributed
+DP: :class:`DistDPSE`.
 
 Rewards are taken in ``[lower, upper]``, by default [0, 1]. Private agents clip
 every reward to these declared bounds before it enters any statistic.
