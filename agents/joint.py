@@ -39,9 +39,10 @@ class JDPLinUCB(JointDPAgent, ContextualAgent):
     shift makes ``V_t + H_t`` positive definite with high probability; eigenvalues below
     ``Upsilon/1000`` (a failure of that event) are raised to it, a post-processing.
 
-    Constants (the regulariser's bounds of Shariff and Sheffet's Sec. 4.1 as BanditLib's
-    ``PrivateLinUCB`` implements them; the paper's own text was not available here):
-    ``Upsilon = sqrt(2 m) sigma (4 sqrt(D + 1) + 2 ln(2T/alpha))``, ``rho_min = Upsilon``,
+    Constants (the regulariser's bounds of Shariff and Sheffet's Sec. 4.1 after BanditLib's
+    ``PrivateLinUCB``; the paper's own text was not available here):
+    ``Upsilon = sqrt(2 m) sigma (4 sqrt(D + 1) + 2 ln(2T/alpha))``, where BanditLib has
+    ``4 sqrt(D)`` (D + 1 is the noise matrix's size: a larger, safer shift), ``rho_min = Upsilon``,
     ``rho_max = 3 Upsilon``, ``gamma = sqrt(m) sigma (sqrt(D) + sqrt(2 ln(2T/alpha)))`` and
     the OFUL width with these bounds,
     ``beta_t = R sqrt(2 ln(2/alpha) + D ln(rho_max/rho_min + t L^2/(D rho_min)))
@@ -96,6 +97,9 @@ class JDPLinUCB(JointDPAgent, ContextualAgent):
         if not self.delta > 0:
             raise ValueError("delta must be > 0: the Gaussian tree's guarantee is (epsilon, delta)")
         c, b = self.context_bound, self.reward_bound
+        if not 1e-150 < math.hypot(c, b) < 1e150:
+            raise ValueError(f"context_bound={c!r} and reward_bound={b!r}: their joint norm must "
+                             "lie in (1e-150, 1e150)")
         self.tree = GramTreeMechanism(self.epsilon, self.delta, self.horizon, self.D + 1,
                                       math.sqrt(c * c + b * b), n, **self.noise_source())
         m, sigma, log_t = self.tree.levels, self.tree.sigma, math.log(2 * self.horizon / self.alpha)

@@ -120,3 +120,23 @@ def test_regret_falls_with_epsilon_and_tiny_epsilon_is_linear():
     uniform = ldp_gym.run("LDPLinearBandit-v0", {"U": ldp_gym.agents.UniformRandom}, **kw)
     assert final["eps=0.001"] > 0.7 * uniform.regret["U"][:, -1].mean()
     assert final["eps=0.001"] > final["eps=1"] > final["eps=60"] > final["LinUCB"]
+
+
+def test_outside_audit_findings_are_fixed():
+    """From the independent audit of 2026-11-27: a vector whose squared norm overflows was
+    clipped to 0, not to the bound; the returned arrays were the tree's own; bounds whose
+    squares overflow failed with unnamed errors; sigma could sit 1e-12 on the wrong side of
+    delta."""
+    tree = GramTreeMechanism(60.0, 0.1, horizon=8, size=2, bound=1.0, streams=1, seed=0)
+    first = tree.add(np.array([[1e200, 0.0]]))
+    assert tree._alpha[0, 0] == pytest.approx([1.0, 0.0, 0.0])  # clipped to (1, 0)
+    first[:] = 7.0
+    tree.released_nodes()[:] = 7.0
+    assert (tree.add(np.zeros((1, 2))) != 7.0).any() and (tree.released_nodes() != 7.0).any()
+    for bound in (1e-200, 1e160):
+        with pytest.raises(ValueError, match="bound"):
+            GramTreeMechanism(1.0, 1e-5, horizon=8, size=2, bound=bound)
+    with pytest.raises(ValueError, match="context_bound"):
+        JDPLinUCB(3, epsilon=1.0, horizon=10, context_bound=1e155)
+    small = GramTreeMechanism(0.1, 1e-8, horizon=200, size=1, bound=0.5)
+    assert gaussian_delta(0.1, small.snapped_sensitivity, small.sigma) < 1e-8

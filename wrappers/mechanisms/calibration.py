@@ -128,20 +128,21 @@ def l2_ball_radius(epsilon: float, radius: float, dim: int) -> float:
 SAMPLER_Z_MAX = {True: 8.65, False: 12.0}
 
 
-def check_sampler_tail(epsilon: float, delta: float, secure: bool) -> float:
+def check_sampler_tail(epsilon: float, delta: float, secure: bool, draws: int = 1) -> float:
     """Refuse an (epsilon, delta) that the Gaussian samplers' finite tails cannot deliver.
 
     A sampler that never draws beyond ``z_max`` is within total variation
-    ``eta = P(|Z| > z_max)`` of the exact Gaussian, so a Gaussian mechanism built on it is
-    ``(epsilon, delta + (1 + e^epsilon) eta)``-DP. The extra term is required to stay below
-    delta / 100. It only binds at very large epsilon or tiny delta: in secure mode with
-    delta = 1e-5, epsilon up to about 23 passes. Returns the extra term.
+    ``eta = P(|Z| > z_max)`` of the exact Gaussian per draw, so a Gaussian mechanism whose
+    guarantee covers ``draws`` coordinates is ``(epsilon, delta + (1 + e^epsilon) draws
+    eta)``-DP. The extra term is required to stay below delta / 100. It only binds at very
+    large epsilon or tiny delta: in secure mode with delta = 1e-5 and one draw, epsilon up to
+    about 23 passes. Returns the extra term.
 
     Raises:
         ValueError: the extra term exceeds delta / 100.
     """
     eta = math.erfc(SAMPLER_Z_MAX[bool(secure)] / math.sqrt(2.0))
-    extra = (1.0 + math.exp(min(epsilon, 700.0))) * eta
+    extra = (1.0 + math.exp(min(epsilon, 700.0))) * draws * eta
     if extra > delta / 100.0:
         mode = "secure" if secure else "seeded"
         raise ValueError(f"epsilon={epsilon:g} with delta={delta:g} is beyond what the {mode} "

@@ -192,10 +192,11 @@ class GramTreeMechanism(Mechanism):
     binary tree mechanism with Gaussian nodes (Shariff and Sheffet, NeurIPS 2018, Sec. 4,
     after Dwork et al. 2010 and Chan et al. 2011).
 
-    Each stream's vectors z in R^n are clipped to l2 norm ``bound``. Element i enters one node
-    per level, ``levels = floor(log2 horizon) + 1``. A node closes once, when its partial sum
-    of ``z z^T`` is complete; its upper triangle (diagonal included, E = n (n + 1)/2 entries)
-    is released with Gaussian noise and reused. The noisy prefix sum at count i adds the nodes
+    Each stream's vectors z in R^n are clipped to l2 norm ``bound``. At element i the node of
+    level j, the number of trailing zeros of i, closes: it holds the partial sum of ``z z^T``
+    over the last 2^j elements, and its upper triangle (diagonal included, E = n (n + 1)/2
+    entries) is released once with Gaussian noise and reused. An element is in at most
+    ``levels = floor(log2 horizon) + 1`` released nodes. The noisy prefix sum at count i adds the nodes
     of the binary digits of i, mirrored into a symmetric matrix.
 
     Privacy: (epsilon, delta)-DP per element for the whole sequence of prefix sums. Replacing
@@ -210,6 +211,9 @@ class GramTreeMechanism(Mechanism):
     A stream longer than ``horizon`` continues in a fresh tree, on top of the released total
     of the full one: each element is in exactly one tree, so the guarantee per element holds
     for any length.
+
+    Attributes: ``sensitivity`` is one node's, ``sqrt(2) bound^2``; ``snapped_sensitivity``
+    the whole tree's, for which ``sigma`` is calibrated (rounded up by 1e-9, relative).
 
     Args:
         epsilon, delta: the budget per element for the whole stream.
@@ -236,6 +240,9 @@ class GramTreeMechanism(Mechanism):
         self.horizon = check_int("horizon", horizon)
         self.size = check_int("size", size)
         self.bound = check_real("bound", bound, low=0.0)
+        if not 1e-150 < self.bound < 1e150:
+            raise ValueError(f"bound must lie in (1e-150, 1e150) (its square and its tree's sums "
+                             f"are computed in float64), got {bound!r}")
         self.streams = check_int("streams", streams)
         self.levels = self.horizon.bit_length()
         self.rows, self.cols = np.triu_indices(self.size)
@@ -248,8 +255,11 @@ class GramTreeMechanism(Mechanism):
                                     self.magnitude))
         self.snapped_sensitivity = math.sqrt(self.levels) * (
             self.sensitivity + math.sqrt(entries) * self.grid)
-        self.sigma = analytic_gaussian_sigma(self.snapped_sensitivity, self.epsilon, self.delta)
-        check_sampler_tail(self.epsilon, self.delta, isinstance(self.rng, SecureGenerator))
+        # rounded up: the root finder's sigma can sit 1e-12 (relative) on the wrong side of delta
+        self.sigma = analytic_gaussian_sigma(self.snapped_sensitivity, self.epsilon,
+                                             self.delta) * (1.0 + 1e-9)
+        check_sampler_tail(self.epsilon, self.delta, isinstance(self.rng, SecureGenerator),
+                           draws=self.levels * entries)
         self.count = 0
         self._alpha = np.zeros((self.streams, self.levels, entries))  # open nodes' exact sums
         self._noisy = np.zeros((self.streams, self.levels, entries))  # released node values
@@ -263,7 +273,9 @@ class GramTreeMechanism(Mechanism):
         if z.shape != (self.streams, self.size):
             raise ValueError(f"z must have shape (streams={self.streams}, size={self.size}), got "
                              f"{z.shape}")
-        z = clip_l2(z, self.bound)
+        huge = ~np.isfinite(np.einsum("ij,ij->i", z, z))[:, None]  # a square norm overflows:
+        scale = np.where(huge, np.abs(z).max(axis=1, keepdims=True), 1.0)
+        z = clip_l2(z / scale, self.bound)
         if self.count and self.count % self.horizon == 0:  # a full tree: the next one starts
             self._base += self._noisy[:, [b for b in range(self.levels)
                                           if (self.horizon >> b) & 1]].sum(axis=1)
@@ -283,8 +295,9 @@ class GramTreeMechanism(Mechanism):
         upper = self._base + self._noisy[:, digits].sum(axis=1)
         self.gram[:, self.rows, self.cols] = upper
         self.gram[:, self.cols, self.rows] = upper
-        return self.gram
+        return self.gram.copy()
 
     def released_nodes(self) -> np.ndarray:
-        """The released node values of the current tree: (streams, levels, E) upper triangles."""
-        return self._noisy
+        """A copy of the released node values of the current tree: (streams, levels, E) upper
+        triangles; the node of level j is the last one released there."""
+        return self._noisy.copy()
