@@ -31,6 +31,35 @@ def test_gymnasium_check_env(env_id):
     check_env(env.unwrapped, skip_render_check=True)
 
 
+@pytest.mark.filterwarnings("ignore:.*render_mode='video'")
+@pytest.mark.parametrize("env_id", IDS)
+def test_render_modes(env_id, capsys):
+    """Every id renders as Gymnasium users expect: the checker passes with each mode; "ansi"
+    returns the round, the regret so far and the pulls, "human" prints them, "rgb_array" is
+    an image; None renders nothing; an unknown mode is refused by name."""
+    for mode in ("ansi", "human", "rgb_array"):
+        check_env(gym.make(env_id, render_mode=mode).unwrapped)
+    capsys.readouterr()
+    env = gym.make(env_id, render_mode="ansi")
+    env.reset(seed=0)
+    regret = sum(env.step(env.action_space.sample())[4]["regret"] for _ in range(3))
+    text = env.render()
+    assert "round 3" in text and f"cumulative regret {regret:.3f}" in text
+    assert ("pulls:" in text) == ("BCO" not in env_id)
+    human = gym.make(env_id, render_mode="human")
+    human.reset(seed=0)
+    assert human.render() is None and "round 0" in capsys.readouterr().out
+    image = gym.make(env_id, render_mode="rgb_array")
+    image.reset(seed=0)
+    frame = image.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+    plain = gym.make(env_id)
+    plain.reset(seed=0)
+    assert plain.render() is None
+    with pytest.raises(ValueError, match="render_mode"):
+        gym.make(env_id, render_mode="video").unwrapped
+
+
 @pytest.mark.parametrize("env_id", IDS)
 def test_playing_before_reset_is_refused(env_id):
     """Gymnasium's ResetNeeded from the raw env and every method of the vector env that plays

@@ -191,23 +191,41 @@ class BanditEnv(gym.Env):
 
     The horizon is enforced by the registered ``max_episode_steps``, through
     Gymnasium's ``TimeLimit``. The env itself never terminates.
+
+    ``render_mode``: ``"ansi"`` returns, ``"human"`` prints, the round, the cumulative
+    regret, the actions' counts (arm settings) and the instance's means where the setting has
+    them; ``"rgb_array"`` draws the counts and the regret curve (needs matplotlib, the
+    ``plot`` extra). This is the evaluator's view, with the true regret: not what a private
+    learner receives.
     """
 
-    metadata: dict[str, Any] = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 4}
     core_class: type[BanditCore]
 
-    def __init__(self, **kwargs: Any):
+    def __init__(self, render_mode: str | None = None, **kwargs: Any):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of "
+                             f"{tuple(self.metadata['render_modes'])}, got {render_mode!r}")
+        self.render_mode = render_mode
         self.core = _make_core(self.core_class, kwargs)
         self.observation_space = self.core.observation_space
         self.action_space = self.core.action_space
         self._runs = np.zeros(1, dtype=np.int64)
         self._ready = False  # reset() has drawn an instance
+        self._regrets: list[float] = []
+        # pulls of every arm (Discrete) or base arm (MultiBinary super arms); none for BCO
+        space = self.action_space
+        self._counts = np.zeros(space.n if isinstance(space, gym.spaces.Discrete) else
+                                int(np.prod(space.shape)) if isinstance(space, gym.spaces.MultiBinary)
+                                else 0, dtype=np.int64)
 
     @override
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=check_reset_seed(seed))
         self.core.reset(self.np_random, self._runs, 1)
         self._ready = True
+        self._regrets = []
+        self._counts[:] = 0
         return self.core.observe()[0], {}
 
     @property
@@ -234,8 +252,61 @@ class BanditEnv(gym.Env):
     def step(self, action):
         if not self._ready:
             raise gym.error.ResetNeeded("Cannot call env.step() before calling env.reset()")
-        reward, info = self.core.step_one(self.np_random, check_action(self.action_space, action))
+        action = check_action(self.action_space, action)
+        reward, info = self.core.step_one(self.np_random, action)
+        self._regrets.append(float(info["regret"]))
+        if isinstance(self.action_space, gym.spaces.Discrete):
+            self._counts[int(action)] += 1
+        elif self._counts.size:
+            self._counts += np.asarray(action, dtype=np.int64).reshape(-1)
         return self.core.observe()[0], reward, False, False, info
+
+    @override
+    def render(self) -> Any:
+        """The run so far, as ``render_mode`` says (the class docstring); None without one."""
+        if self.render_mode is None:
+            return None
+        if self.render_mode == "rgb_array":
+            return self._draw()
+        lines = [f"{type(self).__name__}: round {len(self._regrets)}, cumulative regret "
+                 f"{sum(self._regrets):.3f}"]
+        if self._counts.size:
+            lines.append("pulls: " + " ".join(f"{c}" for c in self._counts))
+        means = getattr(self.core, "means", None)
+        if self._ready and isinstance(means, np.ndarray) and means.ndim == 2:
+            lines.append("means: " + " ".join(f"{m:.3f}" for m in means[0]))
+        text = "\n".join(lines)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def _draw(self) -> np.ndarray:
+        """The counts (arm settings) and the regret curve as an RGB image (H, W, 3) uint8."""
+        try:
+            import matplotlib
+        except ImportError as err:  # pragma: no cover - the plot extra installs it
+            raise ImportError('render_mode="rgb_array" needs matplotlib: pip install '
+                              '"ldp-gym[plot]"') from err
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        del matplotlib
+        fig = Figure(figsize=(6.4, 2.8), dpi=80)
+        canvas = FigureCanvasAgg(fig)
+        left, right = fig.subplots(1, 2)
+        if self._counts.size:
+            left.bar(np.arange(self._counts.size), self._counts)
+            left.set_xlabel("arm")
+            left.set_ylabel("pulls")
+        else:
+            left.axis("off")
+        right.plot(np.arange(1, len(self._regrets) + 1), np.cumsum(self._regrets))
+        right.set_xlabel("round")
+        right.set_ylabel("cumulative regret")
+        fig.tight_layout()
+        canvas.draw()
+        return np.asarray(canvas.buffer_rgba())[..., :3].copy()
 
 
 class BanditVectorEnv(VectorEnv):
