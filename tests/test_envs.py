@@ -57,7 +57,7 @@ def test_render_modes(env_id, capsys):
     plain.reset(seed=0)
     assert plain.render() is None
     with pytest.raises(ValueError, match="render_mode"):
-        gym.make(env_id, render_mode="video").unwrapped
+        gym.make(env_id, render_mode="video")
 
 
 @pytest.mark.parametrize("env_id", IDS)
