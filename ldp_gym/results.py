@@ -298,12 +298,14 @@ class Results:
                                         "sd": self.sd(a), "ci_low": lo, "ci_high": hi}))
         return pd.concat(frames, ignore_index=True)
 
-    def plot(self, ax: Any = None, band: str = "ci", logx: bool = False, logy: bool = False,
+    def plot(self, ax: Any = None, band: str = "sd", logx: bool = False, logy: bool = False,
              reference: dict[str, np.ndarray] | None = None, title: str | None = None) -> Any:
         """Regret curves with bands; needs matplotlib.
 
         The legend says what the band is and over how many runs. ``band`` is a kind of
-        :meth:`band`. ``reference`` gives extra curves: lower bounds."""
+        :meth:`band`: by default ``"sd"``, the spread of the runs that :meth:`table` prints
+        next to the means (``"ci"`` is the 95 % interval of the mean). ``reference`` gives
+        extra curves: lower bounds."""
         if ax is None:
             import matplotlib.pyplot as plt
 

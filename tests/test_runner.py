@@ -702,7 +702,8 @@ def test_plot_says_what_the_band_is_and_minor_log_labels_do_not_crowd():
         ax = res.plot(band=band, logx=True)
         title = ax.get_legend().get_title().get_text()
         assert text in title and "mean of 3 runs" in title
-    ax = res.plot(logx=True)
+    ax = res.plot(logx=True)  # by default the sd, the spread the tables print
+    assert "± 1 sd" in ax.get_legend().get_title().get_text()
     ax.set_xlim(1000, 9000)  # less than a decade: minor ticks labelled at 2 and 5 only
     tidy_log_axes(ax)
 
