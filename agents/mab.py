@@ -47,7 +47,7 @@ from ldp_gym.wrappers.mechanisms import (
     make_rng,
     tracing,
 )
-from ldp_gym.wrappers.mechanisms.distributed import dist_dp_parameters, secagg_sum
+from ldp_gym.wrappers.mechanisms.distributed import check_budget, dist_dp_parameters, secagg_sum
 from ldp_gym.wrappers.mechanisms.privacy import rho_from_epsilon
 from ldp_gym.wrappers.mechanisms.shuffle import blanket_gamma
 
@@ -1289,10 +1289,14 @@ class DistDPSE(DistributedDPAgent, _BatchedSE):
     :mod:`~ldp_gym.wrappers.mechanisms.distributed`); here it is ``q/(1 - q)``, the law the
     paper states.
 
-    Privacy: epsilon-DP (pure) per reward in the distributed model: no party, the learner
-    included, sees more than each batch's sum of messages mod m, which is epsilon-DP for
-    each of its users. The batches are disjoint and the schedule is public, so the actions
-    are post-processing. Each user draws three uniforms, from the OS CSPRNG with
+    Privacy: epsilon-DP (pure) per reward in the distributed model, for exact Polya shares: no
+    party, the learner included, sees more than each batch's sum of messages mod m, which is
+    epsilon-DP for each of its users. The batches are disjoint and the schedule is public, so
+    the actions are post-processing. The float sampler of the shares adds a small delta
+    (1e-13 to 1e-11 at epsilon = 1, by an independent audit; see
+    :mod:`~ldp_gym.wrappers.mechanisms.distributed`), so epsilon is limited to [1e-4, 10].
+    ``held`` stands for secure aggregation's running sums, kept in this object to simulate it:
+    a learner does not read it. Each user draws three uniforms, from the OS CSPRNG with
     ``secure=True``.
 
     Example:
@@ -1320,7 +1324,7 @@ class DistDPSE(DistributedDPAgent, _BatchedSE):
     def __init__(self, n_arms, *, epsilon: float, beta: float = 0.1, growth: int = 4,
                  lower: float = 0.0, upper: float = 1.0, **kwargs):
         self.declare_privacy("distributed", epsilon, 0.0, "reward", lower, upper)
-        self.beta = check_real("beta", beta, low=0.0, high=1.0)
+        self.epsilon, self.beta = check_budget(epsilon, beta)
         self.growth = check_int("growth", growth, low=2)
         super().__init__(n_arms, **kwargs)
 

@@ -147,7 +147,7 @@ def test_huge_epsilon_is_non_private_batched_elimination_on_both_paths():
     horizon, means = 6000, np.array([0.7, 0.5, 0.45])
     table = (rng.random((3, horizon)) < means[:, None]).astype(float)
     expected = reference_batched_se(table, horizon, 0.1)
-    rounds = DistDPSE(3, epsilon=1e6, horizon=horizon, num_envs=1, seed=6)
+    rounds = DistDPSE(3, epsilon=10.0, horizon=horizon, num_envs=1, seed=6)
     pulls, got, obs = np.zeros(3, int), [], np.zeros((1, 1))
     for _ in range(horizon):
         a = int(rounds.act(obs)[0])
@@ -155,7 +155,7 @@ def test_huge_epsilon_is_non_private_batched_elimination_on_both_paths():
         pulls[a] += 1
         got.append(a)
     assert got == expected
-    block = DistDPSE(3, epsilon=1e6, horizon=horizon, num_envs=1, seed=7)
+    block = DistDPSE(3, epsilon=10.0, horizon=horizon, num_envs=1, seed=7)
     # a drawn block holds every arm's reward of each round: round t's reward of arm a is the
     # one the k-th pull of a gets in the reference, with k the pulls of a before t
     index = np.zeros((horizon, 3), int)
@@ -172,8 +172,11 @@ def test_tiny_epsilon_gives_linear_regret_and_bad_budgets_are_refused():
     res = ldp_gym.run("LDPMAB-v0", {"D": (DistDPSE, {"epsilon": 1e-3})}, horizon=20_000, n_runs=4,
                       seed=1, env_kwargs={"means": [0.75, 0.5, 0.25]})
     assert res.regret["D"][:, -1].mean() > 0.3 * 0.375 * 20_000
-    with pytest.raises(ValueError, match="epsilon"):
-        DistDPSE(3, epsilon=1e12, horizon=10**9)
+    for eps in (1e12, 11.0, 1e-5):
+        with pytest.raises(ValueError, match="epsilon"):
+            DistDPSE(3, epsilon=eps, horizon=10**4)
+    with pytest.raises(ValueError, match="beta"):
+        DistDPSE(3, epsilon=1.0, beta=1e-20, horizon=10**4)
     agent = DistDPSE(2, epsilon=1.0, horizon=1000, num_envs=2, seed=0)
     with pytest.raises(TypeError, match="observe_committed"):
         agent.observe_committed(np.zeros(2, int), np.full(2, 4), np.full(2, 2.0), reward_bounds=(0, 1))
@@ -201,3 +204,27 @@ def test_block_path_is_bitwise_the_per_round_path(cls, kw):
     for key, value in vars(block).items():
         if isinstance(value, np.ndarray):
             assert np.array_equal(value, getattr(rounds, key)), key
+
+
+def test_outside_audit_findings_are_fixed():
+    """From the independent audit of 2026-11-27: the Polya inversion looped forever on a
+    uniform its float CDF could not reach; the OS-CSPRNG uniform could be exactly 1.0; the
+    sum's parameters were unchecked (overflowing moduli, tiny beta); a huge epsilon overflowed
+    the blanket's delta."""
+    from ldp_gym.wrappers.mechanisms.compiled import polya_count
+    from ldp_gym.wrappers.mechanisms.noise import SecureGenerator
+    from ldp_gym.wrappers.mechanisms.shuffle import blanket_delta
+
+    for n in (8, 64, 256, 1024):
+        q = float(dist_dp_parameters(n, 1.0, 0.1)[3])
+        assert polya_count(1.0 / n, q, 1.0 - 2.0**-53) < 10**6  # returns
+    s = SecureGenerator()
+    s._words = lambda n: np.full(n, np.uint64(2**64 - 1))
+    assert s.random() < 1.0 and s.random(3).max() < 1.0
+    for kw, name in (({"epsilon": 1e300}, "epsilon"), ({"beta": 5e-324}, "beta"),
+                     ({"n": 10**19}, "n")):
+        with pytest.raises((ValueError, OverflowError), match=name):
+            SecAggSum(**{"n": 4, "epsilon": 1.0, **kw})
+    with pytest.raises(ValueError, match="n"):
+        dist_dp_parameters(0, 1.0, 0.1)
+    assert blanket_delta(0.5, 100, 1e300) == 0.0

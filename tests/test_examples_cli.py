@@ -72,7 +72,7 @@ def test_readme_example_runs(tmp_path, monkeypatch, capsys):
     ("shuffle-mab", "SHUFFLE_SIZES",
      ("Shuffle-SE (shuffle)", "Dist-DP-SE (distributed)", "| mu1 | 4 |", "eps = 50"), 10),
     ("chowdhury2023-distributed", "CHOWDHURY2023_SIZES",
-     ("| hard | 0.1 |", "Dist-DP-SE / DP-SE", "eps = 1e4"), 8),
+     ("| hard | 0.1 |", "Dist-DP-SE / DP-SE", "eps = 10"), 8),
     ("trust-spectrum-linear", "TRUST_SIZES",
      ("| d=5, K=20 | 8 |", "JDP-LinUCB (joint)", "LinUCB (non-private)"), 10),
 ])

@@ -333,9 +333,9 @@ class GaussianEpisodeMean:
     so sigma is calibrated for ``s + g``. The caller clips the rewards, as for
     :class:`PrivateEpisodeMean`. A sum that proves a reward broke the bounds is refused.
 
-    The normal samplers never return ``|z|`` above ``SAMPLER_Z_MAX`` (12 seeded, 8.65 in
+    The normal samplers never return ``|z|`` above ``SAMPLER_Z_MAX`` (12 seeded, 8.57 in
     secure mode), so each release is within total variation ``eta = erfc(z_max/sqrt(2))``
-    (4e-33 seeded, 5e-18 secure) of the exact Gaussian mechanism. zCDP has no additive slack
+    (4e-33 seeded, 1e-17 secure) of the exact Gaussian mechanism. zCDP has no additive slack
     for that: the guarantee holds for the exact mechanism, and for this one up to an event of
     probability ``eta`` per release, as (epsilon, delta)-DP conversions make precise
     (:meth:`~ldp_gym.wrappers.mechanisms.privacy.Privacy.to_epsilon_delta` at a delta far

@@ -122,10 +122,11 @@ def l2_ball_radius(epsilon: float, radius: float, dim: int) -> float:
     return radius * (math.sqrt(math.pi) / 2.0) * coth * dim * math.exp(log_gamma_ratio)
 
 
-#: The largest |z| the standard normal samplers can return: Box-Muller on uniforms of 2^-54 and
-#: more (secure mode: sqrt(2 * 54 ln 2) = 8.65) and numpy's ziggurat on 53-bit doubles (seeded;
+#: The largest |z| the standard normal samplers can return: Box-Muller on uniforms of 2^-53 and
+#: more (secure mode: sqrt(2 * 53 ln 2) = 8.5717; 8.57, a lower value, so that the tail mass
+#: beyond it bounds the truncation) and numpy's ziggurat on 53-bit doubles (seeded;
 #: 12.0 is a conservative lower value of its reach, about 12.2).
-SAMPLER_Z_MAX = {True: 8.65, False: 12.0}
+SAMPLER_Z_MAX = {True: 8.57, False: 12.0}
 
 
 def check_sampler_tail(epsilon: float, delta: float, secure: bool, draws: int = 1) -> float:

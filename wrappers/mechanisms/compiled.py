@@ -179,15 +179,19 @@ def polya_count(r, q, u):
     """The Polya(r, q) count at uniform ``u``, by inversion of its CDF:
     ``P(0) = (1 - q)^r``, ``P(k + 1) = P(k) q (k + r)/(k + 1)`` (mean ``r q/(1 - q)``).
 
-    The CDF is summed in floating point, as numpy's samplers compute theirs; the loop also
-    stops if ``P(k)`` underflows, so a ``u`` the float CDF cannot reach returns a finite count.
+    The CDF is summed in floating point, as numpy's samplers compute theirs: the law is exact
+    only up to float rounding, and its tail is cut where the float CDF stops growing. The
+    loop stops there too, so a ``u`` the float CDF cannot reach returns a finite count.
     """
     p = math.exp(r * math.log1p(-q))
     cdf, k = p, 0
-    while cdf < u and p > 0.0:
+    while cdf < u:
         p *= q * (k + r) / (k + 1)
         k += 1
-        cdf += p
+        grown = cdf + p
+        if grown == cdf:  # p underflowed, or is below the CDF's float resolution
+            break
+        cdf = grown
     return k
 
 

@@ -61,9 +61,10 @@ class SecureGenerator:
         return np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
 
     def random(self, size: Any = None) -> np.ndarray:
-        """Uniform doubles in (0, 1): 53 random bits, offset by half a step (never 0 or 1)."""
+        """Uniform doubles in (0, 1): 52 random bits, offset by half a step (never 0 or 1: with
+        53 bits the top word's half step rounded to 1.0)."""
         n = int(np.prod(size)) if size is not None else 1
-        u = ((self._words(n) >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+        u = ((self._words(n) >> np.uint64(12)).astype(np.float64) + 0.5) * 2.0**-52
         return u.reshape(size) if size is not None else u[0]
 
     def standard_normal(self, size: Any = None) -> np.ndarray:

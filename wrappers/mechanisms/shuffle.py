@@ -66,7 +66,7 @@ def blanket_delta(gamma: float, n: int, epsilon: float) -> float:
     """
     gamma = check_real("gamma", gamma, low=0.0, high=1.0, low_open=False, high_open=False)
     n, epsilon = check_int("n", n, low=1), check_epsilon(epsilon)
-    e = math.exp(epsilon)
+    e = math.exp(min(epsilon, 700.0))  # beyond, e^eps overflows and the delta is 0 anyway
     q1, q0 = 1.0 - gamma / 2.0, gamma / 2.0
     a, b = (1.0 - q1) - e * (1.0 - q0), q1 - e * q0
     if b <= 0.0:
