@@ -51,7 +51,7 @@ from ldp_gym.validation import (
 from ldp_gym.wrappers.mechanisms.privacy import Privacy
 
 __all__ = ["Agent", "DistributedDPAgent", "GlobalDPAgent", "JointDPAgent", "LocalDPAgent", "Privacy",
-           "ShuffleDPAgent", "argmax_random", "readonly"]
+           "ShuffleDPAgent", "argmax_random", "readonly", "trust_model"]
 
 
 def argmax_random(rng: np.random.Generator, values: np.ndarray) -> np.ndarray:
@@ -493,5 +493,16 @@ class DistributedDPAgent(_PrivateMixin, Agent):
     No party is trusted (``model="distributed"``); the guarantee is that of the batches' sums,
     as :mod:`ldp_gym.wrappers.mechanisms.distributed` states it.
     """
+
+
+def trust_model(cls: type) -> str | None:
+    """The trust model of an agent class: ``"local"``, ``"shuffle"``, ``"distributed"``,
+    ``"joint"`` or ``"global"``, from its base class; ``None`` for a non-private one."""
+    for base, name in ((LocalDPAgent, "local"), (ShuffleDPAgent, "shuffle"),
+                       (DistributedDPAgent, "distributed"), (JointDPAgent, "joint"),
+                       (GlobalDPAgent, "global")):
+        if issubclass(cls, base):
+            return name
+    return None
 
 

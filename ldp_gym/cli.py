@@ -611,17 +611,13 @@ def _cmd_list() -> None:
 
 
 def _trust_model(cls: type) -> str:
-    """``local DP``, ``global zCDP``, ... of a private agent class, from its base class."""
+    """``local DP``, ``global zCDP``, ... of a private agent class."""
     import inspect
 
-    from ldp_gym.agents.base import DistributedDPAgent, JointDPAgent, LocalDPAgent, ShuffleDPAgent
+    from ldp_gym.agents.base import trust_model
 
-    model = next((name for base, name in ((LocalDPAgent, "local"), (ShuffleDPAgent, "shuffle"),
-                                          (DistributedDPAgent, "distributed"),
-                                          (JointDPAgent, "joint")) if issubclass(cls, base)),
-                 "global")
     zcdp = "rho" in inspect.signature(cls).parameters
-    return f"{model} {'zCDP' if zcdp else 'DP'}"
+    return f"{trust_model(cls)} {'zCDP' if zcdp else 'DP'}"
 
 
 #: the command-line flag of each option of ``plan_comparison``

@@ -86,9 +86,9 @@ def _label(cls: type) -> str:
 def is_private(cls: type) -> bool:
     """Whether an agent class gives a privacy guarantee: local, shuffle, distributed or global
     DP."""
-    from ldp_gym.agents.base import DistributedDPAgent, GlobalDPAgent, LocalDPAgent, ShuffleDPAgent
+    from ldp_gym.agents.base import trust_model
 
-    return issubclass(cls, (LocalDPAgent, GlobalDPAgent, ShuffleDPAgent, DistributedDPAgent))
+    return trust_model(cls) is not None
 
 
 def _check_numbers(horizon: Any, n_runs: Any, seed: Any, n_jobs: Any, epsilons: Any) -> None:

@@ -495,7 +495,7 @@ CHOWDHURY2023_SIZES = {"quick": (10**5, 5), "full": (10**6, 20)}
 def chowdhury2023_instances() -> dict[str, list[float]]:
     """The easy and hard instances of Chowdhury and Zhou (2023): K = 10 means drawn uniformly
     in ``0.5 -+ gap/2`` (gap 0.5 and 0.1), with the authors' recipe for run 0
-    (``np.random.seed(0)``, then ``gap * rand(10) + 0.5 - gap/2``)."""
+    (numpy's legacy Mersenne Twister seeded with 0, then ``gap * rand(10) + 0.5 - gap/2``)."""
     out = {}
     for name, gap in (("easy", 0.5), ("hard", 0.1)):
         draw = np.random.RandomState(0).rand(10)
