@@ -48,6 +48,7 @@ from ldp_gym.wrappers.mechanisms import (
     tracing,
 )
 from ldp_gym.wrappers.mechanisms.distributed import check_budget, dist_dp_parameters, secagg_sum
+from ldp_gym.wrappers.mechanisms.noise import NoiseStream, draw_uniforms
 from ldp_gym.wrappers.mechanisms.privacy import rho_from_epsilon
 from ldp_gym.wrappers.mechanisms.shuffle import blanket_gamma
 
@@ -1138,6 +1139,7 @@ class _BatchedSE(_Compiled):
     def _init_state(self, n):
         super()._init_state(n)
         self.user_rng = make_rng(**self.noise_source())  # the users' randomisers
+        self.user_stream = NoiseStream(self.user_rng, draw_uniforms)  # three per message
         self.active = np.ones((n, self.n_arms), dtype=bool)
         self.epoch = np.ones(n, dtype=np.int64)
         self.epoch_counts = np.zeros((n, self.n_arms), dtype=np.int64)
@@ -1161,17 +1163,21 @@ class _BatchedSE(_Compiled):
 
     def _rounds(self, mode: int, rewards: np.ndarray, actions: np.ndarray) -> np.ndarray:
         """Run the kernel in ``mode`` over ``actions`` (N, L), closing epochs as they end."""
-        s, length = 0, actions.shape[1]
-        uniforms = self.user_rng.random(3 * actions.size) if mode & kernels.UPDATE else _NO_NOISE
+        s, used, length = 0, 0, actions.shape[1]
+        update = mode & kernels.UPDATE
+        # enough for every user; what the survivors' rounds do not take is given back
+        uniforms = self.user_stream.take(3 * actions.size) if update else _NO_NOISE
         ended = np.zeros(self._n, dtype=bool)
         while s < length:
-            s = kernels.elimination_rounds(
-                mode, self._message_kind, s, uniforms, rewards, actions, self.active,
+            s, used = kernels.elimination_rounds(
+                mode, self._message_kind, s, used, uniforms, rewards, actions, self.active,
                 self.epoch_counts, self.held, self.R, self._p0, self._p1, self.counts, self.t,
                 ended, self.lower, self.upper)
             if ended.any():
                 self._analyse(np.flatnonzero(ended))
                 ended[:] = False
+        if update:
+            self.user_stream.give_back(uniforms.shape[0] - used)
         return actions
 
     def _analyse(self, r: np.ndarray) -> None:

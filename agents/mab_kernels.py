@@ -32,7 +32,8 @@ The batched eliminations without a trusted learner, Shuffle-SE and Dist-DP-SE, r
 the privacy blanket's bit; :data:`SECAGG_SHARES`: the rounded reward plus two Polya shares).
 It stops after each round in which epochs ended, for the agent's analyser to eliminate and
 plan in Python, and resumes with the next round. Each user's message is a function of three
-uniforms, drawn ahead by the agent from the users' stream (the OS CSPRNG in secure mode).
+uniforms, taken from the users' stream (the OS CSPRNG in secure mode); the survivor's rounds
+take none.
 
 The index rules are all but Exp3 and Tsallis-INF. They share one round loop, :func:`_rounds`,
 and take their constants as one array ``params``. KL-UCB's is ``c``. LDP-UCB's are
@@ -497,8 +498,9 @@ def _scheduled(active, owed_to, size):  # pragma: no cover - compiled
 
 
 @njit(**_JIT)
-def elimination_rounds(mode, kind, start, uniforms, rewards, actions, active, epoch_counts, held,
-                       size, p0, p1, counts, t, ended, lower, upper):  # pragma: no cover - compiled
+def elimination_rounds(mode, kind, start, used, uniforms, rewards, actions, active, epoch_counts,
+                       held, size, p0, p1, counts, t, ended, lower,
+                       upper):  # pragma: no cover - compiled
     """Rounds of a batched elimination over all runs, round-major, from round ``start``.
 
     :data:`CHOOSE` writes each run's scheduled arm (the first active arm owed pulls this
@@ -512,13 +514,14 @@ def elimination_rounds(mode, kind, start, uniforms, rewards, actions, active, ep
     * SECAGG_SHARES (``p0`` = g, ``p1`` = q): the rounding and the two Polya shares of
       :func:`~ldp_gym.wrappers.mechanisms.compiled.secagg_message` at ``u0, u1, u2``,
 
-    with ``u0, u1, u2`` the three ``uniforms`` of the run and round (round-major), drawn by the
-    caller from the users' stream.
+    with ``u0, u1, u2`` the next three of ``uniforms`` from position ``used``: only the users
+    who send a message take any, in round-major order, so a block takes what its rounds played
+    one by one would.
 
     Returns:
-        The round to resume from. It stops after a round in which some run's epoch got its
-        last user (``ended`` marks those runs), for the analyser to close those epochs; at
-        L when every round is done.
+        ``(round, used)``: the round to resume from and the uniforms taken so far. It stops
+        after a round in which some run's epoch got its last user (``ended`` marks those
+        runs), for the analyser to close those epochs; at L when every round is done.
     """
     n, length = actions.shape
     every_arm = rewards.shape[2] > 1
@@ -537,7 +540,8 @@ def elimination_rounds(mode, kind, start, uniforms, rewards, actions, active, ep
                 continue
             reward = rewards[r, s, arm] if every_arm else rewards[r, s, 0]
             x = (min(max(reward, lower), upper) - lower) / (upper - lower)
-            u = uniforms[3 * (s * n + r):3 * (s * n + r) + 3]
+            u = uniforms[used:used + 3]
+            used += 3
             if kind == SHUFFLE_BITS:
                 held[r, arm] += blanket_bit(1 if u[0] < x else 0, u[1], u[2], p0[r])
             else:
@@ -546,5 +550,5 @@ def elimination_rounds(mode, kind, start, uniforms, rewards, actions, active, ep
             if _scheduled(active[r], epoch_counts[r], size[r]) < 0:
                 ended[r] = stop = True
         if stop:
-            return s + 1
-    return length
+            return s + 1, used
+    return length, used
