@@ -47,8 +47,9 @@ from ldp_gym.wrappers.mechanisms import (
     make_rng,
     tracing,
 )
+from ldp_gym.wrappers.mechanisms.compiled import RATIO_DENOMINATOR
 from ldp_gym.wrappers.mechanisms.distributed import check_budget, dist_dp_parameters, secagg_sum
-from ldp_gym.wrappers.mechanisms.noise import NoiseStream, draw_uniforms
+from ldp_gym.wrappers.mechanisms.noise import NoiseStream, draw_words
 from ldp_gym.wrappers.mechanisms.privacy import rho_from_epsilon
 from ldp_gym.wrappers.mechanisms.shuffle import blanket_gamma
 
@@ -182,6 +183,9 @@ class _Compiled(MABAgent):
 #: the rewards and noise arguments of a kernel call that reads none
 _NO_REWARDS = np.zeros((1, 1, 1))
 _NO_NOISE = np.zeros(0)
+_NO_WORDS = np.zeros(0, dtype=np.uint64)
+#: the most words of random bits a batched elimination takes at once (2 MB)
+_WORDS_AT_ONCE = 2**18
 
 
 class _CompiledRule(_Compiled):
@@ -1135,11 +1139,12 @@ class _BatchedSE(_Compiled):
 
     needs_horizon = True
     _message_kind: ClassVar[int]
+    _words_per_user: ClassVar[int]  # about what a user's message takes, to size the draws
 
     def _init_state(self, n):
         super()._init_state(n)
         self.user_rng = make_rng(**self.noise_source())  # the users' randomisers
-        self.user_stream = NoiseStream(self.user_rng, draw_uniforms)  # three per message
+        self.user_stream = NoiseStream(self.user_rng, draw_words)  # random bits, per message
         self.active = np.ones((n, self.n_arms), dtype=bool)
         self.epoch = np.ones(n, dtype=np.int64)
         self.epoch_counts = np.zeros((n, self.n_arms), dtype=np.int64)
@@ -1162,22 +1167,35 @@ class _BatchedSE(_Compiled):
         """The half-width (len(rows),) of the epoch's confidence intervals."""
 
     def _rounds(self, mode: int, rewards: np.ndarray, actions: np.ndarray) -> np.ndarray:
-        """Run the kernel in ``mode`` over ``actions`` (N, L), closing epochs as they end."""
-        s, used, length = 0, 0, actions.shape[1]
+        """Run the kernel in ``mode`` over ``actions`` (N, L), closing epochs as they end.
+
+        The users' words of random bits come from ``user_stream``, about what the rounds need
+        at a time; the kernel returns for more when they run low (before a user, or when a
+        user's own words ran out: that user starts again on the same words, extended), and
+        what the rounds did not take is given back. So the words each user takes do not
+        depend on how the rounds were cut into calls.
+        """
+        s, run, length = 0, 0, actions.shape[1]
         update = mode & kernels.UPDATE
-        # enough for every user; what the survivors' rounds do not take is given back
-        uniforms = self.user_stream.take(3 * actions.size) if update else _NO_NOISE
+        want = min(self._words_per_user * actions.size + kernels.WORDS_GUARD, _WORDS_AT_ONCE)
+        words = self.user_stream.take(want) if update else _NO_WORDS
+        cur = np.zeros(2, dtype=np.int64)  # the words taken, and "more words" from the kernel
         ended = np.zeros(self._n, dtype=bool)
         while s < length:
-            s, used = kernels.elimination_rounds(
-                mode, self._message_kind, s, used, uniforms, rewards, actions, self.active,
+            s, run = kernels.elimination_rounds(
+                mode, self._message_kind, s, run, words, cur, rewards, actions, self.active,
                 self.epoch_counts, self.held, self.R, self._p0, self._p1, self.counts, self.t,
                 ended, self.lower, self.upper)
+            if cur[1]:
+                left = words.shape[0] - int(cur[0])
+                self.user_stream.give_back(left)
+                words = self.user_stream.take(max(want, 2 * left + kernels.WORDS_GUARD))
+                cur[:] = 0
             if ended.any():
                 self._analyse(np.flatnonzero(ended))
                 ended[:] = False
         if update:
-            self.user_stream.give_back(uniforms.shape[0] - used)
+            self.user_stream.give_back(words.shape[0] - int(cur[0]))
         return actions
 
     def _analyse(self, r: np.ndarray) -> None:
@@ -1237,6 +1255,7 @@ class ShuffleSE(ShuffleDPAgent, _BatchedSE):
     name = "Shuffle-SE"
     test_params = {"epsilon": 1.0}
     _message_kind = kernels.SHUFFLE_BITS
+    _words_per_user = 3
 
     @classmethod
     def _unit_test_params(cls):
@@ -1295,15 +1314,14 @@ class DistDPSE(DistributedDPAgent, _BatchedSE):
     :mod:`~ldp_gym.wrappers.mechanisms.distributed`); here it is ``q/(1 - q)``, the law the
     paper states.
 
-    Privacy: epsilon-DP (pure) per reward in the distributed model, for exact Polya shares: no
-    party, the learner included, sees more than each batch's sum of messages mod m, which is
-    epsilon-DP for each of its users. The batches are disjoint and the schedule is public, so
-    the actions are post-processing. The float sampler of the shares adds a small delta
-    (1e-13 to 1e-11 at epsilon = 1, by an independent audit; see
-    :mod:`~ldp_gym.wrappers.mechanisms.distributed`), so epsilon is limited to [1e-4, 10].
+    Privacy: epsilon-DP (pure) per reward in the distributed model: no party, the learner
+    included, sees more than each batch's sum of messages mod m, which is epsilon-DP for each
+    of its users. The batches are disjoint and the schedule is public, so the actions are
+    post-processing. The shares are sampled exactly, with integer arithmetic on random bits,
+    at a ratio that spends at most epsilon (:mod:`~ldp_gym.wrappers.mechanisms.distributed`).
     ``held`` stands for secure aggregation's running sums, kept in this object to simulate it:
-    a learner does not read it. Each user draws three uniforms, from the OS CSPRNG with
-    ``secure=True``.
+    a learner does not read it. Each user reads words of 64 random bits (about 35 for a batch
+    of 1024), from the OS CSPRNG with ``secure=True``.
 
     Example:
         >>> import numpy as np
@@ -1322,6 +1340,7 @@ class DistDPSE(DistributedDPAgent, _BatchedSE):
     name = "Dist-DP-SE"
     test_params = {"epsilon": 1.0}
     _message_kind = kernels.SECAGG_SHARES
+    _words_per_user = 40
 
     @classmethod
     def _unit_test_params(cls):
@@ -1349,8 +1368,9 @@ class DistDPSE(DistributedDPAgent, _BatchedSE):
     def _plan(self, rows):
         self.R[rows] = self.growth ** self.epoch[rows]  # at most growth x horizon
         (self.precision[rows], self.accuracy[rows], self.modulus[rows],
-         self.q[rows]) = dist_dp_parameters(self.R[rows], self.epsilon, self.beta)
-        self._p0[rows], self._p1[rows] = self.precision[rows], self.q[rows]
+         s) = dist_dp_parameters(self.R[rows], self.epsilon, self.beta)
+        self.q[rows] = np.exp(-s / RATIO_DENOMINATOR)  # the shares' ratio
+        self._p0[rows], self._p1[rows] = self.precision[rows], s  # exact in float64 (< 2^46)
 
     def _estimate(self, rows):
         col = (slice(None), None)

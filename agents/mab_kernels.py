@@ -53,11 +53,11 @@ import numpy as np
 from numba import njit, vectorize
 
 from ldp_gym.envs.mab import d_epsilon_value
-from ldp_gym.wrappers.mechanisms.compiled import blanket_bit, secagg_message, snap_add
+from ldp_gym.wrappers.mechanisms.compiled import blanket_bit, secagg_message, snap_add, unit_uniform
 from ldp_gym.wrappers.mechanisms.continual import tree_add
 
 __all__ = ["CHOOSE", "DP_UCB", "EXP3", "KL_UCB", "LDP_UCB", "PLAY", "ROUNDS", "SECAGG_SHARES",
-           "SHUFFLE_BITS", "THOMPSON", "TSALLIS_INF", "UCB1", "UPDATE", "adversarial_rounds",
+           "SHUFFLE_BITS", "THOMPSON", "TSALLIS_INF", "UCB1", "UPDATE", "WORDS_GUARD", "adversarial_rounds",
            "distributions", "dp_klucb_index", "elimination_rounds",
            "dp_ucb_rounds", "index_values", "kl_ucb", "kl_ucb_index", "kl_ucb_rounds",
            "ldp_ucb_rounds", "thompson_rounds", "ucb1_rounds"]
@@ -497,11 +497,17 @@ def _scheduled(active, owed_to, size):  # pragma: no cover - compiled
     return -1
 
 
+#: The words of random bits left before each user's message; fewer, and the kernel returns
+#: for more (:func:`elimination_rounds`).
+WORDS_GUARD = 64
+
+
 @njit(**_JIT)
-def elimination_rounds(mode, kind, start, used, uniforms, rewards, actions, active, epoch_counts,
-                       held, size, p0, p1, counts, t, ended, lower,
+def elimination_rounds(mode, kind, start, run, words, cur, rewards, actions, active,
+                       epoch_counts, held, size, p0, p1, counts, t, ended, lower,
                        upper):  # pragma: no cover - compiled
-    """Rounds of a batched elimination over all runs, round-major, from round ``start``.
+    """Rounds of a batched elimination over all runs, round-major, from run ``run`` of round
+    ``start``.
 
     :data:`CHOOSE` writes each run's scheduled arm (the first active arm owed pulls this
     epoch, else the survivor) into ``actions``. :data:`UPDATE` counts ``actions``' rounds
@@ -510,45 +516,55 @@ def elimination_rounds(mode, kind, start, used, uniforms, rewards, actions, acti
     The reward x, clipped and rescaled to [0, 1], becomes:
 
     * SHUFFLE_BITS (``p0`` = gamma): the bit ``u0 < x`` through the blanket,
-      :func:`~ldp_gym.wrappers.mechanisms.compiled.blanket_bit` with ``u1, u2``;
-    * SECAGG_SHARES (``p0`` = g, ``p1`` = q): the rounding and the two Polya shares of
-      :func:`~ldp_gym.wrappers.mechanisms.compiled.secagg_message` at ``u0, u1, u2``,
+      :func:`~ldp_gym.wrappers.mechanisms.compiled.blanket_bit` with ``u1, u2``, three
+      uniforms of 53 bits, one word each;
+    * SECAGG_SHARES (``p0`` = g, ``p1`` = s, the shares' ratio exp(-s/2^40)): the rounding
+      and the two exact Polya shares of
+      :func:`~ldp_gym.wrappers.mechanisms.compiled.secagg_message`,
 
-    with ``u0, u1, u2`` the next three of ``uniforms`` from position ``used``: only the users
-    who send a message take any, in round-major order, so a block takes what its rounds played
-    one by one would.
+    from the 64-bit ``words`` at position ``cur[0]``: only the users who send a message take
+    any, in round-major order, so a block takes what its rounds played one by one would.
 
     Returns:
-        ``(round, used)``: the round to resume from and the uniforms taken so far. It stops
-        after a round in which some run's epoch got its last user (``ended`` marks those
-        runs), for the analyser to close those epochs; at L when every round is done.
+        ``(round, run)``: where to resume. It stops after a round in which some run's epoch
+        got its last user (``ended`` marks those runs), for the analyser to close those
+        epochs; before a user with fewer than :data:`WORDS_GUARD` words left or whose words
+        ran out, with ``cur[1] = 1`` and ``cur[0]`` at that user's first word, for more words;
+        at ``(L, 0)`` when every round is done.
     """
     n, length = actions.shape
     every_arm = rewards.shape[2] > 1
     stop = False
     for s in range(start, length):
-        for r in range(n):
+        for r in range(run if s == start else 0, n):
             if mode & CHOOSE:
                 arm = _scheduled(active[r], epoch_counts[r], size[r])
                 actions[r, s] = arm if arm >= 0 else np.argmax(active[r])
             if not mode & UPDATE:
                 continue
             arm = actions[r, s]
+            if active[r].sum() >= 2:  # the survivor's users send nothing
+                begin = cur[0]
+                if words.shape[0] - begin < WORDS_GUARD:
+                    cur[1] = 1
+                    return s, r
+                reward = rewards[r, s, arm] if every_arm else rewards[r, s, 0]
+                x = (min(max(reward, lower), upper) - lower) / (upper - lower)
+                if kind == SHUFFLE_BITS:
+                    bit = 1 if unit_uniform(words, cur) < x else 0
+                    message = blanket_bit(bit, unit_uniform(words, cur), unit_uniform(words, cur),
+                                          p0[r])
+                else:
+                    message = secagg_message(x, size[r], p0[r], p1[r], words, cur)
+                if cur[1]:
+                    cur[0] = begin
+                    return s, r
+                held[r, arm] += message
+                epoch_counts[r, arm] += 1
+                if _scheduled(active[r], epoch_counts[r], size[r]) < 0:
+                    ended[r] = stop = True
             counts[r, arm] += 1
             t[r] += 1
-            if active[r].sum() < 2:  # the survivor's users send nothing
-                continue
-            reward = rewards[r, s, arm] if every_arm else rewards[r, s, 0]
-            x = (min(max(reward, lower), upper) - lower) / (upper - lower)
-            u = uniforms[used:used + 3]
-            used += 3
-            if kind == SHUFFLE_BITS:
-                held[r, arm] += blanket_bit(1 if u[0] < x else 0, u[1], u[2], p0[r])
-            else:
-                held[r, arm] += secagg_message(x, size[r], p0[r], p1[r], u[0], u[1], u[2])
-            epoch_counts[r, arm] += 1
-            if _scheduled(active[r], epoch_counts[r], size[r]) < 0:
-                ended[r] = stop = True
         if stop:
-            return s + 1, used
-    return length, used
+            return s + 1, 0
+    return length, 0

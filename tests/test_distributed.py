@@ -1,17 +1,27 @@
 """Distributed DP by secure aggregation: the exact law of the analyser's view (pure epsilon-DP
-at every residue, and the authors' Gamma scale flagged), the shares' discrete Laplace sum, the
-agent's audit with a mutant, and Dist-DP-SE's degenerate budgets. Fixed seeds; each
+at every residue, and the authors' Gamma scale flagged), the exact integer samplers' laws, the
+shares' discrete Laplace sum, the agent's audit with a mutant, and Dist-DP-SE's degenerate
+budgets. Fixed seeds; each
 statistical test's false-alarm rate is 1e-6."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
+from numba import njit
 from scipy import stats
 
 import ldp_gym
 from ldp_gym.agents import DistDPSE, ShuffleSE
 from ldp_gym.wrappers.mechanisms.audit import audit
+from ldp_gym.wrappers.mechanisms.compiled import (
+    bernoulli_exp,
+    geometric_exp,
+    polya_count,
+    secagg_rows,
+    uniform_below,
+)
 from ldp_gym.wrappers.mechanisms.distributed import (
     SecAggSum,
     dist_dp_parameters,
@@ -21,10 +31,13 @@ from ldp_gym.wrappers.mechanisms.distributed import (
 def test_parameters_are_the_authors():
     """``precision``, ``accuracy`` and ``modulo`` of BatchSEDistDP (MABPrivate.py), delta = 0.1."""
     for n, eps in ((4, 1.0), (1024, 1.0), (64, 0.1), (4**9, 0.5)):
-        g, tau, m, q = dist_dp_parameters(n, eps, 0.1)
+        g, tau, m, s = dist_dp_parameters(n, eps, 0.1)
         assert g == math.ceil(eps * math.sqrt(n))
         assert tau == math.ceil(g * math.log(2 / 0.1) / eps)
-        assert m == n * g + 2 * tau + 1 and q == pytest.approx(math.exp(-eps / g), rel=1e-15)
+        assert m == n * g + 2 * tau + 1
+        # the shares' ratio exp(-s/2^40): at most epsilon spent, by under one part in 10^6
+        assert Fraction(int(g) * int(s), 2**40) <= eps < (int(g) * (int(s) + 1)) / 2**40
+        assert 1 - 1e-6 < int(g) * int(s) / 2**40 / eps
 
 
 def view_law(xs, eps, beta=0.1, ratio=None):
@@ -73,6 +86,79 @@ def test_shares_sum_to_discrete_laplace():
     assert chi.pvalue > 1e-6
 
 
+def _samples(which, a, b, count, seed):
+    """``count`` draws of an exact sampler: 0 Bernoulli(exp(-a/b)), 1 geometric of ratio
+    exp(-a/2^40), 2 Polya(1/b, exp(-a/2^40)), 3 uniform below a."""
+    words = np.random.default_rng(seed).integers(0, 2**64, size=40 * count, dtype=np.uint64)
+    out, cur = _draw(which, a, b, count, words)
+    assert cur[1] == 0  # enough words
+    return out
+
+
+@njit(cache=True)
+def _draw(which, a, b, count, words):
+    cur, out = np.zeros(2, np.int64), np.empty(count, np.int64)
+    for i in range(count):
+        if which == 0:
+            out[i] = bernoulli_exp(a, b, words, cur)
+        elif which == 1:
+            out[i] = geometric_exp(a, words, cur)
+        elif which == 2:
+            out[i] = polya_count(b, a, words, cur)
+        else:
+            out[i] = uniform_below(a, words, cur)
+    return out, cur
+
+
+def _chi2_pvalue(draws, pmf):
+    """Chi-square p-value of integer draws against pmf on 0..len(pmf)-1 (the rest one bin)."""
+    observed = np.bincount(np.minimum(draws, len(pmf)), minlength=len(pmf) + 1)
+    expected = np.append(pmf, max(1 - pmf.sum(), 0.0)) * len(draws)
+    keep = expected > 5
+    rest = np.array([observed[~keep].sum()]), np.array([expected[~keep].sum()])
+    obs, exp = np.append(observed[keep], rest[0]), np.append(expected[keep], rest[1])
+    if exp[-1] == 0:
+        obs, exp = obs[:-1], exp[:-1]
+    return stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue
+
+
+def test_exact_samplers_draw_their_laws():
+    """Bernoulli(exp(-gamma)) for gamma below and above 1, the geometric count, the uniform
+    integer (a non-power-of-2 range) and the Polya share against scipy's negative binomial."""
+    for a, b in ((1, 3), (7, 2), (2**40 - 1, 2**40)):
+        draws = _samples(0, a, b, 200_000, a)
+        assert stats.binomtest(int(draws.sum()), draws.size, math.exp(-a / b)).pvalue > 1e-6
+    for a in (2**40 // 3, 5 * 2**40 // 2):
+        q = math.exp(-a / 2**40)
+        pmf = (1 - q) * q ** np.arange(40)
+        assert _chi2_pvalue(_samples(1, a, 1, 200_000, 1), pmf) > 1e-6
+    assert _chi2_pvalue(_samples(3, 7, 1, 70_000, 2), np.full(7, 1 / 7)) > 1e-6
+    assert _samples(3, 2**62, 1, 1000, 3).max() < 2**62
+    for n, eps in ((1, 1.0), (16, 1.0), (4, 0.1), (1024, 2.0)):
+        g, _, _, s = (int(v) for v in dist_dp_parameters(n, eps, 0.1))
+        q = math.exp(-s / 2**40)
+        pmf = stats.nbinom.pmf(np.arange(200), 1 / n, 1 - q)
+        assert _chi2_pvalue(_samples(2, s, n, 200_000, n), pmf) > 1e-6
+
+
+def test_a_user_whose_words_run_out_starts_again_on_them():
+    """The users' messages do not depend on where the buffers of words end: cut anywhere and
+    resumed on the user's words extended, they are those of one long buffer."""
+    x = np.random.default_rng(2).random(300)
+    n, g, s, m = (np.full(300, v, np.int64) for v in (64, 8, 8 * 2**40 // 64, 10**6))
+    words = np.random.default_rng(3).integers(0, 2**64, size=40_000, dtype=np.uint64)
+    whole, cur = np.empty(300, np.int64), np.zeros(2, np.int64)
+    assert secagg_rows(x, n, g, s, m, words, cur, 0, whole) == 300
+    for cut in (1, 17, 100, 1234):
+        out, cur, done, buf, given = np.empty(300, np.int64), np.zeros(2, np.int64), 0, words[:cut], cut
+        while done < 300:
+            done = secagg_rows(x, n, g, s, m, buf, cur, done, out)
+            buf = np.concatenate([buf[cur[0]:], words[given:given + cut]])
+            given += cut
+            cur[:] = 0
+        assert np.array_equal(out, whole)
+
+
 def test_channel_is_unbiased_and_refuses_bad_input():
     ch = SecAggSum(256, 1.0, seed=0)
     x = np.random.default_rng(1).random((4000, 256))
@@ -107,7 +193,7 @@ class AuthorsScaleDistDPSE(DistDPSE):
 
     def _plan(self, rows):
         super()._plan(rows)
-        self._p1[rows] = 1.0 - self.q[rows]
+        self._p1[rows] = np.floor(-np.log1p(-self.q[rows]) * 2**40)  # ratio 1 - q
 
 
 @pytest.mark.audit
@@ -172,11 +258,11 @@ def test_tiny_epsilon_gives_linear_regret_and_bad_budgets_are_refused():
     res = ldp_gym.run("LDPMAB-v0", {"D": (DistDPSE, {"epsilon": 1e-3})}, horizon=20_000, n_runs=4,
                       seed=1, env_kwargs={"means": [0.75, 0.5, 0.25]})
     assert res.regret["D"][:, -1].mean() > 0.3 * 0.375 * 20_000
-    for eps in (1e12, 11.0, 1e-5):
+    for eps in (1e12, 51.0, 1e-7):
         with pytest.raises(ValueError, match="epsilon"):
             DistDPSE(3, epsilon=eps, horizon=10**4)
     with pytest.raises(ValueError, match="beta"):
-        DistDPSE(3, epsilon=1.0, beta=1e-20, horizon=10**4)
+        DistDPSE(3, epsilon=1.0, beta=0.0, horizon=10**4)
     agent = DistDPSE(2, epsilon=1.0, horizon=1000, num_envs=2, seed=0)
     with pytest.raises(TypeError, match="observe_committed"):
         agent.observe_committed(np.zeros(2, int), np.full(2, 4), np.full(2, 2.0), reward_bounds=(0, 1))
@@ -207,21 +293,16 @@ def test_block_path_is_bitwise_the_per_round_path(cls, kw):
 
 
 def test_outside_audit_findings_are_fixed():
-    """From the independent audit of 2026-11-27: the Polya inversion looped forever on a
-    uniform its float CDF could not reach; the OS-CSPRNG uniform could be exactly 1.0; the
-    sum's parameters were unchecked (overflowing moduli, tiny beta); a huge epsilon overflowed
-    the blanket's delta."""
-    from ldp_gym.wrappers.mechanisms.compiled import polya_count
+    """From the independent audit of 2026-11-27: the OS-CSPRNG uniform could be exactly 1.0;
+    the sum's parameters were unchecked (overflowing moduli); a huge epsilon overflowed the
+    blanket's delta. (Its float Polya sampler is gone: see the exact samplers' tests.)"""
     from ldp_gym.wrappers.mechanisms.noise import SecureGenerator
     from ldp_gym.wrappers.mechanisms.shuffle import blanket_delta
 
-    for n in (8, 64, 256, 1024):
-        q = float(dist_dp_parameters(n, 1.0, 0.1)[3])
-        assert polya_count(1.0 / n, q, 1.0 - 2.0**-53) < 10**6  # returns
     s = SecureGenerator()
     s._words = lambda n: np.full(n, np.uint64(2**64 - 1))
     assert s.random() < 1.0 and s.random(3).max() < 1.0
-    for kw, name in (({"epsilon": 1e300}, "epsilon"), ({"beta": 5e-324}, "beta"),
+    for kw, name in (({"epsilon": 1e300}, "epsilon"), ({"n": 2**40, "epsilon": 50.0}, "n"),
                      ({"n": 10**19}, "n")):
         with pytest.raises((ValueError, OverflowError), match=name):
             SecAggSum(**{"n": 4, "epsilon": 1.0, **kw})

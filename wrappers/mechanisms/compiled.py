@@ -9,8 +9,9 @@ user. So a message is bitwise the same whichever path built it, and ``agents/``
 holds no clipping or noise formula.
 
 Noise is never drawn here: the mechanisms draw it from their own streams and
-pass it in (uniforms, for the shuffle and distributed users' randomisers). For the
-Gaussian parts it is already on the float-safe grid.
+pass it in (words of random bits, for the shuffle and distributed users' randomisers, which
+turn them into exact integer samples). For the Gaussian parts it is already on the
+float-safe grid.
 
 Example:
     >>> import numpy as np
@@ -29,8 +30,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-__all__ = ["blanket_bit", "blanket_rows", "clip_l2_into", "polya_count", "secagg_message",
-           "secagg_rows", "clip_scalar", "l2_ball", "l2_ball_rows",
+__all__ = ["RATIO_DENOMINATOR", "bernoulli_exp", "blanket_bit", "blanket_rows", "clip_l2_into",
+           "geometric_exp", "next_bits", "polya_count", "secagg_message", "secagg_rows",
+           "uniform_below", "unit_uniform", "clip_scalar", "l2_ball", "l2_ball_rows",
            "release_outer",
            "release_outer_rows", "release_vector", "release_vector_rows", "snap_add"]
 
@@ -174,43 +176,142 @@ def blanket_rows(bits, u_blanket, u_bit, gamma, out):
         out[j] = blanket_bit(bits[j], u_blanket[j], u_bit[j], gamma[j])
 
 
-@njit(**_JIT)
-def polya_count(r, q, u):
-    """The Polya(r, q) count at uniform ``u``, by inversion of its CDF:
-    ``P(0) = (1 - q)^r``, ``P(k + 1) = P(k) q (k + r)/(k + 1)`` (mean ``r q/(1 - q)``).
+#: The denominator of the exact samplers' ratios: ``exp(-s / RATIO_DENOMINATOR)``, s an integer.
+RATIO_DENOMINATOR = 2**40
+_MAX63 = 2**63 - 1
 
-    The CDF is summed in floating point, as numpy's samplers compute theirs: the law is exact
-    only up to float rounding, and its tail is cut where the float CDF stops growing. The
-    loop stops there too, so a ``u`` the float CDF cannot reach returns a finite count.
+
+@njit(**_JIT)
+def next_bits(words, cur):
+    """The next 63 random bits of ``words`` (uint64) as an int64, at position ``cur[0]``.
+
+    Once the words have run out it returns 0 and sets ``cur[1] = 1``: every sampler below
+    then ends its loops at once, and its caller discards the result, gives the user's words
+    back and calls again with more (so a sample's law never depends on where a buffer ended).
     """
-    p = math.exp(r * math.log1p(-q))
-    cdf, k = p, 0
-    while cdf < u:
-        p *= q * (k + r) / (k + 1)
-        k += 1
-        grown = cdf + p
-        if grown == cdf:  # p underflowed, or is below the CDF's float resolution
-            break
-        cdf = grown
-    return k
+    i = cur[0]
+    if i >= words.shape[0]:
+        cur[1] = 1
+        return np.int64(0)
+    cur[0] = i + 1
+    return np.int64(words[i] >> np.uint64(1))
 
 
 @njit(**_JIT)
-def secagg_message(x, size, g, q, u_round, u_plus, u_minus):
+def uniform_below(b, words, cur):
+    """A uniform integer in ``[0, b)``, ``1 <= b <= 2^62``, exactly: 63 random bits, drawn
+    again while they fall in the last ``2^63 mod b`` values (never for b a power of 2)."""
+    reject = (_MAX63 % b + 1) % b  # 2^63 mod b
+    w = next_bits(words, cur)
+    while w > _MAX63 - reject:
+        w = next_bits(words, cur)
+    return w % b
+
+
+@njit(**_JIT)
+def _bernoulli_exp_unit(num, den, words, cur):
+    """Bernoulli(exp(-num/den)) for ``0 <= num <= den`` (:func:`bernoulli_exp`)."""
+    k = 1
+    while cur[1] == 0:
+        if uniform_below(den, words, cur) >= num:  # Bernoulli(gamma) failed
+            break
+        if k > 1 and uniform_below(k, words, cur) != 0:  # Bernoulli(1/k) failed
+            break
+        k += 1
+    return k % 2 == 1
+
+
+@njit(**_JIT)
+def bernoulli_exp(num, den, words, cur):
+    """A Bernoulli(exp(-num/den)) draw, exactly, for integers ``num >= 0`` and ``den >= 1``.
+
+    Canonne, Kamath and Steinke, "The Discrete Gaussian for Differential Privacy" (NeurIPS
+    2020), Alg. 1: for gamma = num/den in [0, 1], count k = 1, 2, ... while
+    Bernoulli(gamma/k) succeeds (drawn as Bernoulli(gamma) Bernoulli(1/k)), and return
+    whether k ends odd; a gamma above 1 takes one Bernoulli(exp(-1)) per unit first.
+    """
+    while num > den:
+        if not _bernoulli_exp_unit(den, den, words, cur):
+            return False
+        num -= den
+    return _bernoulli_exp_unit(num, den, words, cur)
+
+
+@njit(**_JIT)
+def geometric_exp(s, words, cur):
+    """A geometric count Y >= 0 of ratio ``exp(-s/t)`` (``t`` = :data:`RATIO_DENOMINATOR`,
+    ``P(Y = y) = (1 - e^(-s/t)) e^(-s y/t)``), exactly, for an integer ``s >= 1``.
+
+    Canonne, Kamath and Steinke (2020), Alg. 2's geometric part: U uniform in [0, t) kept
+    with probability exp(-U/t), V the Bernoulli(exp(-1)) successes before a failure, then
+    ``X = U + t V`` is geometric of ratio exp(-1/t) and ``Y = floor(X/s)``. X overflows int64
+    only when V >= 2^23, with probability exp(-2^23).
+    """
+    t, s = np.int64(RATIO_DENOMINATOR), np.int64(s)
+    while cur[1] == 0:
+        u = uniform_below(t, words, cur)
+        if not bernoulli_exp(u, t, words, cur):
+            continue
+        v = 0
+        while cur[1] == 0 and bernoulli_exp(1, 1, words, cur):
+            v += 1
+        return (u + t * v) // s
+    return 0
+
+
+@njit(**_JIT)
+def polya_count(size, s, words, cur):
+    """A Polya(1/size, q) count, ``q = exp(-s/t)``, exactly:
+    ``P(k) = C(k + 1/size - 1, k) (1 - q)^(1/size) q^k``, the share of one of ``size`` users
+    in a geometric count of ratio q.
+
+    A uniform random permutation of a geometric number K of ratio q of elements has
+    independent Poisson(q^j/j) cycles of each length j (Shepp and Lloyd, "Ordered cycle
+    lengths in a random permutation", Trans. AMS 1966). Keeping each cycle with probability
+    1/size leaves Poisson(q^j/(j size)) cycles of each length, whose total length has the
+    generating function ``((1 - q)/(1 - q z))^(1/size)``: the Polya law. The cycles are drawn
+    by breaking off the first element's, uniform in length on [1, K - taken]. Integer
+    arithmetic only (about ln K + 10 words of random bits).
+    """
+    k, size = geometric_exp(s, words, cur), np.int64(size)
+    total = 0
+    while k > 0 and cur[1] == 0:
+        length = 1 + uniform_below(k, words, cur)
+        if uniform_below(size, words, cur) == 0:
+            total += length
+        k -= length
+    return total
+
+
+@njit(**_JIT)
+def unit_uniform(words, cur):
+    """A uniform on [0, 1) with 53 random bits."""
+    return (next_bits(words, cur) >> 10) * 2.0**-53
+
+
+@njit(**_JIT)
+def secagg_message(x, size, g, s, words, cur):
     """One user's message to secure aggregation, before the reduction mod m (Chowdhury and
-    Zhou 2023, Alg. 2): ``x g`` rounded without bias (up if ``u_round`` is below the fraction),
-    plus ``P1 - P2``, each Polya(1/size, q) (:func:`polya_count` at ``u_plus``, ``u_minus``).
-    The shares of a batch of ``size`` users sum to discrete Laplace noise of ratio q."""
+    Zhou 2023, Alg. 2): ``x g`` rounded without bias (up with probability its fraction, to
+    53 bits), plus ``P1 - P2``, each an exact Polya(1/size, exp(-s/t)) share
+    (:func:`polya_count`). The shares of a batch of ``size`` users sum to discrete Laplace
+    noise of ratio ``exp(-s/t)``. When the words run out (``cur[1]``) the result is void."""
     xg = x * g
     low = math.floor(xg)
-    rounded = int(low) + (1 if u_round < xg - low else 0)
-    r = 1.0 / size
-    return rounded + polya_count(r, q, u_plus) - polya_count(r, q, u_minus)
+    rounded = int(low) + (1 if unit_uniform(words, cur) < xg - low else 0)
+    return rounded + polya_count(size, s, words, cur) - polya_count(size, s, words, cur)
 
 
 @njit(**_JIT)
-def secagg_rows(x, size, g, q, m, u, out):
-    """:func:`secagg_message` mod ``m`` of every entry of flat arrays, three uniforms each."""
-    for j in range(x.shape[0]):
-        out[j] = secagg_message(x[j], size[j], g[j], q[j], u[3 * j], u[3 * j + 1],
-                                u[3 * j + 2]) % m[j]
+def secagg_rows(x, size, g, s, m, words, cur, start, out):
+    """:func:`secagg_message` mod ``m`` of the entries of flat arrays from ``start``, with the
+    words from ``cur[0]``. Returns the entry to resume from: ``x.shape[0]`` when done, else
+    the entry whose words ran out (``cur[1] = 1``; ``cur[0]`` is back at its first word)."""
+    for j in range(start, x.shape[0]):
+        begin = cur[0]
+        y = secagg_message(x[j], size[j], g[j], s[j], words, cur)
+        if cur[1]:
+            cur[0] = begin
+            return j
+        out[j] = y % m[j]
+    return x.shape[0]

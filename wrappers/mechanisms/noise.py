@@ -3,7 +3,7 @@
 * generators: :class:`SecureGenerator` draws from the OS CSPRNG, and :func:`make_rng`
   builds domain-separated streams from a user's seed under ``MECHANISM_KEY``;
 * :class:`NoiseStream`, noise drawn ahead in chunks, and its draw helpers
-  (``draw_grid_normals``, ``draw_normals``, ``draw_uniforms``);
+  (``draw_grid_normals``, ``draw_normals``, ``draw_uniforms``, ``draw_words``);
 * float-safe noise on a grid: :func:`snap` and :func:`gaussian_grid_noise`;
 * :func:`clip_l2`, clipping in the l2 norm, and ``upper_indices``;
 * tracing for the replay test: :func:`recording`, :func:`tracing` and
@@ -37,6 +37,7 @@ __all__ = [
     "draw_grid_normals",
     "draw_normals",
     "draw_uniforms",
+    "draw_words",
     "gaussian_grid_noise",
     "make_rng",
     "record_release",
@@ -59,6 +60,11 @@ class SecureGenerator:
 
     def _words(self, n: int) -> np.ndarray:
         return np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
+
+    def words(self, count: int) -> np.ndarray:
+        """``count`` words of 64 random bits (uint64), as ``Generator.integers(0, 2**64,
+        count, dtype=np.uint64)`` gives."""
+        return self._words(count)
 
     def random(self, size: Any = None) -> np.ndarray:
         """Uniform doubles in (0, 1): 52 random bits, offset by half a step (never 0 or 1: with
@@ -331,6 +337,14 @@ def draw_normals(rng: Any, count: int) -> np.ndarray:
 def draw_uniforms(rng: Any, count: int) -> np.ndarray:
     """``count`` uniforms on [0, 1) of ``rng`` (a :class:`NoiseStream`'s draw)."""
     return rng.random(count)
+
+
+def draw_words(rng: Any, count: int) -> np.ndarray:
+    """``count`` words of 64 random bits (uint64) of ``rng`` (a :class:`NoiseStream`'s draw):
+    the input of the exact integer samplers of :mod:`~ldp_gym.wrappers.mechanisms.compiled`."""
+    if isinstance(rng, SecureGenerator):
+        return rng.words(count)
+    return rng.integers(0, 2**64, size=count, dtype=np.uint64)
 
 
 def draw_discrete_laplace(rng: Any, count: int, *, p: float, grid: float) -> np.ndarray:
