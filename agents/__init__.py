@@ -54,8 +54,11 @@ from .mab import (
 )
 from .nonparametric import ABSE, LDPMAB, LDPMABAux, UniformRandom
 from .nonparametric import AGENTS as _NONPARAMETRIC_AGENTS
+from .shuffle_linear import AGENTS as _SHUFFLE_LINEAR_AGENTS
+from .shuffle_linear import SDPLinUCB
 
-AGENTS: dict[str, type[Agent]] = {**_MAB_AGENTS, **_GLM_AGENTS, **_JOINT_AGENTS, **_BCO_AGENTS,
+AGENTS: dict[str, type[Agent]] = {**_MAB_AGENTS, **_GLM_AGENTS, **_JOINT_AGENTS,
+                                  **_SHUFFLE_LINEAR_AGENTS, **_BCO_AGENTS,
                                   **_NONPARAMETRIC_AGENTS, **_COMBINATORIAL_AGENTS}
 
 __all__ = ["ABSE", "AGENTS", "CUCB", "CUCBDP", "CUCBLDP1", "CUCBLDP2", "CombinatorialAgent", "DPIMED",
@@ -63,5 +66,5 @@ __all__ = ["ABSE", "AGENTS", "CUCB", "CUCBDP", "CUCBLDP1", "CUCBLDP2", "Combinat
            "LDPUCB", "UCB1", "AdaCUCB", "AdaPKLUCB", "AdaPUCB", "Agent", "BCOAgent", "DistDPSE",
            "DistributedDPAgent", "Exp3", "GlobalDPAgent", "JointDPAgent", "GreedyOLS", "GreedySGD",
            "HazanLevy", "JDPLinUCB", "LDPLinUCB", "LDPMABAux", "LDPMultiOLS", "LDPMultiSGD", "LinUCB",
-           "LocalDPAgent", "Privacy", "SahaTewari", "ShuffleDPAgent", "ShuffleSE", "ThompsonSampling",
-           "TsallisINF", "TwoPointGD", "UniformRandom", "argmax_random"]
+           "LocalDPAgent", "Privacy", "SDPLinUCB", "SahaTewari", "ShuffleDPAgent", "ShuffleSE",
+           "ThompsonSampling", "TsallisINF", "TwoPointGD", "UniformRandom", "argmax_random"]

@@ -1320,7 +1320,7 @@ class DistDPSE(DistributedDPAgent, _BatchedSE):
     post-processing. The shares are sampled exactly, with integer arithmetic on random bits,
     at a ratio that spends at most epsilon (:mod:`~ldp_gym.wrappers.mechanisms.distributed`).
     ``held`` stands for secure aggregation's running sums, kept in this object to simulate it:
-    a learner does not read it. Each user reads words of 64 random bits (about 35 for a batch
+    a learner does not read it. Each user reads words of 64 random bits (about 39 for a batch
     of 1024), from the OS CSPRNG with ``secure=True``.
 
     Example:

@@ -44,8 +44,9 @@ def view_law(xs, eps, beta=0.1, ratio=None):
     """The exact law of SecAgg's output ``(sum x^ + Z) mod m`` for users' rewards ``xs``;
     ``ratio`` replaces the discrete Laplace ratio q (a mutant)."""
     n = len(xs)
-    g, _, m = (int(v) for v in dist_dp_parameters(n, eps, beta)[:3])
-    q = math.exp(-eps / g) if ratio is None else ratio(math.exp(-eps / g))
+    g, _, m, s = (int(v) for v in dist_dp_parameters(n, eps, beta))
+    q = math.exp(-s / 2**40)  # the implemented ratio, at most exp(-eps/g)
+    q = q if ratio is None else ratio(q)
     s = np.ones(1)
     for x in xs:  # each user's unbiased rounding of x g
         lo, f = math.floor(x * g), x * g - math.floor(x * g)
@@ -309,3 +310,20 @@ def test_outside_audit_findings_are_fixed():
     with pytest.raises(ValueError, match="n"):
         dist_dp_parameters(0, 1.0, 0.1)
     assert blanket_delta(0.5, 100, 1e300) == 0.0
+
+
+def test_second_audit_findings_are_fixed():
+    """From the independent audit of the exact samplers (2026-11-27): the compiled samplers
+    refused no bad argument (some hung, some returned no noise); ``dist_dp_parameters``
+    truncated a non-integer n; epsilon = 0 was refused with the wrong range."""
+    words, cur = np.zeros(8, np.uint64), np.zeros(2, np.int64)
+    for call in (lambda: uniform_below(-3, words, cur), lambda: uniform_below(0, words, cur),
+                 lambda: bernoulli_exp(1, 0, words, cur), lambda: geometric_exp(0, words, cur),
+                 lambda: polya_count(0, 2**40, words, cur)):
+        with pytest.raises(ValueError):
+            call()
+    for n in (2.5, np.float64(3.9), True):
+        with pytest.raises(ValueError, match="n must be integers"):
+            dist_dp_parameters(n, 1.0, 0.1)
+    with pytest.raises(ValueError, match=r"epsilon must lie in \[1e-06, 50\]"):
+        SecAggSum(8, epsilon=0.0)

@@ -174,6 +174,7 @@ DECLARED = {
     "Dist-DP-SE": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMAB-v0
     "LinUCB": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0
     "JDP-LinUCB": (BlockPlay.ROUNDS, '_Drawn', None),  # LDPLinearBandit-v0
+    "SDP-LinUCB": (BlockPlay.ROUNDS, '_Drawn', None),
     "GLOC": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0
     "Greedy-OLS": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0
     "Greedy-SGD": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPLinearBandit-v0

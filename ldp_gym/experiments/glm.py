@@ -206,16 +206,18 @@ def trust_spectrum_linear(quick, seed, n_jobs, progress, cache_dir: CacheDir = N
     """Linear contextual bandits under each trust model on the same instances.
 
     Non-private LinUCB; joint DP (a trusted learner with a private billboard): JDP-LinUCB;
-    local DP (no trusted learner): LDP-OLS, LDP-LinUCB and LDP-GLOC (its default step, not
-    tuned). At epsilon in {0.5, 1, 2, 8} and delta = 0.01 for every agent, on Han et al.'s
-    default instance of ``LDPLinearBandit-v0`` (d = 2, K = 10) and on d = 5, K = 20.
+    shuffle DP (a trusted shuffler of batches of 20 users): SDP-LinUCB; local DP (no trusted
+    party): LDP-OLS, LDP-LinUCB and LDP-GLOC (its default step, not tuned). At epsilon in
+    {0.5, 1, 2, 8} and delta = 0.01 for every agent, on Han et al.'s default instance of
+    ``LDPLinearBandit-v0`` (d = 2, K = 10) and on d = 5, K = 20.
     """
-    from ldp_gym.agents import LDPGLOC, LDPOLS, JDPLinUCB, LDPLinUCB, LinUCB
+    from ldp_gym.agents import LDPGLOC, LDPOLS, JDPLinUCB, LDPLinUCB, LinUCB, SDPLinUCB
 
     horizon, n_runs = TRUST_SIZES["quick" if quick else "full"]
     epsilons, delta = (0.5, 1.0, 2.0, 8.0), 0.01
     instances = {"d=2, K=10": {}, "d=5, K=20": {"dim": 5, "n_arms": 20}}
-    private = {"JDP-LinUCB (joint)": JDPLinUCB, "LDP-OLS (local)": LDPOLS,
+    private = {"JDP-LinUCB (joint)": JDPLinUCB, "SDP-LinUCB (shuffle)": SDPLinUCB,
+               "LDP-OLS (local)": LDPOLS,
                "LDP-LinUCB (local)": LDPLinUCB, "LDP-GLOC (local)": LDPGLOC}
 
     def task(env_kwargs: dict[str, Any], agents: dict[str, Any]) -> dict[str, Any]:
@@ -266,8 +268,6 @@ def trust_spectrum_linear(quick, seed, n_jobs, progress, cache_dir: CacheDir = N
             f"{n} ({final[n]:.0f})" for n in sorted(final, key=final.__getitem__)))
     notes += [f"refused: {n} at eps={e:g}: its paper's classic Gaussian calibration does not "
               f"give (eps, {delta:g})-DP there" for n, e in sorted(refused)]
-    notes.append("not run: a shuffle-model linear bandit (Chowdhury and Zhou, ICML 2022), not in "
-                 "ldp-gym yet")
     saved = {f"{inst.replace(', ', '_').replace('=', '')}-eps{e:g}": res
              for (inst, e), res in results.items()}
     saved.update({f"{inst.replace(', ', '_').replace('=', '')}-linucb": res
@@ -287,6 +287,6 @@ EXPERIMENTS = (
                han2021_poisson),
     Experiment("zheng2020-rates", "Slopes of log regret vs log T of the four LDP agents",
                zheng2020_rates),
-    Experiment("trust-spectrum-linear", "Linear contextual bandits: no privacy, joint DP and "
-               "local DP on the same instances", trust_spectrum_linear),
+    Experiment("trust-spectrum-linear", "Linear contextual bandits: no privacy, joint, shuffle "
+               "and local DP on the same instances", trust_spectrum_linear),
 )
