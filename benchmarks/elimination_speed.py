@@ -6,7 +6,11 @@ rounds, CPU seconds of:
 * ``rounds``: the agent's ``act`` and ``observe``, one call each per round over the runs (the
   chosen arm's reward drawn with numpy), the loop a user writes around any agent;
 * ``ldp-gym``: ``ldp_gym.run``, whose env draws blocks that the agent's kernel plays in one
-  call per epoch end (``play_block``).
+  call per epoch end (``play_block``);
+* ``numpy`` (Dist-DP-SE only): the same algorithm written in plain numpy the way a user would,
+  each epoch's users of a run drawn at once (a Python loop over runs and epochs only), its
+  Polya shares from ``Generator.negative_binomial`` (a float sampler: not the exact law
+  ldp-gym draws, so this baseline does less work per user than the agent).
 
 Each figure is the best of ``--repeat`` timings (CPU time of this process); the ratio
 ``rounds / ldp-gym`` compares figures of the same invocation. Usage::
@@ -17,6 +21,7 @@ Each figure is the best of ``--repeat`` timings (CPU time of this process); the 
 from __future__ import annotations
 
 import argparse
+import math
 import time
 
 import numpy as np
@@ -47,6 +52,39 @@ def block(cls: type, runs: int, horizon: int, seed: int = 0) -> float:
     return float(res.regret["A"][:, -1].mean())
 
 
+def numpy_dist_dp_se(runs: int, horizon: int, seed: int = 0, epsilon: float = 1.0,
+                     beta: float = 0.1) -> float:
+    """Regret of Dist-DP-SE in plain numpy, epoch by epoch (see the module's docstring)."""
+    rng = np.random.default_rng(seed)
+    gaps = MEANS.max() - MEANS
+    total = 0.0
+    for _ in range(runs):
+        active, t, b = np.arange(len(MEANS)), 0, 1
+        while t < horizon and len(active) > 1:
+            R = 4 ** b
+            g = math.ceil(epsilon * math.sqrt(R))
+            tau = math.ceil(g * math.log(2 / beta) / epsilon)
+            m, q = R * g + 2 * tau + 1, math.exp(-epsilon / g)
+            users = min(R * len(active), horizon - t)  # the horizon may cut the epoch
+            arms = np.repeat(active, R)[:users]
+            total += gaps[arms].sum()
+            t += users
+            if users < R * len(active):
+                break
+            x = (rng.random((len(active), R)) < MEANS[active, None]) * g  # x g, whole here
+            shares = rng.negative_binomial(1 / R, 1 - q, (2, len(active), R))
+            y = np.mod((x + shares[0] - shares[1]).sum(axis=1), m)
+            mu = np.where(y > R * g + tau, y - m, y) / g / R
+            s = len(active)
+            log4, log2 = math.log(4 * s * b * b / beta), math.log(2 * s * b * b / beta)
+            w = (math.sqrt(log4 / (2 * R)) + math.sqrt(2) / epsilon * math.sqrt(log2) / R
+                 + log2 / (epsilon * R))
+            active = active[mu.max() - mu <= 2 * w]
+            b += 1
+        total += (horizon - t) * gaps[active[0]] if t < horizon else 0.0
+    return total / runs
+
+
 def cpu_time(fn, *args) -> tuple[float, float]:
     start = time.process_time()
     out = fn(*args)
@@ -69,6 +107,10 @@ def main() -> None:
                 key=lambda x: x[0])
         print(f"{cls.name:<12} {r[0]:>9.2f} {b[0]:>9.2f} {r[0] / b[0]:>8.1f}x "
               f"{r[1]:>8.0f}/{b[1]:<7.0f}")
+    n = min((cpu_time(numpy_dist_dp_se, args.runs, args.horizon) for _ in range(args.repeat)),
+            key=lambda x: x[0])
+    print(f"Dist-DP-SE in plain numpy (float shares): {n[0]:.2f} s, regret {n[1]:.0f}; "
+          f"ldp-gym's exact kernel over it: {b[0] / n[0]:.2f}x the time")
 
 
 if __name__ == "__main__":
