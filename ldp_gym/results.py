@@ -84,8 +84,9 @@ class NoPlot:
 def tidy_log_axes(ax: Any) -> None:
     """Tick labels of ``ax``'s log axes that do not overlap.
 
-    When an axis spans a decade or more, its minor ticks get no labels and the decades are
-    labelled. Otherwise, of the minor ticks, only those at 2 and 5 x 10^k are labelled."""
+    When an axis spans two decades or more, its minor ticks get no labels and the decades are
+    labelled. Otherwise, of the minor ticks, those at 2 and 5 x 10^k are labelled too (an
+    axis of less than two decades shows one decade label or none)."""
     if isinstance(ax, NoPlot):
         return
     from matplotlib.ticker import FuncFormatter, NullFormatter
@@ -101,7 +102,7 @@ def tidy_log_axes(ax: Any) -> None:
         if axis.get_scale() != "log":
             continue
         lo, hi = sorted(lims)
-        wide = lo > 0 and hi / lo >= 10
+        wide = lo > 0 and hi / lo >= 100
         axis.set_minor_formatter(NullFormatter() if wide else FuncFormatter(two_and_five))
 
 

@@ -42,6 +42,7 @@ trivial linear regret only beyond T of order c^4.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -139,8 +140,10 @@ def zheng2020_bco(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> 
             eps_slope = log_slope(1 / np.array(EPSILONS), finals)
             eps_lines.append(f"| {family} | {feedback}-point | {eps_slope:.2f} | "
                              f"{'1' if feedback == 'one' else '2'} |")
-    for exponent in (0.5, 2 / 3, 0.75):  # reference lines through the first point's scale
-        axes.loglog(T, T**exponent / T[0]**exponent, ls=":", color="grey", lw=0.8)
+    firsts = [line.get_ydata()[0] for line in axes.get_lines()]
+    anchor = math.exp(np.mean(np.log(firsts))) if firsts else 1.0  # the data's first points
+    for exponent in (0.5, 2 / 3, 0.75):  # reference slopes through the data's scale
+        axes.loglog(T, anchor * (T / T[0])**exponent, ls=":", color="grey", lw=0.8)
     axes.set_xlabel("horizon T")
     axes.set_ylabel(f"regret at T (mean of {n_runs} runs)")
     axes.set_title("Zheng et al. 2020, BCO: regret against T (dotted: T^1/2, T^2/3, T^3/4)")

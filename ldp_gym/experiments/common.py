@@ -131,8 +131,17 @@ def log_slope(x: Any, y: Any) -> float:
 def epsilon_axes(ax, horizon: int, logy: bool = False, what: str = "mean") -> None:
     """Label a plot of regret at T against epsilon, on a log x axis.
 
-    ``what`` says what the points, and any bars, are, e.g. ``"mean ± sd over 20 runs"``."""
+    ``what`` says what the points, and any bars, are, e.g. ``"mean ± sd over 20 runs"``. The
+    x ticks are the epsilons plotted."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
     ax.set_xscale("log")
+    xs = sorted({float(x) for line in ax.get_lines() if line.get_transform() == ax.transData
+                 for x in line.get_xdata() if x > 0})  # data lines, not axhline
+    if xs:
+        ax.xaxis.set_major_locator(FixedLocator(xs))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos=None: f"{x:g}"))
+        ax.xaxis.set_minor_locator(NullLocator())
     if logy:
         ax.set_yscale("log")
     ax.set_xlabel("epsilon")
