@@ -424,10 +424,10 @@ class _Output:
 
     The module doc explains the rename. ``need`` is the bytes the results need, checked before."""
 
-    def __init__(self, out: Path, force: bool, need: int = 0):
+    def __init__(self, out: Path, force: bool, need: int = 0, about: dict | None = None):
         _check_out(out, force)
         _check_room(out, need)
-        self.out, self.force = out, force
+        self.out, self.force, self.about = out, force, about or {}
         self.lock: _Lock | None = None
         self.created: list[Path] = []  # the missing parents made here, removed on failure
         missing = []
@@ -462,7 +462,7 @@ class _Output:
     def _publish(self) -> list[str]:
         files = sorted(_entries(self.tmp))
         (self.tmp / MARKER).write_text(json.dumps(
-            {"written_by": "ldp-gym", "files": files,
+            {"written_by": "ldp-gym", **self.about, "files": files,
              "note": "ldp-gym --force replaces this folder only while it holds these files "
                      "and nothing else"}, indent=1) + "\n")
         out = self.out
@@ -528,13 +528,14 @@ def _quiet_workers() -> None:
 
 
 def _write(out: Path, force: bool, work: Callable[[Path], Any],
-           need: int = 0) -> tuple[list[str], Any]:
-    """Run ``work(folder)`` into a temporary folder and publish it as ``out``.
+           need: int = 0, about: dict | None = None) -> tuple[list[str], Any]:
+    """Run ``work(folder)`` into a temporary folder and publish it as ``out``, its marker
+    holding ``about`` (what wrote it: the experiment of ``reproduce``).
 
     Nothing is left behind on any failure: errors, Ctrl-C, SIGTERM or a dead worker. Returns the
     files written and what ``work`` returned. ``need`` is the bytes the results need, checked
     before."""
-    target = _Output(out, force, need)
+    target = _Output(out, force, need, about)
     try:
         if hasattr(signal, "pthread_sigmask"):
             _quiet_workers()
@@ -692,7 +693,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> None:
         return report
 
     try:
-        files, report = _write(out, args.force, work, REPRODUCE_BYTES)
+        files, report = _write(out, args.force, work, REPRODUCE_BYTES,
+                               {"experiment": args.name, "quick": args.quick, "seed": args.seed})
     except BaseException:
         if any(cache.glob("*.npz")):
             _note(f"the finished tasks are kept in {cache}/: the same command with --resume "
