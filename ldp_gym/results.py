@@ -187,6 +187,37 @@ class Results:
             rows.append(row)
         return rows
 
+    def to_frame(self) -> Any:
+        """A tidy :class:`pandas.DataFrame`: one row per agent, run and checkpoint, with the
+        columns ``agent``, ``run``, ``checkpoint``, ``regret`` (cumulative) and ``privacy``
+        (the agent's guarantee as text, "none" for a non-private one), for pandas or seaborn.
+        Needs pandas (the ``plot`` extra).
+
+        Example:
+            >>> import ldp_gym
+            >>> from ldp_gym.agents import UCB1
+            >>> res = ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1}, horizon=100, n_runs=2, seed=0,
+            ...                   checkpoints=[50, 100], progress=False)
+            >>> frame = res.to_frame()
+            >>> list(frame.columns), len(frame)
+            (['agent', 'run', 'checkpoint', 'regret', 'privacy'], 4)
+            >>> frame.groupby("checkpoint")["regret"].mean().round(1).tolist()
+            [8.7, 16.9]
+        """
+        try:
+            import pandas as pd
+        except ImportError as err:  # pragma: no cover - the test extra installs it
+            raise ImportError('Results.to_frame needs pandas: pip install "ldp-gym[plot]"') \
+                from err
+        frames = []
+        for agent, r in self.regret.items():
+            runs, points = np.meshgrid(np.arange(r.shape[0]), self.checkpoints, indexing="ij")
+            frames.append(pd.DataFrame({
+                "agent": agent, "run": runs.ravel(), "checkpoint": points.ravel().astype(np.int64),
+                "regret": r.ravel(), "privacy": str(self.meta.get("privacy", {}).get(agent, ""))}))
+        columns = ["agent", "run", "checkpoint", "regret", "privacy"]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+
     def table(self, at: list[int] | None = None) -> str:
         """The summary as a Markdown table, as the CLI prints it.
 

@@ -770,3 +770,19 @@ def test_a_ready_made_agent_is_one_task_whatever_its_runs():
     assert [(start, runs, label) for _, _, start, runs, label in plan] == [
         (0, runner.RUNS_PER_CHUNK, f"A [runs 0-{runner.RUNS_PER_CHUNK - 1}]"),
         (runner.RUNS_PER_CHUNK, 3, f"A [runs {runner.RUNS_PER_CHUNK}-{n - 1}]")]
+
+
+def test_to_frame_is_tidy_and_holds_every_number():
+    """One row per agent, run and checkpoint; pivoting back gives the regret arrays."""
+    res = ldp_gym.run("LDPMAB-v0", {"UCB1": UCB1, "DP-SE": (DPSE, {"epsilon": 1.0})},
+                      horizon=300, n_runs=3, seed=4, checkpoints=[100, 200, 300], progress=False)
+    frame = res.to_frame()
+    assert list(frame.columns) == ["agent", "run", "checkpoint", "regret", "privacy"]
+    assert len(frame) == 2 * 3 * 3
+    for agent in res.agents:
+        part = frame[frame.agent == agent].pivot(index="run", columns="checkpoint",
+                                                 values="regret")
+        assert np.array_equal(part.to_numpy(), res.regret[agent])
+        assert list(part.columns) == [100, 200, 300]
+    assert set(frame[frame.agent == "DP-SE"].privacy) == {str(res.meta["privacy"]["DP-SE"])}
+    assert set(frame[frame.agent == "UCB1"].privacy) == {"none"}
