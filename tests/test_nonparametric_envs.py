@@ -428,6 +428,37 @@ def test_bundled_datasets_are_scaled(dataset, shape, k):
     assert core.n_arms == k and core.dim == shape[1]
 
 
+@pytest.mark.parametrize("dataset,shape,counts", [
+    ("phishing", (1250, 9), [702, 548]), ("banana", (5300, 2), [2924, 2376]),
+    ("segment", (2310, 18), [330] * 7), ("shuttle", (49097, 9), [45586, 3511])])
+def test_river_datasets_are_read_from_its_wheel_and_scaled(dataset, shape, counts):
+    """river's bundled files, read without importing river: rows, features, class sizes
+    (ImageSegments balanced, shuttle's anomalies 7 %), scaled like scikit-learn's."""
+    pytest.importorskip("river")  # the data and test extras install it
+    x, labels = load_classification(dataset)
+    assert x.shape == shape and np.bincount(labels).tolist() == counts
+    assert ((x >= 0) & (x <= 1)).all() and not x.flags.writeable
+    varying = x.max(axis=0) > x.min(axis=0)
+    assert (x[:, varying].min(axis=0) == 0).all() and (x[:, varying].max(axis=0) == 1).all()
+    env = gym.make(CLS_ID, dataset=dataset, dim=2)
+    obs, _ = env.reset(seed=3)
+    assert env.action_space.n == len(counts) and obs.shape == (2,)
+    again = gym.make(CLS_ID, dataset=dataset, dim=2)
+    assert np.array_equal(again.reset(seed=3)[0], obs)  # seeded
+
+
+def test_missing_river_names_the_extra(monkeypatch):
+    import importlib.util
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    load_classification.cache_clear()
+    try:
+        with pytest.raises(ImportError, match=re.escape("pip install 'ldp-gym[data]'")):
+            load_classification("phishing")
+    finally:
+        load_classification.cache_clear()
+
+
 def test_pca_keeps_the_leading_components():
     """dim=2: affine images of the projections on the two leading principal directions."""
     needs_sklearn()

@@ -67,8 +67,11 @@ construction, used by Ma et al. section 4.2. Classes are arms and the reward is 
 the pulled arm is the row's label, 0 otherwise, so the expected reward of arm a at a
 row is ``1{a = label}``. The regret of a round is ``1 - 1{a = label}``, and the best arm
 is the label. Contexts are rows drawn uniformly with replacement from a dataset that
-ships inside scikit-learn, so nothing is downloaded: ``dataset`` is ``breast_cancer``,
-``digits``, ``iris`` or ``wine``. scikit-learn is an optional dependency. Features are
+ships inside scikit-learn or river, so nothing is downloaded: ``dataset`` is
+``breast_cancer``, ``digits``, ``iris`` or ``wine`` (scikit-learn), or ``phishing``,
+``banana``, ``segment`` (ImageSegments) or ``shuttle`` (river). Both are optional
+dependencies (the ``data`` extra). One user is one row: the privacy unit of every agent
+here (its context, action and reward). Features are
 min-max scaled to [0, 1] over the dataset; constant features map to 0. ``dim`` reduces
 the dimension by principal components: the scaled features are centred, projected on
 their ``dim`` leading right singular vectors and min-max scaled to [0, 1] again. The
@@ -114,15 +117,21 @@ from ldp_gym.validation import MIN_EPSILON, check_int, check_real
 from ..protocols import DrawsBlocks
 from .base import BanditCore, BanditEnv, RoundsAhead, make_vector_class
 
-__all__ = ["AUXILIARY_KEYS", "CLASSIFICATION_DATASETS", "REWARDS", "ClassificationBanditCore",
-           "ClassificationBanditEnv", "ClassificationBanditVectorEnv", "NonparametricCore",
+__all__ = ["AUXILIARY_KEYS", "CLASSIFICATION_DATASETS", "REWARDS", "RIVER_DATASETS",
+           "ClassificationBanditCore", "ClassificationBanditEnv", "ClassificationBanditVectorEnv",
+           "NonparametricCore",
            "NonparametricEnv", "NonparametricVectorEnv", "auxiliary_density", "behaviour_policy",
            "bump_rewards", "check_auxiliary", "checkerboard_rewards", "load_classification",
            "sample_auxiliary_contexts"]
 
 REWARDS = ("bumps", "checkerboard")
-#: the scikit-learn datasets of ``LDPClassificationBandit-v0`` (bundled with the package)
-CLASSIFICATION_DATASETS = ("breast_cancer", "digits", "iris", "wine")
+#: the datasets of ``LDPClassificationBandit-v0``: scikit-learn's bundled ones, then river's
+#: (:data:`RIVER_DATASETS`); all ship inside their wheels, nothing is downloaded
+CLASSIFICATION_DATASETS = ("breast_cancer", "digits", "iris", "wine", "phishing", "banana",
+                           "segment", "shuttle")
+#: river's bundled classification files: name -> (file in ``river/datasets``, rows, classes)
+RIVER_DATASETS = {"phishing": ("phishing.csv.gz", 1250, 2), "banana": ("banana.zip", 5300, 2),
+                  "segment": ("segment.csv.zip", 2310, 7), "shuttle": ("shuttle.csv.gz", 49097, 2)}
 #: the keys of an auxiliary dataset's specification (``gamma`` and ``kappa`` are optional)
 AUXILIARY_KEYS = ("n", "epsilon", "gamma", "kappa")
 #: the extra of ldp-gym that installs scikit-learn
@@ -482,27 +491,70 @@ class NonparametricCore(_ContextArmsCore):
 # --------------------------------------------------------------------------- real data
 
 
+def _river_table(dataset: str) -> tuple[np.ndarray, np.ndarray]:
+    """A river bundled dataset's raw features and labels, read from the file inside the
+    installed package (river itself is not imported).
+
+    ``phishing`` (1250 web pages, 9 features, phishing or not), ``banana`` (5300 points, 2
+    features, 2 classes; libsvm format), ``segment`` (ImageSegments: 2310 image regions,
+    18 features, 7 classes) and ``shuttle`` (49097 rows, 9 features, anomaly or not: river's
+    binary version of the Statlog shuttle data)."""
+    import csv
+    import gzip
+    import io
+    import zipfile
+    from importlib.util import find_spec
+
+    spec = find_spec("river")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(f"LDPClassificationBandit-v0 reads river's bundled dataset "
+                          f"{dataset!r}: install the extra, pip install 'ldp-gym[{DATA_EXTRA}]' "
+                          "(or pip install river)")
+    name = RIVER_DATASETS[dataset][0]
+    path = f"{list(spec.submodule_search_locations)[0]}/datasets/{name}"
+    if name.endswith(".gz"):
+        with gzip.open(path, "rt") as f:
+            text = f.read()
+    else:
+        with zipfile.ZipFile(path) as z:
+            text = z.read(next(n for n in z.namelist() if not n.startswith("__MACOSX"))).decode()
+    if dataset == "banana":  # libsvm: "label 1:x1 2:x2"
+        rows = [line.split() for line in text.splitlines() if line.strip()]
+        return (np.array([[float(v.split(":")[1]) for v in r[1:]] for r in rows]),
+                np.array([r[0] for r in rows]))
+    table = list(csv.reader(io.StringIO(text)))[1:]
+    return np.array([r[:-1] for r in table], dtype=np.float64), np.array([r[-1] for r in table])
+
+
 @functools.lru_cache(maxsize=16)
 def load_classification(dataset: str, dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """A scikit-learn bundled dataset as bandit data: features (n, d) and labels (n,).
+    """A bundled dataset as bandit data: features (n, d) and labels (n,).
 
-    The features are float64 in [0, 1]: min-max scaled, then reduced to ``dim`` principal
-    components and min-max scaled again if ``dim`` is given. Every value is representable in
-    float32. The labels are int64 in {0, ..., K - 1}. Cached; the arrays are read-only.
+    scikit-learn's ``breast_cancer``, ``digits``, ``iris`` and ``wine``, or river's
+    ``phishing``, ``banana``, ``segment`` and ``shuttle`` (:func:`_river_table`). The features
+    are float64 in [0, 1]: min-max scaled, then reduced to ``dim`` principal components and
+    min-max scaled again if ``dim`` is given. Every value is representable in float32. The
+    labels are int64 in {0, ..., K - 1}, in the order of the sorted raw labels. Cached; the
+    arrays are read-only.
 
     Raises:
-        ImportError: scikit-learn is not installed (``pip install 'ldp-gym[data]'``).
+        ImportError: scikit-learn (or river, for its datasets) is not installed
+            (``pip install 'ldp-gym[data]'``).
     """
     if dataset not in CLASSIFICATION_DATASETS:
         raise ValueError(f"dataset must be one of {CLASSIFICATION_DATASETS}, got {dataset!r}")
-    try:  # an optional dependency, imported by name (no stubs needed)
-        datasets = importlib.import_module("sklearn.datasets")
-    except ImportError as exc:
-        raise ImportError(f"LDPClassificationBandit-v0 loads scikit-learn's bundled datasets: "
-                          f"install the extra, pip install 'ldp-gym[{DATA_EXTRA}]' (or pip "
-                          f"install scikit-learn)") from exc
-    bunch = getattr(datasets, f"load_{dataset}")()
-    features = _min_max(np.asarray(bunch.data, dtype=np.float64))
+    if dataset in RIVER_DATASETS:
+        raw, target = _river_table(dataset)
+    else:
+        try:  # an optional dependency, imported by name (no stubs needed)
+            datasets = importlib.import_module("sklearn.datasets")
+        except ImportError as exc:
+            raise ImportError(f"LDPClassificationBandit-v0 loads scikit-learn's bundled "
+                              f"datasets: install the extra, pip install "
+                              f"'ldp-gym[{DATA_EXTRA}]' (or pip install scikit-learn)") from exc
+        bunch = getattr(datasets, f"load_{dataset}")()
+        raw, target = np.asarray(bunch.data, dtype=np.float64), np.asarray(bunch.target)
+    features = _min_max(raw)
     if dim is not None:
         centred = features - features.mean(axis=0)
         _, _, vt = np.linalg.svd(centred, full_matrices=False)
@@ -510,7 +562,7 @@ def load_classification(dataset: str, dim: int | None = None) -> tuple[np.ndarra
         v *= np.sign(v[np.arange(v.shape[0]), np.abs(v).argmax(axis=1)])[:, None]
         features = _min_max(centred @ v.T)
     features = features.astype(np.float32).astype(np.float64)
-    labels = np.unique(np.asarray(bunch.target), return_inverse=True)[1].astype(np.int64)
+    labels = np.unique(target, return_inverse=True)[1].astype(np.int64)
     features.setflags(write=False)
     labels.setflags(write=False)
     return features, labels
@@ -528,7 +580,8 @@ class ClassificationBanditCore(_ContextArmsCore):
     pulled arm is the row's label (Riquelme et al. 2018; Ma et al. 2025, section 4.2).
 
     Contexts are rows drawn uniformly with replacement; the expected reward of arm a is
-    ``1{a = label}``, the best arm the label; see the module docstring. Needs scikit-learn.
+    ``1{a = label}``, the best arm the label; see the module docstring. Needs scikit-learn or
+    river (the ``data`` extra).
 
     Args:
         dataset: one of :data:`CLASSIFICATION_DATASETS`. The default ``"wine"`` has 178 rows,

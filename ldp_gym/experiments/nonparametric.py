@@ -138,9 +138,11 @@ KAPPA_GAMMA = 0.2
 ORDER: dict[str, Any] = {"n": 10_000, "epsilons": (1.0, 2.0, 4.0, 8.0), "n_m": (10_000, 50_000), "runs": 20}
 ORDER_QUICK: dict[str, Any] = {"n": 2_000, "epsilons": (1.0, 8.0), "n_m": (2_000,), "runs": 3}
 #: real data: datasets, dim, horizon, runs, target eps grid, eps_m grid, aux size, aux gamma
-REAL: dict[str, Any] = {"datasets": ("digits", "wine", "breast_cancer", "iris"), "dim": 2, "n": 20_000,
+REAL_DATASETS = ("digits", "wine", "breast_cancer", "iris", "phishing", "banana", "segment",
+                 "shuttle")  # scikit-learn's, then river's
+REAL: dict[str, Any] = {"datasets": REAL_DATASETS, "dim": 2, "n": 20_000,
         "runs": 20, "epsilons": (1.0, 4.0), "eps_m": (2.0, 8.0), "n_m": 10_000, "gamma": 1.0}
-REAL_QUICK: dict[str, Any] = {"datasets": ("digits", "wine", "breast_cancer", "iris"), "dim": 2, "n": 2_000,
+REAL_QUICK: dict[str, Any] = {"datasets": REAL_DATASETS, "dim": 2, "n": 2_000,
               "runs": 2, "epsilons": (4.0,), "eps_m": (8.0,), "n_m": 1_000, "gamma": 1.0}
 #: ablation: n, runs, eps grid
 ABLATION: dict[str, Any] = {"n": 20_000, "runs": 10, "epsilons": EPSILONS}
@@ -477,7 +479,8 @@ def _file_name(*parts: str) -> str:
 
 
 def ma2025_real(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> Report:
-    """Table 2 on scikit-learn's bundled datasets: mean cumulative reward relative to ABSE."""
+    """Table 2 on the bundled datasets (scikit-learn's and river's): mean cumulative reward
+    relative to ABSE."""
     from ldp_gym.agents import ABSE, LDPMAB, LDPMABAux, LDPMultiSGD, UniformRandom
 
     cfg = REAL_QUICK if quick else REAL
@@ -587,8 +590,8 @@ EXPERIMENTS = (
                "regret without, with effective and with weak auxiliary data", ma2025_fig6),
     Experiment("ma2025-fig8-9", "Ma et al. 2025 Fig 8-9: regret against eps_m, gamma, kappa, "
                "and the order of two auxiliary datasets", ma2025_fig8_9),
-    Experiment("ma2025-real", "Ma et al. 2025 Table 2 on scikit-learn's bundled datasets: "
-               "LDPMAB w/wo auxiliary data, Linear, uniform, over ABSE", ma2025_real),
+    Experiment("ma2025-real", "Ma et al. 2025 Table 2 on scikit-learn's and river's bundled "
+               "datasets: LDPMAB w/wo auxiliary data, Linear, uniform, over ABSE", ma2025_real),
     Experiment("ma2025-ablation", "LDPMAB faithful against the public code's departures "
                "(NOT private), at every eps", ma2025_ablation),
 )
