@@ -49,11 +49,15 @@ class SDPLinUCB(ShuffleDPAgent, ContextualAgent):
     noise level ``sigma = ln(d/delta)/(epsilon sqrt(B))``, which equals ``sqrt(b)/g`` for
     their b, and the width ``w = sqrt(Gamma) S + R' sqrt(d ln((1 + T L^2/Gamma) T))``
     (``theta_bound`` S, ``noise_scale`` R' = 0.5, confidence 1/T) fixed for the whole run.
-    One change: b, the noise bits per user and coordinate, is the smallest that makes the
-    batch (epsilon, delta)-DP by exact accounting
+    Changes: b, the noise bits per user and coordinate, is the smallest that makes the batch
+    (epsilon, delta)-DP by exact accounting
     (:func:`~ldp_gym.wrappers.mechanisms.shuffle_vector.pvec_trials`), and sigma is
     ``sqrt(b)/g`` for that b. The authors' b is not private at their budgets (epsilon 20.5
-    instead of 1 at d = 5, B = 20, delta = 0.1); the exact b is 34 times theirs there.
+    instead of 1 at d = 5, B = 20, delta = 0.1); the exact b is 34 times theirs there. The
+    declared bounds replace the data's: L is ``context_bound`` (the authors: the largest arm
+    norm of their instance), the Gram coordinates are bounded by L^2 (the authors encode them
+    in [-L, L]) and S is ``theta_bound``, 1 by default (the authors: sqrt(d)); at d = 5 the
+    width is then about half the authors'.
 
     Privacy: (epsilon, delta)-DP per user in the shuffle model, protecting the context and
     the reward (and so the action) of each user from the learner and everyone after it. Each

@@ -186,3 +186,25 @@ def test_agent_refuses_bad_parameters():
                      ({"theta_bound": -1.0}, "theta_bound")):
         with pytest.raises(ValueError, match=name):
             SDPLinUCB(3, epsilon=1.0, horizon=100, **kw)
+
+
+def test_outside_audit_findings_are_fixed():
+    """From the independent audit of 2026-11-27: pvec_epsilon returned 0 for non-integer
+    trials and NaN delta; a bound near 1e308 overflowed the encoding and exposed a user;
+    the helpers gave obscure errors."""
+    from ldp_gym.wrappers.mechanisms.shuffle_vector import pvec_encode
+
+    for args, name in (((1000.7, 18, 1, 0.01), "total_trials"), ((1000, 0, 5, 0.01), "shift"),
+                       ((1000, 18, 0, 0.01), "coords"), ((1000, 18, 1, float("nan")), "delta")):
+        with pytest.raises((TypeError, ValueError), match=name):
+            pvec_epsilon(*args)
+    with pytest.raises(ValueError, match="bound"):
+        ShuffleVectorSum(4, 1, 1e308, epsilon=1.0, delta=0.01)
+    for call, name in ((lambda: binomial_quarter(0, 3, np.random.default_rng(0)), "trials"),
+                       (lambda: binomial_quarter(5, -1, np.random.default_rng(0)), "count"),
+                       (lambda: pvec_encode(np.zeros(3), 0.0, 4, np.zeros(3)), "bound"),
+                       (lambda: pvec_encode(np.array([np.nan]), 1.0, 4, np.zeros(1)), "finite")):
+        with pytest.raises(ValueError, match=name):
+            call()
+    with pytest.raises(ValueError, match="counts"):
+        ShuffleVectorSum(4, 2, 1.0, epsilon=4.0, delta=1e-3).analyze(np.zeros(7))

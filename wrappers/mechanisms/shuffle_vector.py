@@ -24,9 +24,15 @@ computes its epsilon at delta exactly (up to a pessimistic discretisation of 1e-
 privacy loss) as a privacy loss distribution of the two binomial laws, composed over the
 coordinates by Google's ``dp-accounting`` (both directions of the shift; a smaller shift has a
 smaller loss, which the tests check), and :func:`pvec_trials` the smallest b that reaches the
-budget. The authors' code takes ``b = scale g^2 ln(d/delta)^2/(epsilon^2 B)`` with scale 1
-("tuned"): at their d = 5, B = 20, delta = 0.1 and epsilon = 1 that is (20.2, 0.1)-DP, not
-(1, 0.1)-DP (``tests/test_shuffle_linear.py``).
+budget (to 0.1 % of this accounting, whose discretisation composed over 20 coordinates
+overstates epsilon by about 0.01: b is 1 to 1.5 % above the exact profile's smallest there,
+by an independent audit). The worst case accounted, every coordinate moved by 2g, is
+conservative: a real user, its context in the l2 ball, moves the counts by at most about 2.1g
+in l2 norm (the audit's search), so a tighter analysis would need fewer bits. The authors'
+code takes ``b = scale g^2 ln(d/delta)^2/(epsilon^2 B)`` with scale 1 ("tuned"): at their
+d = 5, B = 20, delta = 0.1 and epsilon = 1 that is (20.5, 0.1)-DP in this model (20.2 with
+their non-integer g's own rounding), not (1, 0.1)-DP; even one realisable pair of users
+(x = e1, y = +1 or -1) costs epsilon 1.62 at delta 0.1 (``tests/test_shuffle_linear.py``).
 
 The noise is exact: the binomial bits are ANDs of pairs of random bits, counted in words of 64
 (:func:`binomial_quarter`); no float enters it.
@@ -61,11 +67,13 @@ from .calibration import analytic_gaussian_sigma
 from .noise import draw_words, make_rng
 from .privacy import Privacy
 
-__all__ = ["MAX_BATCH_TRIALS", "ShuffleVectorSum", "binomial_quarter", "pvec_encode", "pvec_epsilon",
+__all__ = ["MAX_BATCH_TRIALS", "MAX_BOUND", "ShuffleVectorSum", "binomial_quarter", "pvec_encode", "pvec_epsilon",
            "pvec_precision", "pvec_trials"]
 
 #: the pessimistic discretisation of the privacy loss in :func:`pvec_epsilon`
 DISCRETISATION = 1e-3
+#: the largest coordinate bound: twice it stays finite
+MAX_BOUND = 1e300
 
 
 def pvec_precision(batch: int, dim: int) -> int:
@@ -81,6 +89,7 @@ def binomial_quarter(trials: int, count: int, rng: Any) -> np.ndarray:
     """``count`` exact Binomial(trials, 1/4) draws: the ones among ``trials`` bits, each the
     AND of two random bits (popcounts of pairs of 64-bit words of ``rng``, in pieces of at
     most 2^22 words)."""
+    trials, count = check_int("trials", trials), check_int("count", count, low=0)
     words = -(-trials // 64)
     last = trials - 64 * (words - 1)  # the bits of the last word that count, 1 to 64
     out = np.empty(count, dtype=np.int64)
@@ -101,6 +110,9 @@ def pvec_epsilon(total_trials: int, shift: int, coords: int, delta: float) -> fl
     where one user moves s by at most ``shift``: the larger of the two directions' privacy loss
     distributions, composed over the coordinates (``dp-accounting``, pessimistic). Fewer than
     16 ``shift`` trials (noise of sd below sqrt(3 shift), far from private) count as inf."""
+    total_trials, shift, coords = (check_int(n, v) for n, v in (
+        ("total_trials", total_trials), ("shift", shift), ("coords", coords)))
+    delta = check_delta(delta)
     if total_trials < 16 * shift:
         return math.inf
     try:
@@ -158,9 +170,15 @@ def pvec_trials(epsilon: float, delta: float, batch: int, coords: int, precision
     return hi
 
 
-def pvec_encode(v: np.ndarray, bound: float, precision: int, uniforms: np.ndarray) -> np.ndarray:
+def pvec_encode(v: np.ndarray, bound: Any, precision: int, uniforms: np.ndarray) -> np.ndarray:
     """The users' counts of ones ``x^`` in ``[0, 2 precision]`` of coordinates ``v`` (clipped
-    to ``[-bound, bound]``), rounded up where ``uniforms`` fall below the fraction."""
+    to ``[-bound, bound]``; ``bound`` in (0, 1e300], one or one per coordinate), rounded up
+    where ``uniforms`` fall below the fraction."""
+    bound = np.asarray(bound, dtype=np.float64)
+    if not ((bound > 0) & (bound <= MAX_BOUND)).all():
+        raise ValueError(f"bound must lie in (0, {MAX_BOUND:g}]")
+    if not np.isfinite(v).all():
+        raise ValueError("v must be finite")
     w = (np.clip(v, -bound, bound) + bound) / (2.0 * bound) * (2 * precision)
     low = np.floor(w)
     return (low + (uniforms < w - low)).astype(np.int64)
@@ -186,7 +204,7 @@ class ShuffleVectorSum:
     def __init__(self, batch: int, dim: int, bound: float, *, epsilon: float, delta: float,
                  precision: int | None = None, seed: Any = None, secure: bool = False):
         self.batch, self.dim = check_int("batch", batch), check_int("dim", dim)
-        self.bound = check_real("bound", bound, low=0.0)
+        self.bound = check_real("bound", bound, low=0.0, high=MAX_BOUND, high_open=False)
         self.epsilon, self.delta = check_epsilon(epsilon), check_delta(delta)
         self.precision = (pvec_precision(self.batch, self.dim) if precision is None
                           else check_int("precision", precision))
@@ -213,7 +231,9 @@ class ShuffleVectorSum:
         return np.asarray(messages, dtype=np.int64).sum(axis=-2)
 
     def analyze(self, counts: Any) -> np.ndarray:
-        """The unbiased estimate of the batch's sum of vectors from the counts."""
+        """The unbiased estimate of the batch's sum of vectors from the counts (..., dim)."""
         counts = np.asarray(counts, dtype=np.float64)
+        if counts.ndim == 0 or counts.shape[-1] != self.dim:
+            raise ValueError(f"counts must have shape (..., dim={self.dim}), got {counts.shape}")
         noise_mean = self.trials * self.batch / 4.0
         return self.bound / self.precision * (counts - noise_mean) - self.batch * self.bound

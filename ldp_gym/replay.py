@@ -1,0 +1,170 @@
+"""Offline replay evaluation of any agent on logged data (Li, Chu, Langford and Wang,
+"Unbiased Offline Evaluation of Contextual-bandit-based News Article Recommendation
+Algorithms", WSDM 2011, Alg. 1).
+
+A log holds events ``(observation, action, reward)`` collected by a policy that chose every
+action uniformly at random (:func:`log_uniform` records one from any env). The replay shows
+the agent the events one at a time; when the agent chooses the logged action, the event
+counts as a round, and the agent observes its reward; otherwise the event is discarded. With
+i.i.d. events and uniform logging, the accepted rounds have the law of rounds played online,
+so the replayed regret after T accepted rounds is an unbiased estimate of the online regret
+at T (Li et al., Theorem 1). About K events are needed per round (K the number of arms).
+
+The agent is built for the log's env as :func:`ldp_gym.run` builds it, one run at a time
+(the accepted events differ between runs), each run with its own seed and its own random
+order of the log. The regret of an accepted round is the logged action's, which the log
+keeps for evaluation only. An agent observes ``(obs, action, reward, obs)``: the next
+observation is the event's own, as no next event is known when it is accepted; the agents
+of ldp-gym learn from the first three.
+
+Example:
+    >>> import ldp_gym
+    >>> from ldp_gym.agents import ABSE
+    >>> from ldp_gym.replay import log_uniform, replay
+    >>> log = log_uniform("LDPClassificationBandit-v0", 3000, seed=0,
+    ...                   env_kwargs={"dataset": "iris", "dim": 2})
+    >>> log.actions.shape, log.n_arms
+    ((3000,), 3)
+    >>> res = replay({"ABSE": ABSE}, log, horizon=500, n_runs=2, seed=1)
+    >>> res.regret["ABSE"].shape, res.meta["replay"]["events per run"]
+    ((2, 27), [1568, 1526])
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ldp_gym.protocols import AgentSpec
+from ldp_gym.results import Results
+from ldp_gym.runner.loop import _build_agent, default_checkpoints, make_vector_env
+from ldp_gym.validation import check_int, seed_sequence
+
+__all__ = ["Log", "log_uniform", "replay"]
+
+
+@dataclass(frozen=True)
+class Log:
+    """Events logged by the uniform policy on one instance of ``env``.
+
+    Attributes:
+        env: the registered id the events come from; replayed agents are built for it.
+        env_kwargs: its keyword arguments.
+        obs: the observations (n, ...), as the env gave them.
+        actions: the logged actions (n,), uniform on the ``n_arms`` arms.
+        rewards: the rewards (n,) the env returned.
+        regrets: the logged actions' regrets (n,), for evaluation only (never shown to an
+            agent).
+        n_arms: K.
+    """
+
+    env: str
+    obs: np.ndarray
+    actions: np.ndarray
+    rewards: np.ndarray
+    regrets: np.ndarray
+    n_arms: int
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n = self.actions.shape[0]
+        if not (self.obs.shape[0] == self.rewards.shape[0] == self.regrets.shape[0] == n >= 1):
+            raise ValueError("obs, actions, rewards and regrets must hold the same n >= 1 events")
+        if self.actions.min() < 0 or self.actions.max() >= self.n_arms:
+            raise ValueError(f"actions must be arms in [0, {self.n_arms})")
+
+
+def log_uniform(env: str, n: int, seed: Any = 0, env_kwargs: dict | None = None) -> Log:
+    """``n`` events of the uniform policy on one instance of the registered ``env``: the
+    env and the policy seeded from ``seed``."""
+    n = check_int("n", n)
+    env_kwargs = dict(env_kwargs or {})
+    venv = make_vector_env(env, 1, n, **env_kwargs)
+    k = int(venv.single_action_space.n)
+    root = seed_sequence(seed)
+    env_seed, policy = (np.random.default_rng(s) for s in root.spawn(2))
+    obs, _ = venv.reset(seed=int(env_seed.integers(2**31)))
+    shape = obs.shape[1:]
+    out_obs = np.empty((n, *shape), dtype=obs.dtype)
+    actions = policy.integers(0, k, size=n)
+    rewards, regrets = np.empty(n), np.empty(n)
+    for i in range(n):
+        out_obs[i] = obs[0]
+        obs, r, _, _, info = venv.step(actions[i:i + 1])
+        rewards[i], regrets[i] = r[0], info["regret"][0]
+    return Log(env, out_obs, actions, rewards, regrets, k, env_kwargs)
+
+
+def replay(agents: Mapping[str, AgentSpec], log: Log, horizon: int, n_runs: int = 10,
+           seed: Any = 0, checkpoints: Any = None) -> Results:
+    """Replay every agent on ``log`` for ``horizon`` accepted rounds, ``n_runs`` times.
+
+    Args:
+        agents: as :func:`ldp_gym.run` takes them (a class, ``(class, kwargs)``, or a
+            callable ``vector env -> agent`` of one run).
+        log: the events (:func:`log_uniform`).
+        horizon: accepted rounds per run, T; a run that exhausts the log before T is an
+            error (about K T events are needed).
+        n_runs: runs per agent, each with its own seed and order of the events.
+        seed: the root seed.
+        checkpoints: the accepted rounds at which regret is recorded; log-spaced by default.
+
+    Returns:
+        :class:`~ldp_gym.results.Results` of the replayed regret (n_runs, len(checkpoints));
+        ``meta["replay"]`` has the events used per run, ``timings`` the seconds per agent.
+    """
+    if not isinstance(log, Log):
+        raise TypeError(f"log must be a Log (see log_uniform), got {type(log).__name__}")
+    horizon, n_runs = check_int("horizon", horizon), check_int("n_runs", n_runs)
+    cps = default_checkpoints(horizon) if checkpoints is None else np.unique(
+        np.asarray(checkpoints, dtype=np.int64))
+    if cps.size == 0 or cps[0] < 1 or cps[-1] > horizon:
+        raise ValueError(f"checkpoints must lie in [1, horizon={horizon}]")
+    if not agents:
+        raise ValueError("agents must name at least one agent")
+    root = seed_sequence(seed)
+    regret, privacy, used, timings = {}, {}, {}, {}
+    for j, (name, spec) in enumerate(agents.items()):
+        start = time.perf_counter()
+        rows, counts = [], []
+        for r, child in enumerate(np.random.SeedSequence(root.entropy,
+                                                         spawn_key=root.spawn_key + (j,))
+                                  .spawn(n_runs)):
+            agent_seed, order_seed = child.spawn(2)
+            agent = _build_agent(spec, make_vector_env(log.env, 1, horizon, **log.env_kwargs))
+            if hasattr(agent, "reset"):
+                agent.reset(seed=agent_seed)
+            if r == 0:
+                privacy[name] = str(getattr(agent, "privacy", None) or "none")
+            rows.append(_one_run(agent, log, horizon, np.random.default_rng(order_seed)))
+            counts.append(rows[-1][1])
+        regret[name] = np.stack([np.cumsum(row[0])[cps - 1] for row in rows])
+        used[name] = [int(c) for c in counts]
+        timings[name] = {"seconds": time.perf_counter() - start}
+    meta = {"env": log.env, "env_kwargs": log.env_kwargs, "horizon": horizon, "n_runs": n_runs,
+            "privacy": privacy, "replay": {"events": int(log.actions.shape[0]),
+                                           "events per run": used[next(iter(used))]
+                                           if len(used) == 1 else used}}
+    return Results(cps, regret, meta, timings)
+
+
+def _one_run(agent: Any, log: Log, horizon: int, rng: np.random.Generator
+             ) -> tuple[np.ndarray, int]:
+    """The regrets of one run's ``horizon`` accepted rounds, and the events it used."""
+    regrets, t = np.empty(horizon), 0
+    order = rng.permutation(log.actions.shape[0])
+    for used, i in enumerate(order, start=1):
+        obs = log.obs[i:i + 1]
+        if int(np.asarray(agent.act(obs)).reshape(-1)[0]) != log.actions[i]:
+            continue
+        agent.observe(obs, log.actions[i:i + 1], log.rewards[i:i + 1], obs)
+        regrets[t] = log.regrets[i]
+        t += 1
+        if t == horizon:
+            return regrets, used
+    raise ValueError(f"log: its {log.actions.shape[0]} events gave only {t} accepted rounds, "
+                     f"fewer than horizon={horizon}: log about {log.n_arms} events per round")

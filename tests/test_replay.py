@@ -1,0 +1,57 @@
+"""Offline replay evaluation (Li et al. 2011): unbiased against on-policy runs, about K events
+per accepted round, refusals. Fixed seeds; each z-test's false-alarm rate is 7e-6 (|z| < 4.5;
+the runs share one log of 100 000 events, of which each run reads about 3 %)."""
+
+import numpy as np
+import pytest
+
+import ldp_gym
+from ldp_gym.agents import ABSE, LDPMAB
+from ldp_gym.replay import Log, log_uniform, replay
+
+ENV, KW = "LDPClassificationBandit-v0", {"dataset": "iris", "dim": 2}
+
+
+@pytest.fixture(scope="module")
+def log():
+    return log_uniform(ENV, 100_000, seed=0, env_kwargs=KW)
+
+
+def test_the_log_is_the_uniform_policy_on_one_instance(log):
+    assert log.n_arms == 3 and log.obs.shape == (100_000, 2)
+    counts = np.bincount(log.actions, minlength=3)
+    assert np.abs(counts - 100_000 / 3).max() < 4.5 * np.sqrt(100_000 * 2 / 9)
+    assert np.array_equal(log.regrets, 1.0 - log.rewards)  # classification: regret 1 - reward
+    again = log_uniform(ENV, 1000, seed=0, env_kwargs=KW)
+    assert np.array_equal(again.obs, log.obs[:1000]) and np.array_equal(again.actions,
+                                                                         log.actions[:1000])
+
+
+@pytest.mark.parametrize("spec", [ABSE, (LDPMAB, {"epsilon": 4.0})], ids=["ABSE", "LDPMAB"])
+def test_replayed_regret_is_the_online_regret(log, spec):
+    """The mean replayed regret at T = 1000 equals the on-policy mean (z-test)."""
+    rep = replay({"A": spec}, log, horizon=1000, n_runs=30, seed=1, checkpoints=[1000])
+    on = ldp_gym.run(ENV, {"A": spec}, horizon=1000, n_runs=30, seed=2, checkpoints=[1000],
+                     env_kwargs=KW, progress=False)
+    a, b = rep.regret["A"][:, -1], on.regret["A"][:, -1]
+    z = (a.mean() - b.mean()) / np.sqrt(a.var(ddof=1) / 30 + b.var(ddof=1) / 30)
+    assert abs(z) < 4.5
+    used = np.array(rep.meta["replay"]["events per run"])
+    assert abs(used.mean() / 1000 - 3) < 0.3  # about K events per accepted round
+    assert "Results(" in repr(rep) and "A" in rep.table()
+
+
+def test_refusals(log):
+    short = Log(ENV, log.obs[:100], log.actions[:100], log.rewards[:100], log.regrets[:100], 3, KW)
+    with pytest.raises(ValueError, match="log: its 100 events gave only"):
+        replay({"A": ABSE}, short, horizon=200, n_runs=1)
+    for kwargs, name in (({"horizon": 0}, "horizon"), ({"n_runs": 0}, "n_runs"),
+                         ({"horizon": 10, "checkpoints": [11]}, "checkpoints")):
+        with pytest.raises(ValueError, match=name):
+            replay({"A": ABSE}, log, **{"horizon": 10, **kwargs})
+    with pytest.raises(TypeError, match="log must be a Log"):
+        replay({"A": ABSE}, "log", horizon=10)
+    with pytest.raises(ValueError, match="actions must be arms"):
+        Log(ENV, log.obs[:2], np.array([0, 3]), log.rewards[:2], log.regrets[:2], 3, KW)
+    with pytest.raises(ValueError, match="agents"):
+        replay({}, log, horizon=10)
