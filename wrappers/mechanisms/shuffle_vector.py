@@ -67,8 +67,8 @@ from .calibration import analytic_gaussian_sigma
 from .noise import draw_words, make_rng
 from .privacy import Privacy
 
-__all__ = ["MAX_BATCH_TRIALS", "MAX_BOUND", "ShuffleVectorSum", "binomial_quarter", "pvec_encode", "pvec_epsilon",
-           "pvec_precision", "pvec_trials"]
+__all__ = ["MAX_BATCH_TRIALS", "MAX_BOUND", "ShuffleVectorSum", "binomial_quarter", "pvec_encode",
+           "pvec_epsilon", "pvec_precision", "pvec_trials"]
 
 #: the pessimistic discretisation of the privacy loss in :func:`pvec_epsilon`
 DISCRETISATION = 1e-3
