@@ -406,7 +406,8 @@ def test_vector_fast_step_is_the_checked_step(kwargs):
 
 
 @pytest.mark.parametrize("kwargs", FAMILY_KWARGS + [{"distribution": "beta"},
-                                                    {"family": "paths", "distribution": "beta"}])
+                                                    {"family": "paths", "distribution": "beta"},
+                                                    {"distribution": "yeast"}])
 def test_block_outcomes_and_scores_are_the_per_round_ones(kwargs):
     """``draw_outcomes`` draws bitwise the outcomes the per-round steps draw (every base arm's,
     float32 as the feedback shows them; read here through super arms that cover every arm),
@@ -441,6 +442,29 @@ def test_block_outcomes_and_scores_are_the_per_round_ones(kwargs):
     # the next per-round step continues the same stream
     a = core.family.sample(rng, n)
     assert np.array_equal(per_round.step(a)[0], block.step(a)[0])
+
+
+def test_yeast_is_a_semi_bandit_from_data():
+    """distribution="yeast": 14 base arms whose outcomes each round are one data row's labels,
+    means the label frequencies; the env checkers pass; bad combinations are refused."""
+    from ldp_gym.envs.combinatorial import yeast_labels
+
+    labels = yeast_labels()
+    assert labels.shape == (2417, 14) and set(np.unique(labels)) == {0.0, 1.0}
+    check_env(gym.make(ENV_ID, distribution="yeast").unwrapped, skip_render_check=True)
+    venv = CombinatorialVectorEnv(num_envs=3, max_episode_steps=100, distribution="yeast",
+                                  max_size=14)
+    venv.reset(seed=0)
+    assert np.allclose(venv.core.means, labels.mean(axis=0))
+    everything = np.ones((3, 14), np.int8)  # every label observed
+    rows = {tuple(r) for r in labels}
+    for _ in range(20):
+        obs, rewards, _, _, _ = venv.step(everything)
+        assert all(tuple(o) in rows for o in obs[:, :14].astype(float))
+        assert np.array_equal(rewards, obs[:, :14].sum(axis=1))
+    for kwargs, name in (({"n_arms": 20}, "n_arms"), ({"means": [0.5] * 14}, "means")):
+        with pytest.raises(ValueError, match=name):
+            gym.make(ENV_ID, distribution="yeast", **kwargs)
 
 
 def test_block_outcomes_cover_every_arm_with_the_per_round_law():

@@ -514,3 +514,27 @@ def make_vector_class(name: str, core: type[BanditCore], doc: str) -> type[Bandi
     """
     return type(name, (BanditVectorEnv,), {"core_class": core, "__doc__": doc,
                                            "__module__": core.__module__})
+
+
+def river_text(file: str, what: str) -> str:
+    """The text of ``file``, one of the datasets bundled in river's wheel
+    (``river/datasets/FILE``, gzip or zip), read without importing river.
+
+    Raises:
+        ImportError: river is not installed; the message says ``what`` needs it and names
+            the ``data`` extra.
+    """
+    import gzip
+    import zipfile
+    from importlib.util import find_spec
+
+    spec = find_spec("river")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(f"{what} reads river's bundled dataset {file!r}: install the extra, "
+                          "pip install 'ldp-gym[data]' (or pip install river)")
+    path = f"{list(spec.submodule_search_locations)[0]}/datasets/{file}"
+    if file.endswith(".gz"):
+        with gzip.open(path, "rt") as f:
+            return f.read()
+    with zipfile.ZipFile(path) as z:
+        return z.read(next(n for n in z.namelist() if not n.startswith("__MACOSX"))).decode()

@@ -4,7 +4,11 @@ The setting of Chen, Zheng et al. (ICML 2020), "(Locally) Differentially
 Private Combinatorial Semi-Bandits", section 2.1: m base arms (``n_arms``,
 default 20) with outcomes ``X_t`` in [0, 1]^m, independent across arms and
 rounds, of mean mu. Outcomes are Bernoulli by default, or Beta with
-``concentration`` a + b by keyword. The means are ``means`` if given, else drawn
+``concentration`` a + b by keyword, or real data: with ``distribution="yeast"`` the
+outcomes of a round are the 14 labels of a row of river's bundled Yeast data (a multi-label
+set of 2417 genes), drawn with replacement: choose K labels, observe which are correct. The
+labels of a row are correlated, not independent as the paper assumes; with a linear reward
+the expected reward, the oracle and the regret stay exact. The means are ``means`` if given, else drawn
 uniformly in [0, 1] at every reset from the env's ``np_random``. Every round the
 learner plays a super arm S_t of a family with ``|S| <= K``, where K is
 ``max_size`` (default 4). It receives the reward ``R(S_t, X_t)`` and observes
@@ -78,6 +82,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from copy import deepcopy
 from typing import Any
 
@@ -90,12 +95,29 @@ from typing_extensions import override
 from ldp_gym.oracles import ENUMERATION_LIMIT, FAMILIES, Coverage, Family, make_family
 from ldp_gym.validation import check_bool, check_finite, check_int, check_real
 
-from .base import BanditCore, BanditEnv, BanditVectorEnv
+from .base import BanditCore, BanditEnv, BanditVectorEnv, river_text
 
 __all__ = ["CombinatorialCore", "CombinatorialEnv", "CombinatorialVectorEnv", "SuperArmBatchSpace",
-           "SuperArmSpace"]
+           "SuperArmSpace", "YEAST_LABELS", "yeast_labels"]
 
-DISTRIBUTIONS = ("bernoulli", "beta")
+#: the labels of river's Yeast data: the base arms of ``distribution="yeast"``
+YEAST_LABELS = 14
+
+DISTRIBUTIONS = ("bernoulli", "beta", "yeast")
+
+
+@functools.lru_cache(maxsize=1)
+def yeast_labels() -> np.ndarray:
+    """The 14 labels (2417, 14) of river's bundled Yeast data (Elisseeff and Weston 2001), 0 or
+    1, read-only: the outcomes of ``distribution="yeast"``."""
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(river_text("yeast.csv.gz",
+                                                  "LDPCombinatorialBandit-v0 (yeast)"))))
+    labels = np.array([r[-14:] for r in rows[1:]], dtype=np.float64)
+    labels.setflags(write=False)
+    return labels
 
 
 @njit(cache=True, nogil=True)
@@ -221,8 +243,12 @@ class CombinatorialCore(BanditCore):
         family: ``"topk"`` (default), ``"paths"``, ``"coverage"``, or a
             :class:`~ldp_gym.oracles.Family`. For a Family, ``n_arms`` and ``max_size``, if
             given, must match it.
-        distribution: ``"bernoulli"`` (default) or ``"beta"``: Beta with mean mu_i and
-            concentration ``concentration``.
+        distribution: ``"bernoulli"`` (default), ``"beta"``: Beta with mean mu_i and
+            concentration ``concentration``, or ``"yeast"``: a semi-bandit from data, whose
+            outcomes each round are the 14 labels (0/1) of a row of river's bundled Yeast data
+            (2417 genes, multi-label) drawn with replacement; the means are the label
+            frequencies, and one user is one row. Needs river (the ``data`` extra) and
+            ``n_arms`` 14 (its default then).
         concentration: a + b of Beta outcomes.
         means: base-arm means (m,) in [0, 1] (in (0, 1) for Beta), the same at every reset;
             None (default) draws them uniformly at every reset.
@@ -252,7 +278,8 @@ class CombinatorialCore(BanditCore):
                     raise ValueError(f"{arg}={value} does not match the family's {want}")
             self.family = family
         else:
-            m = check_int("n_arms", 20 if n_arms is None else n_arms)
+            default_m = YEAST_LABELS if distribution == "yeast" else 20
+            m = check_int("n_arms", default_m if n_arms is None else n_arms)
             K = check_int("max_size", 4 if max_size is None else max_size)
             if K > m:
                 raise ValueError(f"max_size (K) must be <= n_arms (m), got max_size={K} > n_arms={m}")
@@ -270,6 +297,9 @@ class CombinatorialCore(BanditCore):
             raise ValueError(f"distribution must be one of {DISTRIBUTIONS}, got {distribution!r}")
         self.distribution = distribution
         self.concentration = check_real("concentration", concentration, low=0.0, low_open=True)
+        self.table = self._data_table(means)
+        if self.table is not None:
+            means = self.table.mean(axis=0)
         self.strict = check_bool("strict", strict)
         m = self.family.m
         if isinstance(self.family, Coverage) and self.family.n_sets > ENUMERATION_LIMIT:
@@ -296,6 +326,18 @@ class CombinatorialCore(BanditCore):
         self.means = np.zeros((0, m))
         self.opt = np.zeros(0)
         self._obs = np.zeros((0, 2 * m), dtype=np.float32)
+
+    def _data_table(self, means: Any) -> np.ndarray | None:
+        """The outcomes' data of ``distribution="yeast"`` (rows, 14), checked, else None."""
+        if self.distribution != "yeast":
+            return None
+        if self.family.m != YEAST_LABELS:
+            raise ValueError(f"n_arms must be {YEAST_LABELS} (yeast's labels) with "
+                             f"distribution='yeast', got {self.family.m}")
+        if means is not None:
+            raise ValueError("means must be None with distribution='yeast': its means are the "
+                             "label frequencies of the data")
+        return yeast_labels()
 
     @override
     def reset(self, rng, runs, n_runs):
@@ -345,6 +387,9 @@ class CombinatorialCore(BanditCore):
         mu = self.means
         n, m = mu.shape
         length = int(length)
+        if self.table is not None:  # rows drawn with replacement, as play_round draws them
+            rows = (rng.random((length, n)) * self.table.shape[0]).astype(np.int64)
+            return np.ascontiguousarray(self.table[rows].transpose(1, 0, 2), dtype=np.float32)
         if self.distribution == "bernoulli":
             draws = rng.random((length, n, m))
             return _bernoulli_block(draws, mu, np.empty((n, length, m), dtype=np.float32))
@@ -401,7 +446,9 @@ class CombinatorialCore(BanditCore):
         mu = self.means
         n = S.shape[0]
         bernoulli = self.distribution == "bernoulli"
-        if bernoulli:
+        if self.table is not None:  # one row of the data per run: its labels are the outcomes
+            draws = self.table[(rng.random(n) * self.table.shape[0]).astype(np.int64)]
+        elif bernoulli:
             draws = rng.random(mu.shape)
         else:
             c = self.concentration

@@ -115,7 +115,7 @@ from numba import njit
 from ldp_gym.validation import MIN_EPSILON, check_int, check_real
 
 from ..protocols import DrawsBlocks
-from .base import BanditCore, BanditEnv, RoundsAhead, make_vector_class
+from .base import BanditCore, BanditEnv, RoundsAhead, make_vector_class, river_text
 
 __all__ = ["AUXILIARY_KEYS", "CLASSIFICATION_DATASETS", "REWARDS", "RIVER_DATASETS",
            "ClassificationBanditCore", "ClassificationBanditEnv", "ClassificationBanditVectorEnv",
@@ -500,24 +500,9 @@ def _river_table(dataset: str) -> tuple[np.ndarray, np.ndarray]:
     18 features, 7 classes) and ``shuttle`` (49097 rows, 9 features, anomaly or not: river's
     binary version of the Statlog shuttle data)."""
     import csv
-    import gzip
     import io
-    import zipfile
-    from importlib.util import find_spec
 
-    spec = find_spec("river")
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError(f"LDPClassificationBandit-v0 reads river's bundled dataset "
-                          f"{dataset!r}: install the extra, pip install 'ldp-gym[{DATA_EXTRA}]' "
-                          "(or pip install river)")
-    name = RIVER_DATASETS[dataset][0]
-    path = f"{list(spec.submodule_search_locations)[0]}/datasets/{name}"
-    if name.endswith(".gz"):
-        with gzip.open(path, "rt") as f:
-            text = f.read()
-    else:
-        with zipfile.ZipFile(path) as z:
-            text = z.read(next(n for n in z.namelist() if not n.startswith("__MACOSX"))).decode()
+    text = river_text(RIVER_DATASETS[dataset][0], f"LDPClassificationBandit-v0 ({dataset})")
     if dataset == "banana":  # libsvm: "label 1:x1 2:x2"
         rows = [line.split() for line in text.splitlines() if line.strip()]
         return (np.array([[float(v.split(":")[1]) for v in r[1:]] for r in rows]),
