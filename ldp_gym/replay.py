@@ -3,12 +3,19 @@
 Algorithms", WSDM 2011, Alg. 1).
 
 A log holds events ``(observation, action, reward)`` collected by a policy that chose every
-action uniformly at random (:func:`log_uniform` records one from any env). The replay shows
+action uniformly at random (:func:`log_uniform` records one from an env whose actions are
+arms, a ``Discrete`` action space, and whose rounds are i.i.d.: not the adversarial or the
+combinatorial and BCO envs, which it refuses or, for an adversarial sequence, whose order the
+replay's shuffling destroys). The replay shows
 the agent the events one at a time; when the agent chooses the logged action, the event
 counts as a round, and the agent observes its reward; otherwise the event is discarded. With
 i.i.d. events and uniform logging, the accepted rounds have the law of rounds played online,
 so the replayed regret after T accepted rounds is an unbiased estimate of the online regret
-at T (Li et al., Theorem 1). About K events are needed per round (K the number of arms).
+at T (Li et al., Theorem 1), over the draw of the log. About K events are needed per round (K
+the number of arms). The runs of one replay share one log: their spread understates the
+uncertainty of the estimate (an independent check found the per-log means spread 1.6 times
+more than one log's runs suggest); for a confidence interval, replay several logs. Each event
+costs an ``act`` call of one run: replay is 30 to 100 times slower than an online run.
 
 The agent is built for the log's env as :func:`ldp_gym.run` builds it, one run at a time
 (the accepted events differ between runs), each run with its own seed and its own random
@@ -26,8 +33,8 @@ Example:
     >>> log.actions.shape, log.n_arms
     ((3000,), 3)
     >>> res = replay({"ABSE": ABSE}, log, horizon=500, n_runs=2, seed=1)
-    >>> res.regret["ABSE"].shape, res.meta["replay"]["events per run"]
-    ((2, 27), [1568, 1526])
+    >>> res.regret["ABSE"].shape, res.meta["replay"]["events per run"]["ABSE"]
+    ((2, 27), [1507, 1471])
 """
 
 from __future__ import annotations
@@ -38,10 +45,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 from ldp_gym.protocols import AgentSpec
 from ldp_gym.results import Results
-from ldp_gym.runner.loop import _build_agent, default_checkpoints, make_vector_env
+from ldp_gym.runner import _check_run_args
+from ldp_gym.runner.loop import _build_agent, chunk_seeds, make_vector_env
 from ldp_gym.validation import check_int, seed_sequence
 
 __all__ = ["Log", "log_uniform", "replay"]
@@ -71,11 +80,15 @@ class Log:
     env_kwargs: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        arrays = (self.obs, self.actions, self.rewards, self.regrets)
+        if not all(isinstance(a, np.ndarray) for a in arrays):
+            raise TypeError("obs, actions, rewards and regrets must be numpy arrays")
         n = self.actions.shape[0]
-        if not (self.obs.shape[0] == self.rewards.shape[0] == self.regrets.shape[0] == n >= 1):
+        if self.actions.ndim != 1 or not all(a.shape[:1] == (n,) for a in arrays) or n < 1:
             raise ValueError("obs, actions, rewards and regrets must hold the same n >= 1 events")
-        if self.actions.min() < 0 or self.actions.max() >= self.n_arms:
-            raise ValueError(f"actions must be arms in [0, {self.n_arms})")
+        if self.actions.dtype.kind not in "iu" or self.actions.min() < 0 \
+                or self.actions.max() >= self.n_arms:
+            raise ValueError(f"actions must be integer arms in [0, n_arms={self.n_arms})")
 
 
 def log_uniform(env: str, n: int, seed: Any = 0, env_kwargs: dict | None = None) -> Log:
@@ -84,7 +97,7 @@ def log_uniform(env: str, n: int, seed: Any = 0, env_kwargs: dict | None = None)
     n = check_int("n", n)
     env_kwargs = dict(env_kwargs or {})
     venv = make_vector_env(env, 1, n, **env_kwargs)
-    k = int(venv.single_action_space.n)
+    k = _arms(venv, env)
     root = seed_sequence(seed)
     env_seed, policy = (np.random.default_rng(s) for s in root.spawn(2))
     obs, _ = venv.reset(seed=int(env_seed.integers(2**31)))
@@ -95,8 +108,19 @@ def log_uniform(env: str, n: int, seed: Any = 0, env_kwargs: dict | None = None)
     for i in range(n):
         out_obs[i] = obs[0]
         obs, r, _, _, info = venv.step(actions[i:i + 1])
+        if "regret" not in info:
+            raise ValueError(f"env: {env!r} reports no regret in its info (an ldp-gym env does)")
         rewards[i], regrets[i] = r[0], info["regret"][0]
     return Log(env, out_obs, actions, rewards, regrets, k, env_kwargs)
+
+
+def _arms(venv: Any, env: str) -> int:
+    """The number of arms of ``venv``, whose actions must be arms (``Discrete``)."""
+    space = venv.single_action_space
+    if not isinstance(space, spaces.Discrete):
+        raise ValueError(f"env: replay needs an env whose actions are arms (Discrete), and "
+                         f"{env!r} has {space}")
+    return int(space.n)
 
 
 def replay(agents: Mapping[str, AgentSpec], log: Log, horizon: int, n_runs: int = 10,
@@ -115,40 +139,41 @@ def replay(agents: Mapping[str, AgentSpec], log: Log, horizon: int, n_runs: int 
 
     Returns:
         :class:`~ldp_gym.results.Results` of the replayed regret (n_runs, len(checkpoints));
-        ``meta["replay"]`` has the events used per run, ``timings`` the seconds per agent.
+        ``meta["replay"]["events per run"]`` has each agent's events used per run,
+        ``timings`` the seconds per agent. Each agent's numbers depend on its name and the
+        seed, not on the other agents (as in :func:`ldp_gym.run`).
     """
     if not isinstance(log, Log):
         raise TypeError(f"log must be a Log (see log_uniform), got {type(log).__name__}")
-    horizon, n_runs = check_int("horizon", horizon), check_int("n_runs", n_runs)
-    cps = default_checkpoints(horizon) if checkpoints is None else np.unique(
-        np.asarray(checkpoints, dtype=np.int64))
-    if cps.size == 0 or cps[0] < 1 or cps[-1] > horizon:
-        raise ValueError(f"checkpoints must lie in [1, horizon={horizon}]")
-    if not agents:
-        raise ValueError("agents must name at least one agent")
+    if not isinstance(agents, Mapping) or not agents:
+        raise ValueError("agents must be a dict naming at least one agent")
+    cps = _check_run_args(horizon, n_runs, checkpoints)
+    horizon, n_runs = int(horizon), int(n_runs)
+    k = _arms(make_vector_env(log.env, 1, horizon, **log.env_kwargs), log.env)
+    if k != log.n_arms:
+        raise ValueError(f"log: its n_arms={log.n_arms} is not its env's {k} arms")
     root = seed_sequence(seed)
-    regret, privacy, used, timings = {}, {}, {}, {}
-    for j, (name, spec) in enumerate(agents.items()):
+    regret: dict[str, np.ndarray] = {}
+    privacy: dict[str, str] = {}
+    used: dict[str, list[int]] = {}
+    timings: dict[str, dict[str, Any]] = {}
+    for name, spec in agents.items():
         start = time.perf_counter()
-        rows, counts = [], []
-        for r, child in enumerate(np.random.SeedSequence(root.entropy,
-                                                         spawn_key=root.spawn_key + (j,))
-                                  .spawn(n_runs)):
+        rows = []
+        _, key = chunk_seeds(root, name, 0)  # by name, as ldp_gym.run seeds its agents
+        for child in key.spawn(n_runs):
             agent_seed, order_seed = child.spawn(2)
             agent = _build_agent(spec, make_vector_env(log.env, 1, horizon, **log.env_kwargs))
             if hasattr(agent, "reset"):
                 agent.reset(seed=agent_seed)
-            if r == 0:
-                privacy[name] = str(getattr(agent, "privacy", None) or "none")
+            privacy.setdefault(name, str(getattr(agent, "privacy", None) or "none"))
             rows.append(_one_run(agent, log, horizon, np.random.default_rng(order_seed)))
-            counts.append(rows[-1][1])
         regret[name] = np.stack([np.cumsum(row[0])[cps - 1] for row in rows])
-        used[name] = [int(c) for c in counts]
+        used[name] = [int(row[1]) for row in rows]
         timings[name] = {"seconds": time.perf_counter() - start}
     meta = {"env": log.env, "env_kwargs": log.env_kwargs, "horizon": horizon, "n_runs": n_runs,
-            "privacy": privacy, "replay": {"events": int(log.actions.shape[0]),
-                                           "events per run": used[next(iter(used))]
-                                           if len(used) == 1 else used}}
+            "seed": seed if isinstance(seed, int) else str(seed), "privacy": privacy,
+            "replay": {"events": int(log.actions.shape[0]), "events per run": used}}
     return Results(cps, regret, meta, timings)
 
 

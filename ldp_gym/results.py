@@ -214,7 +214,8 @@ class Results:
             runs, points = np.meshgrid(np.arange(r.shape[0]), self.checkpoints, indexing="ij")
             frames.append(pd.DataFrame({
                 "agent": agent, "run": runs.ravel(), "checkpoint": points.ravel().astype(np.int64),
-                "regret": r.ravel(), "privacy": str(self.meta.get("privacy", {}).get(agent, ""))}))
+                "regret": r.ravel(),
+                "privacy": str(self.meta.get("privacy", {}).get(agent) or "none")}))
         columns = ["agent", "run", "checkpoint", "regret", "privacy"]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 

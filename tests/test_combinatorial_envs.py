@@ -462,7 +462,8 @@ def test_yeast_is_a_semi_bandit_from_data():
         obs, rewards, _, _, _ = venv.step(everything)
         assert all(tuple(o) in rows for o in obs[:, :14].astype(float))
         assert np.array_equal(rewards, obs[:, :14].sum(axis=1))
-    for kwargs, name in (({"n_arms": 20}, "n_arms"), ({"means": [0.5] * 14}, "means")):
+    for kwargs, name in (({"n_arms": 20}, "n_arms"), ({"means": [0.5] * 14}, "means"),
+                         ({"family": "coverage", "max_size": 2}, "family")):
         with pytest.raises(ValueError, match=name):
             gym.make(ENV_ID, distribution="yeast", **kwargs)
 

@@ -102,3 +102,31 @@ def test_the_index_states_each_page_s_version():
         assert f"| {version} | {command} |" in index, name
         assert ("!!! note \"Short version\"" in (PAGES / f"{name}.md").read_text()) == \
             (version == "quick"), name
+
+
+def test_new_user_findings_are_fixed(tmp_path, capsys):
+    """From a new user's trial (2026-11-27): a marker that is JSON but not an object crashed;
+    a page whose figure the folder lacks kept the stale figure; pages lost their permissions;
+    a failed write left the figure replaced and a traceback."""
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    shutil.copy(PAGES / "zheng2020-bco.md", pages)
+    (pages / "zheng2020-bco.md").chmod(0o644)
+    before = (pages / "zheng2020-bco.md").read_text()
+    out = fake_out(tmp_path, "zheng2020-bco")
+    (out / MARKER).write_text("[1, 2]")
+    assert pages_main(["zheng2020-bco", str(out), "--pages", str(pages)]) == 2
+    assert "holds the output of no experiment" in capsys.readouterr().err
+    (out / MARKER).write_text(json.dumps({"experiment": "zheng2020-bco"}))
+    (out / "figure.png").unlink()
+    assert pages_main(["zheng2020-bco", str(out), "--pages", str(pages)]) == 2
+    assert "no figure.png" in capsys.readouterr().err
+    (out / "figure.png").write_bytes(b"png")
+    (pages / "zheng2020-bco.png").mkdir()  # the figure cannot be written
+    assert pages_main(["zheng2020-bco", str(out), "--pages", str(pages)]) == 2
+    assert "cannot write" in capsys.readouterr().err
+    assert (pages / "zheng2020-bco.md").read_text() == before
+    assert sorted(p.name for p in pages.iterdir()) == ["zheng2020-bco.md", "zheng2020-bco.png"]
+    (pages / "zheng2020-bco.png").rmdir()
+    regenerate("zheng2020-bco", out, pages)
+    assert (pages / "zheng2020-bco.md").stat().st_mode & 0o777 == 0o644

@@ -36,7 +36,7 @@ def test_replayed_regret_is_the_online_regret(log, spec):
     a, b = rep.regret["A"][:, -1], on.regret["A"][:, -1]
     z = (a.mean() - b.mean()) / np.sqrt(a.var(ddof=1) / 30 + b.var(ddof=1) / 30)
     assert abs(z) < 4.5
-    used = np.array(rep.meta["replay"]["events per run"])
+    used = np.array(rep.meta["replay"]["events per run"]["A"])
     assert abs(used.mean() / 1000 - 3) < 0.3  # about K events per accepted round
     assert "Results(" in repr(rep) and "A" in rep.table()
 
@@ -51,7 +51,36 @@ def test_refusals(log):
             replay({"A": ABSE}, log, **{"horizon": 10, **kwargs})
     with pytest.raises(TypeError, match="log must be a Log"):
         replay({"A": ABSE}, "log", horizon=10)
-    with pytest.raises(ValueError, match="actions must be arms"):
+    with pytest.raises(ValueError, match="actions must be integer arms"):
         Log(ENV, log.obs[:2], np.array([0, 3]), log.rewards[:2], log.regrets[:2], 3, KW)
     with pytest.raises(ValueError, match="agents"):
         replay({}, log, horizon=10)
+
+
+def test_second_look_findings_are_fixed(log):
+    """From a new user's trial (2026-11-27): envs whose actions are not arms got unclear
+    errors; an agent's numbers depended on its position in the dict; a Log was not checked
+    against its env; checkpoints were not checked as ldp_gym.run checks them."""
+    for env in ("LDPCombinatorialBandit-v0", "LDPBCO-v0"):
+        with pytest.raises(ValueError, match="env: replay needs an env whose actions are arms"):
+            log_uniform(env, 10)
+    from ldp_gym.agents import UCB1
+
+    mab = log_uniform("LDPMAB-v0", 3000, seed=1, env_kwargs={"means": [0.9, 0.5, 0.2]})
+    alone = replay({"A": UCB1}, mab, horizon=200, n_runs=2, seed=3)
+    second = replay({"Z": UCB1, "A": UCB1}, mab, horizon=200, n_runs=2, seed=3)
+    assert np.array_equal(alone.regret["A"], second.regret["A"])
+    assert alone.meta["seed"] == 3
+    with pytest.raises(ValueError, match="n_arms=5 is not its env's 3"):
+        replay({"A": UCB1}, Log("LDPMAB-v0", mab.obs, mab.actions, mab.rewards, mab.regrets, 5,
+                                {"means": [0.9, 0.5, 0.2]}), horizon=10)
+    with pytest.raises(ValueError, match="integer arms"):
+        Log("LDPMAB-v0", mab.obs[:3], np.array([0.5, 1.0, 2.0]), mab.rewards[:3],
+            mab.regrets[:3], 3)
+    with pytest.raises(TypeError, match="numpy arrays"):
+        Log("LDPMAB-v0", list(mab.obs[:3]), mab.actions[:3], mab.rewards[:3], mab.regrets[:3], 3)
+    for bad in ([2.7, 10], [10, 5], "abc"):
+        with pytest.raises(ValueError, match="checkpoints must be increasing integers"):
+            replay({"A": UCB1}, mab, horizon=10, checkpoints=bad)
+    with pytest.raises(ValueError, match="agents must be a dict"):
+        replay([UCB1], mab, horizon=10)

@@ -8,7 +8,8 @@ rounds, of mean mu. Outcomes are Bernoulli by default, or Beta with
 outcomes of a round are the 14 labels of a row of river's bundled Yeast data (a multi-label
 set of 2417 genes), drawn with replacement: choose K labels, observe which are correct. The
 labels of a row are correlated, not independent as the paper assumes; with a linear reward
-the expected reward, the oracle and the regret stay exact. The means are ``means`` if given, else drawn
+the expected reward, the oracle and the regret stay exact (the coverage family, whose
+reward is not linear, is refused with yeast). The means are ``means`` if given, else drawn
 uniformly in [0, 1] at every reset from the env's ``np_random``. Every round the
 learner plays a super arm S_t of a family with ``|S| <= K``, where K is
 ``max_size`` (default 4). It receives the reward ``R(S_t, X_t)`` and observes
@@ -337,6 +338,10 @@ class CombinatorialCore(BanditCore):
         if means is not None:
             raise ValueError("means must be None with distribution='yeast': its means are the "
                              "label frequencies of the data")
+        if not self.family.linear:  # R(S, mu) is the expected reward only for independent arms
+            raise ValueError(f"family must be linear (topk or paths) with distribution='yeast': "
+                             f"yeast's labels are correlated, so {self.family!r}'s expected reward "
+                             "is not its reward at the label frequencies")
         return yeast_labels()
 
     @override

@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -99,21 +98,47 @@ def regenerate(name: str, out: Path, pages: Path) -> tuple[Path, bool]:
             raise ValueError(f"{what}: {path} does not exist")
     try:
         about = json.loads(marker.read_text())
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, UnicodeDecodeError):
         about = {}
-    wrote = about.get("experiment")
+    wrote = about.get("experiment") if isinstance(about, dict) else None
     if wrote != name:
         raise ValueError(f"out: {out} holds the output of {wrote or 'no experiment'}, not {name}")
-    page, table = page_path.read_text(), table_path.read_text()
+    try:
+        page, table = page_path.read_text(), table_path.read_text()
+    except UnicodeDecodeError as err:
+        raise ValueError(f"out: {table_path} or {page_path} is not UTF-8 text ({err.reason})") \
+            from None
     new = replace_measured(page, table)
     figure, embedded = out / "figure.png", pages / f"{name}.png"
-    if f"]({name}.png)" in new and figure.is_file():  # the page embeds the run's figure
-        shutil.copyfile(figure, embedded)
-    fd, tmp = tempfile.mkstemp(dir=pages, suffix=".md")  # the page: all or nothing
-    with os.fdopen(fd, "w") as f:
-        f.write(new)
-    os.replace(tmp, page_path)
+    embeds = f"]({name}.png)" in new
+    if embeds and not figure.is_file():
+        raise ValueError(f"out: {out} has no figure.png for the figure the page embeds")
+    staged: list[tuple[str, Path]] = []
+    try:  # written aside first, then renamed into place: the figure, then the page
+        if embeds:
+            staged.append(_stage(figure.read_bytes(), embedded))
+        staged.append(_stage(new.encode(), page_path))
+        for tmp, final in staged:
+            os.replace(tmp, final)
+    except OSError as err:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+        raise ValueError(f"pages: cannot write {page_path}: {err}") from None
     return page_path, bool(about.get("quick"))
+
+
+def _stage(data: bytes, final: Path) -> tuple[str, Path]:
+    """``data`` written to a temporary file beside ``final``, with ``final``'s permissions
+    (0644 for a new file); returns the temporary path and ``final``."""
+    fd, tmp = tempfile.mkstemp(dir=final.parent, suffix=final.suffix)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, final.stat().st_mode & 0o777 if final.exists() else 0o644)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return tmp, final
 
 
 def main(argv: list[str] | None = None) -> int:
