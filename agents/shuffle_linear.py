@@ -59,6 +59,10 @@ class SDPLinUCB(ShuffleDPAgent, ContextualAgent):
     in [-L, L]) and S is ``theta_bound``, 1 by default (the authors: sqrt(d)); at d = 5 the
     width is then about half the authors'.
 
+    The setting is the paper's single-parameter one, a context per arm (``LDPLinearBandit-v0``,
+    ``LDPGLMBandit-v0``); the multi-parameter envs are refused: their block contexts of
+    dimension dK would make the shuffled coordinates, and the noise, grow as (dK)^2.
+
     Privacy: (epsilon, delta)-DP per user in the shuffle model, protecting the context and
     the reward (and so the action) of each user from the learner and everyone after it. Each
     user's statistics enter one batch, whose shuffled counts are (epsilon, delta)-DP for each
@@ -114,6 +118,10 @@ class SDPLinUCB(ShuffleDPAgent, ContextualAgent):
         if not self.delta > 0:
             raise ValueError("delta must be > 0: the binomial sum's guarantee is (epsilon, delta)")
         d, c, r = self.D, self.context_bound, self.reward_bound
+        if self.multi_parameter:
+            raise ValueError(f"{self.name} runs in the single-parameter setting (a context per "
+                             f"arm): with multi_parameter=True its block contexts (D = {d}) give "
+                             f"{d + d * (d + 1) // 2} shuffled coordinates, each noised in full")
         if not (1e-100 < c < 1e100 and 1e-100 < r < 1e100):
             raise ValueError(f"context_bound={c!r} and reward_bound={r!r} must lie in "
                              "(1e-100, 1e100)")

@@ -509,6 +509,10 @@ def _fits(cls, env_id):
     # one context per round: the multi-parameter settings, the nonparametric and classification
     # ones (their cores declare multi_parameter = True)
     one_context = "MultiParam" in env_id or env_id in one_context_ids
+    from ldp_gym.agents import SDPLinUCB
+
+    if issubclass(cls, SDPLinUCB):  # a context per arm only: no block contexts
+        return contextual and not one_context
     if issubclass(cls, ContextualAgent):
         return contextual and (one_context or cls.blocks)
     return True  # MAB agents run context-blind anywhere
