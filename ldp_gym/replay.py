@@ -149,7 +149,8 @@ def replay(agents: Mapping[str, AgentSpec], log: Log, horizon: int, n_runs: int 
         raise ValueError("agents must be a dict naming at least one agent")
     cps = _check_run_args(horizon, n_runs, checkpoints)
     horizon, n_runs = int(horizon), int(n_runs)
-    k = _arms(make_vector_env(log.env, 1, horizon, **log.env_kwargs), log.env)
+    venv = make_vector_env(log.env, 1, horizon, **log.env_kwargs)  # the agents' setting, read once
+    k = _arms(venv, log.env)
     if k != log.n_arms:
         raise ValueError(f"log: its n_arms={log.n_arms} is not its env's {k} arms")
     root = seed_sequence(seed)
@@ -163,7 +164,7 @@ def replay(agents: Mapping[str, AgentSpec], log: Log, horizon: int, n_runs: int 
         _, key = chunk_seeds(root, name, 0)  # by name, as ldp_gym.run seeds its agents
         for child in key.spawn(n_runs):
             agent_seed, order_seed = child.spawn(2)
-            agent = _build_agent(spec, make_vector_env(log.env, 1, horizon, **log.env_kwargs))
+            agent = _build_agent(spec, venv)  # from_env reads the spaces and setting only
             if hasattr(agent, "reset"):
                 agent.reset(seed=agent_seed)
             privacy.setdefault(name, str(getattr(agent, "privacy", None) or "none"))

@@ -20,7 +20,7 @@ from ldp_gym.results import (
 )
 
 __all__ = ["Experiment", "Report", "caption", "checkpoints", "epsilon_axes", "figure", "log_slope",
-           "merge_all", "regret_cell", "run_by_agent"]
+           "merge_all", "regret_cell", "run_by_agent", "ticks_at"]
 
 #: where an experiment keeps its finished tasks (``sweep``'s ``cache_dir``), or None
 CacheDir = str | os.PathLike | None
@@ -128,20 +128,26 @@ def log_slope(x: Any, y: Any) -> float:
     return float(np.polyfit(np.log(x), np.log(np.maximum(y, 1e-12)), 1)[0])
 
 
+def ticks_at(ax, xs: Any) -> None:
+    """Tick ``ax``'s x axis at the values ``xs`` only, labelled plainly (``0.2``, ``1024``),
+    with no minor ticks: a parameter axis shows the values that were run."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    ax.xaxis.set_major_locator(FixedLocator(sorted(xs)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos=None: f"{x:g}"))
+    ax.xaxis.set_minor_locator(NullLocator())
+
+
 def epsilon_axes(ax, horizon: int, logy: bool = False, what: str = "mean") -> None:
     """Label a plot of regret at T against epsilon, on a log x axis.
 
     ``what`` says what the points, and any bars, are, e.g. ``"mean ± sd over 20 runs"``. The
-    x ticks are the epsilons plotted."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
-
+    x ticks are the epsilons plotted (:func:`ticks_at`)."""
     ax.set_xscale("log")
-    xs = sorted({float(x) for line in ax.get_lines() if line.get_transform() == ax.transData
-                 for x in line.get_xdata() if x > 0})  # data lines, not axhline
+    xs = {float(x) for line in ax.get_lines() if line.get_transform() == ax.transData
+          for x in line.get_xdata() if x > 0}  # data lines, not axhline
     if xs:
-        ax.xaxis.set_major_locator(FixedLocator(xs))
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos=None: f"{x:g}"))
-        ax.xaxis.set_minor_locator(NullLocator())
+        ticks_at(ax, xs)
     if logy:
         ax.set_yscale("log")
     ax.set_xlabel("epsilon")

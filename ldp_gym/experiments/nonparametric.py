@@ -101,7 +101,7 @@ import numpy as np
 from ldp_gym.results import Results
 from ldp_gym.runner import sweep
 
-from .common import CacheDir, Experiment, Report, figure, regret_cell
+from .common import CacheDir, Experiment, Report, figure, regret_cell, ticks_at
 
 ENV = "LDPNonparametricBandit-v0"
 #: the eps grid (1024: the "non-private" large eps of the authors' scripts)
@@ -444,8 +444,6 @@ def _order_tasks(ocfg: dict, seed: int, progress: bool | None) -> tuple[list[dic
 def _fig89_figure(finals: dict, unif: np.ndarray, base: np.ndarray, n: int) -> Any:
     """Fig 8-9's axes, one panel per parameter (eps_m on a log axis, gamma and kappa on linear
     ones): regret at n against the parameter, with the uniform policy and no auxiliary data."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
-
     fig, axes = figure(ncols=3)
     for ax, panel in zip(axes, ("eps_m", "gamma", "kappa")):
         for group in sorted({g for p, _, g in finals if p == panel}):
@@ -454,12 +452,9 @@ def _fig89_figure(finals: dict, unif: np.ndarray, base: np.ndarray, n: int) -> A
                     label=group)
         ax.axhline(unif.mean(), color="k", ls="--", lw=0.8, label="uniform")
         ax.axhline(base.mean(), color="grey", ls=":", lw=0.8, label="no auxiliary data")
-        xs = sorted({float(row.split("=")[1]) for p, row, _ in finals if p == panel})
         if panel == "eps_m":
             ax.set_xscale("log")
-            ax.xaxis.set_minor_locator(NullLocator())
-        ax.xaxis.set_major_locator(FixedLocator(xs))
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos=None: f"{x:g}"))
+        ticks_at(ax, {float(row.split("=")[1]) for p, row, _ in finals if p == panel})
         ax.set_xlabel(panel)
         ax.set_ylabel(f"regret at n = {n:g}")
         ax.set_title({"eps_m": "Fig 8: eps_m", "gamma": "Fig 9a: gamma",
