@@ -17,6 +17,8 @@ from .base import (
 )
 from .bco import AGENTS as _BCO_AGENTS
 from .bco import FKM, BCOAgent, HazanLevy, SahaTewari, TwoPointGD
+from .best_arm import AGENTS as _BEST_ARM_AGENTS
+from .best_arm import CTBTT, AdaPTT, BestArmAgent, DPSEBestArm, TopTwo
 from .combinatorial import AGENTS as _COMBINATORIAL_AGENTS
 from .combinatorial import CUCB, CUCBDP, CUCBLDP1, CUCBLDP2, CombinatorialAgent
 from .glm import AGENTS as _GLM_AGENTS
@@ -59,12 +61,14 @@ from .shuffle_linear import SDPLinUCB
 
 AGENTS: dict[str, type[Agent]] = {**_MAB_AGENTS, **_GLM_AGENTS, **_JOINT_AGENTS,
                                   **_SHUFFLE_LINEAR_AGENTS, **_BCO_AGENTS,
-                                  **_NONPARAMETRIC_AGENTS, **_COMBINATORIAL_AGENTS}
+                                  **_NONPARAMETRIC_AGENTS, **_COMBINATORIAL_AGENTS,
+                                  **_BEST_ARM_AGENTS}
 
-__all__ = ["ABSE", "AGENTS", "CUCB", "CUCBDP", "CUCBLDP1", "CUCBLDP2", "CombinatorialAgent", "DPIMED",
-           "DPKLUCB", "DPSE", "DPUCB", "FKM", "GLOC", "KLUCB", "LDPGLOC", "LDPMAB", "LDPOLS", "LDPSGD",
-           "LDPUCB", "UCB1", "AdaCUCB", "AdaPKLUCB", "AdaPUCB", "Agent", "BCOAgent", "DistDPSE",
-           "DistributedDPAgent", "Exp3", "GlobalDPAgent", "JointDPAgent", "GreedyOLS", "GreedySGD",
-           "HazanLevy", "JDPLinUCB", "LDPLinUCB", "LDPMABAux", "LDPMultiOLS", "LDPMultiSGD", "LinUCB",
-           "LocalDPAgent", "Privacy", "SDPLinUCB", "SahaTewari", "ShuffleDPAgent", "ShuffleSE",
-           "ThompsonSampling", "TsallisINF", "TwoPointGD", "UniformRandom", "argmax_random"]
+__all__ = ["ABSE", "AGENTS", "AdaCUCB", "AdaPKLUCB", "AdaPTT", "AdaPUCB", "Agent", "BCOAgent",
+           "BestArmAgent", "CTBTT", "CUCB", "CUCBDP", "CUCBLDP1", "CUCBLDP2", "CombinatorialAgent",
+           "DPIMED", "DPKLUCB", "DPSE", "DPSEBestArm", "DPUCB", "DistDPSE", "DistributedDPAgent",
+           "Exp3", "FKM", "GLOC", "GlobalDPAgent", "GreedyOLS", "GreedySGD", "HazanLevy", "JDPLinUCB",
+           "JointDPAgent", "KLUCB", "LDPGLOC", "LDPLinUCB", "LDPMAB", "LDPMABAux", "LDPMultiOLS",
+           "LDPMultiSGD", "LDPOLS", "LDPSGD", "LDPUCB", "LinUCB", "LocalDPAgent", "Privacy",
+           "SDPLinUCB", "SahaTewari", "ShuffleDPAgent", "ShuffleSE", "ThompsonSampling", "TopTwo",
+           "TsallisINF", "TwoPointGD", "UCB1", "UniformRandom", "argmax_random"]

@@ -105,6 +105,9 @@ class Agent(ABC):
     block_play: ClassVar[BlockPlay] = BlockPlay.ROUNDS
     #: Whether ``horizon`` must be given.
     needs_horizon: ClassVar[bool] = False
+    #: The task the agent is for, as settings declare it (``env.unwrapped.setting["task"]``,
+    #: ``"regret"`` where a setting does not say): :meth:`from_env` refuses the other one.
+    task: ClassVar[str] = "regret"
     _privacy: Privacy | None = None
 
     def __init__(self, n_arms: int, *, horizon: int | None = None, num_envs: int | None = None,
@@ -134,14 +137,19 @@ class Agent(ABC):
 
         Raises:
             ValueError: the env's action space is not in ``supported_action_spaces``, or the
-                env is not of the agent's setting.
+                env is not of the agent's setting or task.
         """
         is_vec = isinstance(getattr(env, "unwrapped", env), VectorEnv) or isinstance(env, VectorEnv)
         space = env.single_action_space if is_vec else env.action_space
         if not isinstance(space, cls.supported_action_spaces):
             names = " or ".join(s.__name__ for s in cls.supported_action_spaces)
             raise ValueError(f"{cls.name} supports {names} action spaces only, not {space}")
-        params = {**cls.space_params(space), **cls.env_params(env, is_vec)}
+        params = cls.space_params(space)
+        task = (getattr(getattr(env, "unwrapped", env), "setting", None) or {}).get("task", "regret")
+        if task != cls.task:
+            raise ValueError(f"env: {cls.name} is for {cls.task}, not for this env's {task} "
+                             f"(env.unwrapped.setting['task'])")
+        params.update(cls.env_params(env, is_vec))
         if is_vec:
             params.setdefault("num_envs", env.num_envs)
         horizon = getattr(getattr(env, "unwrapped", env), "horizon", None)

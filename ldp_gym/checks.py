@@ -79,10 +79,12 @@ def play(env: Any, agent: Any, steps: int = ROUNDS, seed: int = 0) -> np.ndarray
     actions = []
     for _ in range(steps):
         a = agent.act(obs)
-        nxt, r, *_ = env.step(a)
+        nxt, r, terminated, truncated, _ = env.step(a)
         agent.observe(obs, a, r, nxt)
         actions.append(np.array(a))
         obs = nxt
+        if not hasattr(env, "num_envs") and (terminated or truncated):  # (a recommendation)
+            obs = env.reset()[0]
     return np.array(actions)
 
 

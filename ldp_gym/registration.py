@@ -14,6 +14,7 @@ _GLM = "ldp_gym.envs.glm:"
 _BCO = "ldp_gym.envs.bco:"
 _NP = "ldp_gym.envs.nonparametric:"
 _COMB = "ldp_gym.envs.combinatorial:"
+_BAI = "ldp_gym.envs.best_arm:"
 
 #: id -> (single env entry point, vector env entry point, max_episode_steps, default kwargs)
 ENV_SPECS: dict[str, tuple[str, str, int, dict]] = {
@@ -36,6 +37,8 @@ ENV_SPECS: dict[str, tuple[str, str, int, dict]] = {
                                    _NP + "ClassificationBanditVectorEnv", 100_000, {}),
     "LDPCombinatorialBandit-v0": (_COMB + "CombinatorialEnv", _COMB + "CombinatorialVectorEnv",
                                   100_000, {}),
+    # the horizon is the budget of a best-arm identification run: past it, a run did not stop
+    "LDPBestArm-v0": (_BAI + "BestArmEnv", _BAI + "BestArmVectorEnv", 1_000_000, {}),
 }
 
 

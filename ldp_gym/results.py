@@ -115,12 +115,17 @@ class Results:
         regret: agent name -> array (n_runs, len(checkpoints)).
         meta: env, horizon, seed, privacy of every agent. Part of equality.
         timings: wall-clock seconds and decisions per agent. Not part of equality.
+        stops: best-arm identification only: agent name -> ``{"stopping_time": (n_runs,) the
+            pulls before the recommendation, -1 for a run that did not stop within the
+            horizon; "recommendation": (n_runs,) the arm, -1 without a stop; "correct":
+            (n_runs,) whether it is a best arm}``. Part of equality; empty otherwise.
     """
 
     checkpoints: np.ndarray
     regret: dict[str, np.ndarray]
     meta: dict[str, Any]
     timings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    stops: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Results):
@@ -128,16 +133,83 @@ class Results:
         return (np.array_equal(self.checkpoints, other.checkpoints)
                 and self.regret.keys() == other.regret.keys()
                 and all(np.array_equal(self.regret[k], other.regret[k]) for k in self.regret)
-                and self.meta == other.meta)
+                and self.meta == other.meta
+                and self.stops.keys() == other.stops.keys()
+                and all(self.stops[a].keys() == other.stops[a].keys()
+                        and all(np.array_equal(v, other.stops[a][k])
+                                for k, v in self.stops[a].items()) for a in self.stops))
 
     def __repr__(self) -> str:
-        """One line: the env, the runs and rounds, and each agent's final mean regret."""
+        """One line: the env, the runs and rounds, and each agent's final mean regret (or, in
+        best-arm identification, its mean stopping time)."""
         last = int(self.checkpoints[-1]) if len(self.checkpoints) else 0
-        finals = ", ".join(f"{a}: {self.regret[a][:, -1].mean():.4g}" for a in self.regret)
         env = self.meta.get("env", "?")
         runs = self.runs_label() if self.regret else "no agents"
+        if self.stops:
+            times = ", ".join(f"{a}: {self.stopping_times(a).mean():.4g}" for a in self.stops)
+            return f"Results(env={env!r}, {runs}, budget {last}; mean stopping time: {times})"
+        finals = ", ".join(f"{a}: {self.regret[a][:, -1].mean():.4g}" for a in self.regret)
         return (f"Results(env={env!r}, {runs}, T={last}, "
                 f"{len(self.checkpoints)} checkpoints; mean regret at T: {finals})")
+
+    def stopping_times(self, agent: str) -> np.ndarray:
+        """The sample complexity of ``agent``'s runs that stopped (best-arm identification):
+        the pulls before each recommendation. :meth:`identification` counts the others."""
+        rounds = self._stops(agent)["stopping_time"]
+        return rounds[rounds >= 0]
+
+    def identification(self, agent: str) -> dict[str, Any]:
+        """``agent``'s best-arm identification in numbers.
+
+        Returns:
+            ``runs``, ``stopped`` (runs that recommended within the horizon), ``errors`` (wrong
+            recommendations), ``risk`` (the agent's delta, None if unknown), ``error_upper``
+            (the one-sided 95 % Clopper-Pearson upper bound of the error rate over the runs,
+            a run without a stop counted as no error) and ``p_value``: of the binomial test
+            of "error rate <= risk", ``P(Binomial(runs, risk) >= errors)``; small values
+            contradict the agent's guarantee.
+        """
+        from scipy import stats
+
+        s = self._stops(agent)
+        runs, stopped = len(s["correct"]), int((s["recommendation"] >= 0).sum())
+        errors = int(((s["recommendation"] >= 0) & ~s["correct"]).sum())
+        risk = self.meta.get("risk", {}).get(agent)
+        upper = 1.0 if errors == runs else float(stats.beta.ppf(0.95, errors + 1, runs - errors))
+        p = None if risk is None else float(stats.binom.sf(errors - 1, runs, risk))
+        return {"runs": runs, "stopped": stopped, "errors": errors, "risk": risk,
+                "error_upper": upper, "p_value": p}
+
+    def _stops(self, agent: str) -> dict[str, np.ndarray]:
+        if agent not in self.stops:
+            raise ValueError(f"agent: no stops of {agent!r}; these results are not of best-arm "
+                             f"identification, or of another agent ({list(self.stops)})")
+        return self.stops[agent]
+
+    def identification_table(self) -> str:
+        """The best-arm identification as a Markdown table, as the CLI prints it: per agent,
+        the stopping time over the runs that stopped, the runs without a stop, the wrong
+        recommendations against the agent's risk."""
+        horizon = self.meta.get("horizon")
+        lines = ["| agent | privacy | stopping time | median | no stop | errors | risk delta | "
+                 "error rate ≤ (95 %) | p (error rate ≤ delta) |", "|" + "---|" * 9]
+        for a in self.stops:
+            times, n = self.stopping_times(a), self.identification(a)
+            cell = regret_cell(times, 0) if times.size else "–"
+            median = f"{np.median(times):,.0f}" if times.size else "–"
+            risk = "–" if n["risk"] is None else f"{n['risk']:g}"
+            p = "–" if n["p_value"] is None else f"{n['p_value']:.3g}"
+            lines.append(f"| {a} | {self.meta.get('privacy', {}).get(a, '')} | {cell} | {median} "
+                         f"| {n['runs'] - n['stopped']} | {n['errors']} / {n['runs']} | {risk} | "
+                         f"{n['error_upper']:.3f} | {p} |")
+        lines += ["", f"Stopping time: pulls before the recommendation, mean ± sd over the runs "
+                  f"that stopped within the budget of {round_label(horizon or 0)} rounds. "
+                  f"Errors: wrong recommendations. The error rate's 95 % upper bound is "
+                  f"Clopper-Pearson's; p is that of the binomial test of error rate ≤ delta."]
+        if any("°" in line for line in lines):
+            lines.append("sd 0 (marked °): every run stopped after the same number of pulls, as "
+                         "DP-SE does when every run ends in the same epoch.")
+        return "\n".join(lines)
 
     @property
     def agents(self) -> list[str]:
@@ -227,7 +299,9 @@ class Results:
         explains an sd of 0, marked °.
 
         Headers write rounds one way: ``t = 10,000`` for a round, ``T = 100,000`` for the
-        horizon."""
+        horizon. Results of best-arm identification give :meth:`identification_table`."""
+        if self.stops:
+            return self.identification_table()
         rows = self.summary(at)
         ts = [int(self.checkpoints[-1])] if at is None else [int(t) for t in at]
         horizon = self.meta.get("horizon")
@@ -307,7 +381,8 @@ class Results:
                 per_agent[key] = values
         if per_agent:
             meta["per_agent"] = per_agent
-        return Results(self.checkpoints, regret, meta, {**self.timings, **other.timings})
+        stops = {**{a: v for a, v in self.stops.items() if a not in other.regret}, **other.stops}
+        return Results(self.checkpoints, regret, meta, {**self.timings, **other.timings}, stops)
 
     def _settings(self) -> dict[str, dict[str, Any]]:
         """Each run setting of :data:`_SETTINGS`, by agent."""
@@ -372,6 +447,7 @@ class Results:
         if path.suffix != ".npz":
             path = path.with_name(path.name + ".npz")
         arrays: dict[str, Any] = {f"regret/{k}": v for k, v in self.regret.items()}
+        arrays.update({f"stops/{a}/{k}": v for a, s in self.stops.items() for k, v in s.items()})
         meta = np.array(json.dumps({"meta": self.meta, "timings": self.timings,
                                     "agents": list(self.regret)}))
         tmp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}")
@@ -397,7 +473,12 @@ class Results:
         with np.load(path, allow_pickle=False) as f:
             info = json.loads(str(f["meta"]))
             regret = {a: f[f"regret/{a}"] for a in info["agents"]}
-            return cls(f["checkpoints"], regret, info["meta"], info["timings"])
+            stops: dict[str, dict[str, np.ndarray]] = {}
+            for key in f.files:
+                if key.startswith("stops/"):
+                    agent, _, name = key[len("stops/"):].rpartition("/")
+                    stops.setdefault(agent, {})[name] = f[key]
+            return cls(f["checkpoints"], regret, info["meta"], info["timings"], stops)
 
 
 def _key(value: Any) -> str:

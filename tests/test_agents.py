@@ -145,7 +145,7 @@ def _bad_feedback(agent, obs):
         return _bad_box_feedback(agent, obs)
     if isinstance(agent.action_space, spaces.MultiBinary):
         return _bad_semibandit_feedback(agent, obs)
-    k = agent.n_arms
+    k = agent.action_space.n  # (K, but 2K in best-arm identification: K recommends arm 0)
     if agent.num_envs is None:
         good = {"obs": obs, "action": 0, "reward": 0.5, "next_obs": obs}
         bad = [("action", -1, ValueError), ("action", k, ValueError),

@@ -14,13 +14,13 @@ import sys
 import pytest
 
 from ldp_gym.agents import AGENTS, adapters
-from ldp_gym.envs import bco, combinatorial, glm, mab, nonparametric
+from ldp_gym.envs import bco, best_arm, combinatorial, glm, mab, nonparametric
 from ldp_gym.envs.base import BanditEnv, BanditVectorEnv
 from ldp_gym.registration import ENV_SPECS
 
 
 def _env_classes() -> list[type]:
-    found = [obj for module in (mab, glm, bco, nonparametric, combinatorial)
+    found = [obj for module in (mab, glm, bco, nonparametric, combinatorial, best_arm)
              for obj in vars(module).values()
              if inspect.isclass(obj) and issubclass(obj, (BanditEnv, BanditVectorEnv))
              and obj.__module__ == module.__name__]
@@ -36,7 +36,7 @@ def test_every_registered_env_class_is_enumerated():
     names = {c.__name__ for c in ENV_CLASSES}
     entry_points = {ep.split(":")[1] for spec in ENV_SPECS.values() for ep in spec[:2]}
     assert entry_points <= names
-    assert len(ENV_CLASSES) == 18
+    assert len(ENV_CLASSES) == 20
 
 
 @pytest.mark.parametrize("cls", ENV_CLASSES + AGENT_CLASSES, ids=lambda c: c.__name__)

@@ -165,6 +165,10 @@ DECLARED = {
     "LDP-UCB": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMAB-v0
     "DP-UCB": (BlockPlay.PLAYS_BLOCKS, '_Drawn', '_Drawn'),  # LDPMAB-v0
     "DP-SE": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
+    "TT-UCB": (BlockPlay.ROUNDS, '_Drawn', None),  # LDPBestArm-v0
+    "AdaP-TT": (BlockPlay.ROUNDS, '_Drawn', None),  # LDPBestArm-v0
+    "DP-SE (BAI)": (BlockPlay.ROUNDS, '_Drawn', None),  # LDPBestArm-v0
+    "CTB-TT": (BlockPlay.ROUNDS, '_Drawn', None),  # LDPBestArm-v0
     "AdaP-UCB": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
     "AdaP-KLUCB": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
     "AdaC-UCB": (BlockPlay.COMMITS, '_Committed', '_Committed'),  # LDPMAB-v0
@@ -492,6 +496,8 @@ def _fits(cls, env_id):
     from ldp_gym.agents.combinatorial import CombinatorialAgent
     from ldp_gym.agents.glm import ContextualAgent
 
+    if ("BestArm" in env_id) != (cls.task != "regret"):  # each task's agents refuse the other's
+        return False
     if issubclass(cls, CombinatorialAgent):  # super arms of a family
         return "Combinatorial" in env_id
     if "Combinatorial" in env_id:
@@ -529,7 +535,7 @@ def test_every_agent_runs_or_refuses_clearly_on_every_env(env_id):
             res = ldp_gym.run(env_id, {name: spec}, horizon=60, n_runs=2, seed=0, progress=False)
             assert np.isfinite(res.regret[name]).all(), name
         else:
-            with pytest.raises(ValueError, match="env|multi_parameter|action spaces|points"):
+            with pytest.raises(ValueError, match="env|multi_parameter|action spaces|points|task"):
                 ldp_gym.run(env_id, {name: spec}, horizon=60, n_runs=2, seed=0, progress=False)
 
 

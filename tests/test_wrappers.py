@@ -75,7 +75,7 @@ def test_single_wrappers_pass_check_env_and_record_args(wrapper, kw):
     assert gym.make(oracle.spec).oracle_info is True  # the opt-in is recorded in the spec
 
 
-def _wrapped_rollout(wrapper, kw, env_id, **extra):
+def _wrapped_rollout(wrapper, kw, env_id, pull, **extra):
     """The infos of reset and of 6 steps of a wrapped env of horizon 5 (the vector env's sixth
     step is an autoreset step)."""
     if issubclass(wrapper, gym.vector.VectorWrapper):
@@ -87,13 +87,13 @@ def _wrapped_rollout(wrapper, kw, env_id, **extra):
         steps = 5
     env.action_space.seed(0)
     infos = [env.reset(seed=0)[1]]
-    infos += [env.step(env.action_space.sample())[4] for _ in range(steps)]
+    infos += [env.step(pull(env_id, env.action_space))[4] for _ in range(steps)]
     return infos
 
 
 @pytest.mark.parametrize("env_id", list(ldp_gym.ENV_SPECS))
 @pytest.mark.parametrize("wrapper,kw", [pytest.param(w, kw, id=w.__name__) for w, kw in SINGLE + VECTOR])
-def test_privacy_wrappers_release_no_oracle_info(wrapper, kw, env_id):
+def test_privacy_wrappers_release_no_oracle_info(wrapper, kw, env_id, pull):
     """reset and step hand out nothing computed from the private data outside the release: no
     oracle key (nor its mask) in info, unless oracle_info=True opts in for evaluation. A reward
     wrapper refuses an env whose observation is private feedback (multi-point BCO losses,
@@ -103,12 +103,12 @@ def test_privacy_wrappers_release_no_oracle_info(wrapper, kw, env_id):
     for key, (vector, single, extra) in own.items():
         if key in env_id:
             with pytest.raises(ValueError, match="observation carries private feedback"):
-                _wrapped_rollout(wrapper, kw, env_id)
+                _wrapped_rollout(wrapper, kw, env_id, pull)
             wrapper = vector if "Vector" in wrapper.__name__ else single
             kw = {"epsilon": 1.0, **extra}
-    for info in _wrapped_rollout(wrapper, kw, env_id):
+    for info in _wrapped_rollout(wrapper, kw, env_id, pull):
         assert info == {} and not set(info) & ORACLE_KEYS
-    oracle = _wrapped_rollout(wrapper, kw, env_id, oracle_info=True)
+    oracle = _wrapped_rollout(wrapper, kw, env_id, pull, oracle_info=True)
     no_best_arm = "BCO" in env_id or "Combinatorial" in env_id  # actions are arrays there
     keys = set(INFO_KEYS) - ({"optimal_action"} if no_best_arm else set())
     assert all(set(info) >= keys for info in oracle[1:])

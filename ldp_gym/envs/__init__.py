@@ -2,6 +2,7 @@
 
 from .base import BanditCore, BanditEnv, BanditVectorEnv
 from .bco import BCOEnv, BCOVectorEnv, MultiPointBCOEnv, MultiPointBCOVectorEnv
+from .best_arm import BestArmEnv, BestArmVectorEnv
 from .combinatorial import CombinatorialEnv, CombinatorialVectorEnv
 from .glm import GLMEnv, GLMVectorEnv, MultiParamGLMEnv, MultiParamGLMVectorEnv
 from .mab import AdversarialMABEnv, AdversarialMABVectorEnv, MABEnv, MABVectorEnv
@@ -13,8 +14,7 @@ from .nonparametric import (
 )
 
 __all__ = ["AdversarialMABEnv", "AdversarialMABVectorEnv", "BCOEnv", "BCOVectorEnv", "BanditCore",
-           "BanditEnv", "BanditVectorEnv", "ClassificationBanditEnv", "ClassificationBanditVectorEnv",
-           "CombinatorialEnv", "CombinatorialVectorEnv",
-           "GLMEnv", "GLMVectorEnv", "MABEnv", "MABVectorEnv", "MultiParamGLMEnv",
-           "MultiParamGLMVectorEnv", "MultiPointBCOEnv", "MultiPointBCOVectorEnv", "NonparametricEnv",
-           "NonparametricVectorEnv"]
+           "BanditEnv", "BanditVectorEnv", "BestArmEnv", "BestArmVectorEnv", "ClassificationBanditEnv",
+           "ClassificationBanditVectorEnv", "CombinatorialEnv", "CombinatorialVectorEnv", "GLMEnv",
+           "GLMVectorEnv", "MABEnv", "MABVectorEnv", "MultiParamGLMEnv", "MultiParamGLMVectorEnv",
+           "MultiPointBCOEnv", "MultiPointBCOVectorEnv", "NonparametricEnv", "NonparametricVectorEnv"]

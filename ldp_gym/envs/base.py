@@ -8,8 +8,10 @@ second implementation.
 
 Environment contract:
 
-* one episode is one bandit run. ``terminated`` is always False and
-  ``truncated`` becomes True at the horizon, ``max_episode_steps``;
+* one episode is one bandit run. ``truncated`` becomes True at the horizon,
+  ``max_episode_steps``. ``terminated`` is always False, except in best-arm identification
+  (:mod:`ldp_gym.envs.best_arm`), where the learner's recommendation ends the episode: its
+  step's ``info["recommendation"]`` is the arm, -1 in every other step;
 * the instance is drawn in ``reset(seed=...)`` from ``self.np_random``, or
   fixed by constructor arguments;
 * observations are float32 arrays inside their space, and rewards Python floats.
@@ -103,6 +105,10 @@ class BanditCore:
     #: (wrapper or private agents) that does protect the observation.
     private_observation: bool = False
     own_release: str = ""
+    #: What the learner is after: ``"regret"`` (episodes run to the horizon) or
+    #: ``"best-arm identification"`` (an episode ends when the learner recommends an arm, and
+    #: the core's step info has ``"recommendation"``). Agents refuse the other task.
+    task: ClassVar[str] = "regret"
     #: The names of the setting's public description (:meth:`description`): what an agent's
     #: ``from_env`` may read (dimensions, bounds, the link, loss constants, the super-arm
     #: family, the auxiliary datasets' specifications), never the instance.
@@ -215,7 +221,9 @@ class BanditEnv(gym.Env):
         self._regrets: list[float] = []
         # pulls of every arm (Discrete) or base arm (MultiBinary super arms); none for BCO
         space = self.action_space
-        self._counts = np.zeros(space.n if isinstance(space, gym.spaces.Discrete) else
+        arms = getattr(self.core, "n_arms", None) if self.core.task != "regret" else None
+        self._counts = np.zeros(arms if arms is not None else
+                                space.n if isinstance(space, gym.spaces.Discrete) else
                                 int(np.prod(space.shape)) if isinstance(space, gym.spaces.MultiBinary)
                                 else 0, dtype=np.int64)
 
@@ -256,10 +264,14 @@ class BanditEnv(gym.Env):
         reward, info = self.core.step_one(self.np_random, action)
         self._regrets.append(float(info["regret"]))
         if isinstance(self.action_space, gym.spaces.Discrete):
-            self._counts[int(action)] += 1
+            if int(action) < self._counts.size:  # (a recommendation is not a pull)
+                self._counts[int(action)] += 1
         elif self._counts.size:
             self._counts += np.asarray(action, dtype=np.int64).reshape(-1)
-        return self.core.observe()[0], reward, False, False, info
+        terminated = info.get("recommendation", -1) >= 0
+        if terminated:  # the episode is over: the next step needs a reset
+            self._ready = False
+        return self.core.observe()[0], reward, terminated, False, info
 
     @override
     def render(self) -> Any:
@@ -342,6 +354,9 @@ class BanditVectorEnv(VectorEnv):
         self._needs_reset = np.zeros(self.num_envs, dtype=bool)
         self._all = np.arange(self.num_envs)
         self.last_regret = np.zeros(self.num_envs)
+        #: (N,) the arm each run recommended in the last step, -1 where it did not (best-arm
+        #: identification only; None in the other settings).
+        self.last_recommendation: np.ndarray | None = None
         self._ready = False  # reset() has drawn every run's instance
 
     @property
@@ -390,6 +405,10 @@ class BanditVectorEnv(VectorEnv):
         else:
             self.last_regret = self.last_regret.copy()
             self.last_regret[runs] = 0.0
+        if self.core.task != "regret":
+            if self.last_recommendation is None or mask is None:
+                self.last_recommendation = np.full(self.num_envs, -1, dtype=np.int64)
+            self.last_recommendation[runs] = -1
         return self.core.observe(), {}
 
     def check_reset(self) -> None:
@@ -411,8 +430,8 @@ class BanditVectorEnv(VectorEnv):
             self.core.reset(self.np_random, runs, self.num_envs)
             self.t[runs] = 0
             rewards[runs] = 0.0
-            for v in info.values():
-                v[runs] = 0
+            for k, v in info.items():
+                v[runs] = -1 if k == "recommendation" else 0
             self.t[~done] += 1
         else:  # the common step: no run starts afresh
             self.t += 1
@@ -427,12 +446,15 @@ class BanditVectorEnv(VectorEnv):
         """
         self.last_regret = np.array(info["regret"], dtype=np.float64)
         truncated = np.zeros(self.num_envs, bool) if self.horizon is None else self.t >= self.horizon
-        self._needs_reset = truncated.copy()
+        recommended = info.get("recommendation")
+        terminated = np.zeros(self.num_envs, bool) if recommended is None else recommended >= 0
+        if recommended is not None:
+            self.last_recommendation = np.array(recommended, dtype=np.int64)
+        self._needs_reset = truncated | terminated
         full = dict(info)
         for k in info:
             full["_" + k] = played.copy()
-        return (self.core.observe(), rewards.astype(np.float64),
-                np.zeros(self.num_envs, bool), truncated, full)
+        return self.core.observe(), rewards.astype(np.float64), terminated, truncated, full
 
     def step_committed(self, actions: np.ndarray, counts: np.ndarray):
         """Play ``actions[i]`` for ``counts[i]`` rounds in run i; 0 rounds are allowed.

@@ -52,7 +52,7 @@ ORDERS = ("shuffled", "given")
 _OBS_SPACE = spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float32)
 
 
-class MABCore(BanditCore, DrawsBlocks, DrawsStretches):
+class StochasticArms(BanditCore):
     """Stochastic K-armed bandit on a batch of runs.
 
     Args:
@@ -165,6 +165,10 @@ class MABCore(BanditCore, DrawsBlocks, DrawsStretches):
             sums = np.zeros(mu.shape)
             np.add.at(sums, np.repeat(self._rows, counts), draws)
         return sums
+
+
+class MABCore(StochasticArms, DrawsBlocks, DrawsStretches):
+    __doc__ = StochasticArms.__doc__
 
 
 class AdversarialMABCore(BanditCore, DrawsBlocks):

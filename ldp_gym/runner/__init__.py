@@ -136,7 +136,11 @@ def run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_ru
         label: what the progress shows first (default ``"ldp-gym"``).
 
     Returns:
-        :class:`~ldp_gym.results.Results` with regret of shape (n_runs, len(checkpoints)).
+        :class:`~ldp_gym.results.Results` with regret of shape (n_runs, len(checkpoints)). In
+        best-arm identification (``LDPBestArm-v0``), a run's regret stops at its
+        recommendation, ``horizon`` is the budget, and the results also hold every run's
+        stopping time and recommendation (:attr:`~ldp_gym.results.Results.stops`) and each
+        agent's ``risk`` in ``meta["risk"]``.
     """
     return _run(env, agents, horizon, n_runs, seed, checkpoints, env_kwargs, wrappers, progress,
                 n_jobs, backend, secure, label)
@@ -171,6 +175,8 @@ def _run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_r
                           [f"agent {shown_as!r}" for *_, shown_as in plan])
     outputs = _merged(chunks)
     env_name = env if isinstance(env, str) else getattr(env, "__name__", repr(env))
+    stops = {name: m.pop("stops") for name, _, m in outputs if "stops" in m}
+    identification = {"risk": {name: m.pop("risk") for name, _, m in outputs}} if stops else {}
     return Results(checkpoints=cps, regret={name: out for name, out, _ in outputs},
                    meta={"env": env_name, "env_kwargs": {k: _jsonable(v) for k, v in
                                                          env_kwargs.items()},
@@ -181,8 +187,8 @@ def _run(env: str | Callable, agents: Mapping[str, AgentSpec], horizon: int, n_r
                          "secure": bool(secure),
                          "privacy": {name: m["privacy"] for name, _, m in outputs},
                          **({"oracle": outputs[0][2]["oracle"]} if "oracle" in outputs[0][2]
-                            else {})},
-                   timings={name: m for name, _, m in outputs})
+                            else {}), **identification},
+                   timings={name: m for name, _, m in outputs}, stops=stops)
 
 
 def _merged(chunks: list[tuple[str, np.ndarray, dict]]) -> list[tuple[str, np.ndarray, dict]]:
@@ -193,9 +199,15 @@ def _merged(chunks: list[tuple[str, np.ndarray, dict]]) -> list[tuple[str, np.nd
         outs, metas = merged.setdefault(name, ([], []))
         outs.append(out)
         metas.append(meta)
-    return [(name, np.concatenate(outs), {**metas[0], "seconds": sum(m["seconds"] for m in metas),
-                                          "decisions": max(m["decisions"] for m in metas)})
-            for name, (outs, metas) in merged.items()]
+    result = []
+    for name, (outs, metas) in merged.items():
+        meta = {**metas[0], "seconds": sum(m["seconds"] for m in metas),
+                "decisions": max(m["decisions"] for m in metas)}
+        if "stops" in meta:
+            meta["stops"] = {k: np.concatenate([m["stops"][k] for m in metas])
+                             for k in meta["stops"]}
+        result.append((name, np.concatenate(outs), meta))
+    return result
 
 
 def _jsonable(v: Any) -> Any:

@@ -170,8 +170,11 @@ class _Drawn:
     the compiled kernels release the GIL."""
 
     def __init__(self, env: BanditVectorEnv, play_block: Callable, horizon: int):
-        self.play_block = play_block
+        self.env, self.play_block = env, play_block
         self.blocks = _prefetched(env.draw_block, horizon)
+        #: (N, L) the arm recommended in each round of the last block, -1 in a pull: in
+        #: best-arm identification, whose actions K..2K-1 recommend an arm; else None.
+        self.recommended: np.ndarray | None = None
 
     @classmethod
     def compiled(cls, agent: AgentLike, env: BanditVectorEnv, release: Any, horizon: int) -> _Drawn:
@@ -195,6 +198,9 @@ class _Drawn:
             raise ValueError(f"a block's actions must be arms in [0, {rewards.shape[2]}) of "
                              f"shape {rewards.shape[:2]}")
         regret = np.take_along_axis(regrets, actions[..., None], axis=2)[..., 0]
+        if self.env.core.task != "regret":
+            arms = rewards.shape[2] // 2
+            self.recommended = np.where(actions >= arms, actions - arms, -1)
         return obs_block[:, -1], np.ones(actions.shape, dtype=np.int64), regret
 
 

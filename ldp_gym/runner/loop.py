@@ -106,6 +106,50 @@ def chunk_seeds(root: np.random.SeedSequence, name: str, number: int) -> tuple[i
     return int(env_seed), agent_seed
 
 
+class Stops:
+    """The first recommendation of every run of a best-arm identification setting.
+
+    Attributes:
+        rounds: (N,) the pulls before each run's recommendation, its sample complexity; -1
+            while it has not stopped.
+        arm: (N,) the arm recommended, -1 while the run has not stopped.
+        correct: (N,) whether it is a best arm of the run's instance.
+    """
+
+    def __init__(self, n: int):
+        self.rounds = np.full(n, -1, dtype=np.int64)
+        self.arm = np.full(n, -1, dtype=np.int64)
+        self.correct = np.zeros(n, dtype=bool)
+
+    @property
+    def done(self) -> bool:
+        """Every run has stopped."""
+        return bool((self.arm >= 0).all())
+
+    def note(self, played: np.ndarray, recommendations: np.ndarray, core: Any) -> np.ndarray:
+        """Record the runs' first recommendations among ``recommendations`` (N, L), L rounds
+        that follow ``played`` (N,) rounds; ``core`` judges them while it holds the instances.
+
+        Returns the rounds (N, L) whose regret counts: those before a run's recommendation."""
+        said = recommendations >= 0
+        length = said.shape[1]
+        first = np.where(said.any(axis=1), said.argmax(axis=1), length)
+        going = self.arm < 0
+        counts = (np.arange(length) < first[:, None]) & going[:, None]
+        new = np.flatnonzero(going & (first < length))
+        if new.size:
+            arms = np.full(len(going), -1, dtype=np.int64)
+            arms[new] = recommendations[new, first[new]]
+            self.rounds[new] = played[new] + first[new]
+            self.arm[new] = arms[new]
+            self.correct[new] = core.correct(arms)[new]
+        return counts
+
+    def as_dict(self) -> dict[str, np.ndarray]:
+        """The record as :attr:`~ldp_gym.results.Results.stops` keeps it."""
+        return {"stopping_time": self.rounds, "recommendation": self.arm, "correct": self.correct}
+
+
 def _bandit_env(venv: Any) -> Any:
     """The native bandit vector env under ``venv``'s wrappers, where the runner reads regret."""
     base = venv.unwrapped
@@ -136,11 +180,14 @@ def play_chunk(chunk: Chunk, sink: Any = None, task: int = 0) -> tuple[str, np.n
         report(0, final=True)  # started
     start = time.perf_counter()
     player = block_player(agent, venv, horizon)
+    base = _bandit_env(venv)
+    stops = None if base.core.task == "regret" else Stops(n)
     try:
         if player is None:
-            decisions = _round_by_round(venv, agent, obs, horizon, checkpoints, out, cum, report)
+            decisions = _round_by_round(venv, agent, obs, horizon, checkpoints, out, cum, report,
+                                        stops)
         else:
-            decisions = _by_blocks(player, obs, horizon, checkpoints, out, cum, report)
+            decisions = _by_blocks(player, obs, horizon, checkpoints, out, cum, report, stops)
     except (ValueError, TypeError) as e:  # say whose play failed (e.g. a third party's action)
         e.args = (f"agent {chunk.name!r} ({type(agent).__name__}): {e}",)  # same type
         raise
@@ -148,7 +195,10 @@ def play_chunk(chunk: Chunk, sink: Any = None, task: int = 0) -> tuple[str, np.n
         report(horizon, final=True)
     elapsed = time.perf_counter() - start
     meta = {"seconds": elapsed, "decisions": int(decisions), "privacy": _privacy_label(agent, venv)}
-    core: Any = getattr(_bandit_env(venv), "core", None)
+    if stops is not None:  # best-arm identification: the stops, and the risk the agent took
+        meta["stops"] = stops.as_dict()
+        meta["risk"] = getattr(agent, "risk", None)
+    core: Any = base.core
     if hasattr(core, "alpha") and hasattr(core, "beta"):  # an approximate oracle's guarantee
         meta["oracle"] = {"alpha": float(core.alpha), "beta": float(core.beta)}
     return chunk.name, out, meta
@@ -171,10 +221,13 @@ def _privacy_label(agent: AgentLike, venv: Any) -> str:
 
 
 def _round_by_round(venv: Any, agent: AgentLike, obs: Any, horizon: int, checkpoints: np.ndarray,
-                    out: np.ndarray, cum: np.ndarray, report: Reporter | None) -> int:
+                    out: np.ndarray, cum: np.ndarray, report: Reporter | None,
+                    stops: Stops | None = None) -> int:
     """``act``, ``venv.step`` with every wrapper's step, then ``observe``, one round at a time.
 
-    Progress is reported every hundredth of the horizon."""
+    In best-arm identification (``stops``), a run's regret stops at its recommendation, and
+    the loop ends once every run has stopped; the later checkpoints keep the regret then.
+    Progress is reported every hundredth of the horizon. Returns the rounds played."""
     base = _bandit_env(venv)
     column = np.full(horizon + 1, -1)  # checkpoint round -> column of `out`
     column[checkpoints] = np.arange(len(checkpoints))
@@ -183,27 +236,40 @@ def _round_by_round(venv: Any, agent: AgentLike, obs: Any, horizon: int, checkpo
         actions = agent.act(obs)
         next_obs, rewards, _, _, _ = venv.step(actions)
         agent.observe(obs, actions, rewards, next_obs)
-        cum += base.last_regret
+        regret = base.last_regret
+        if stops is not None:
+            regret = regret * stops.note(np.full(len(cum), step - 1),
+                                         base.last_recommendation[:, None], base.core)[:, 0]
+        cum += regret
         obs = next_obs
         if column[step] >= 0:
             out[:, column[step]] = cum
         if report is not None and step % every == 0:
             report(step)
+        if stops is not None and stops.done:
+            out[:, checkpoints > step] = cum[:, None]
+            return step
     return horizon
 
 
 def _by_blocks(player: BlockPlayer, obs: Any, horizon: int, checkpoints: np.ndarray,
-               out: np.ndarray, cum: np.ndarray, report: Reporter | None) -> int:
-    """``player.play`` until every run has played ``horizon`` rounds.
+               out: np.ndarray, cum: np.ndarray, report: Reporter | None,
+               stops: Stops | None = None) -> int:
+    """``player.play`` until every run has played ``horizon`` rounds, or has stopped.
 
     Stretches are cut at the next checkpoint, or at the horizon. The regret is recorded where a
-    segment ends on a checkpoint. Returns the number of decisions (segments) per run."""
+    segment ends on a checkpoint. In best-arm identification (``stops``, where the player plays
+    rounds one by one and says what was recommended), a run's regret stops at its
+    recommendation. Returns the number of decisions (segments) per run."""
     t = np.zeros(len(cum), dtype=np.int64)
-    stops = np.append(checkpoints, horizon)
+    ends_at = np.append(checkpoints, horizon)
     decisions = 0
-    while (t < horizon).any():
-        limit = stops[np.searchsorted(checkpoints, t, side="right")] - t  # 0 once finished
+    while (t < horizon).any() and not (stops is not None and stops.done):
+        limit = ends_at[np.searchsorted(checkpoints, t, side="right")] - t  # 0 once finished
         obs, rounds, regret = player.play(obs, limit)
+        if stops is not None:
+            drawn: Any = player  # the _Drawn player, the only one of these settings
+            regret = regret * stops.note(t, drawn.recommended, drawn.env.core)
         ends = t[:, None] + np.cumsum(rounds, axis=1)
         path = np.cumsum(np.concatenate([cum[:, None], regret], axis=1), axis=1)[:, 1:]
         lo, hi = np.searchsorted(checkpoints, [t.min(), ends[:, -1].max()], side="right")
@@ -214,5 +280,7 @@ def _by_blocks(player: BlockPlayer, obs: Any, horizon: int, checkpoints: np.ndar
         decisions += rounds.shape[1]
         if report is not None:  # once a block (the reporter keeps to its interval)
             report(int(t.min()))
+    if stops is not None:
+        out[:, checkpoints > t.max()] = cum[:, None]
     return decisions
 
