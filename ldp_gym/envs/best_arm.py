@@ -151,3 +151,78 @@ BestArmVectorEnv = make_vector_class("BestArmVectorEnv", BestArmCore, """N runs 
         >>> terminated.tolist(), envs.last_recommendation.tolist()
         ([False, False, True], [-1, -1, 1])
     """)
+
+
+# --------------------------------------------------------------------------- lower bound
+
+
+def characteristic_time(means: Sequence[float], divergence: str = "kl",
+                        epsilon: float | None = None) -> float:
+    """The characteristic time ``T*(mu)`` of fixed-confidence best-arm identification.
+
+    ``T*(mu)^-1 = sup_w min_{a != 1} inf_x [w_1 d(mu_1, x) + w_a d(mu_a, x)]`` over the
+    weights w of the simplex, for Bernoulli means with a unique best arm 1 (Garivier and
+    Kaufmann 2016, Thm 1; the transportation cost of the alternative where a beats 1). Every
+    delta-correct algorithm has ``E[tau] >= T*(mu) kl(delta, 1 - delta) >= T*(mu) log(1/(2.4
+    delta))`` with ``d = kl`` (``divergence="kl"``). ``"tv"`` is the total variation
+    ``|x - y|`` of the private lower bound of Azize et al. (NeurIPS 2023), which scales with
+    ``T*_TV / epsilon``; ``"d_eps"`` is :func:`~ldp_gym.envs.mab.d_epsilon` at ``epsilon``.
+    The sup over w is solved as Garivier and Kaufmann do (their Thm 5): with ``w_1 = 1``
+    unnormalised, each arm's weight x_a(y) is the least with ``g_a(x) = inf_x' [d(mu_1, x')
+    + x d(mu_a, x')] >= y`` (bisection), and ``T*^-1 = max_y y / (1 + sum_a x_a(y))`` (bounded
+    scalar maximisation over y). Each inf over x' in ``[mu_a, mu_1]`` is a bounded scalar
+    minimisation, in closed form for kl (the weighted mean).
+
+    Example:
+        >>> from ldp_gym.envs.best_arm import characteristic_time
+        >>> round(characteristic_time([0.5, 0.4]), 1)  # about 8 sigma^2 / gap^2, sigma^2 = 1/4
+        197.7
+        >>> round(characteristic_time([0.5, 0.4], "tv"), 6)     # 1 / (w_1 gap) at w_1 = 1/2
+        20.0
+    """
+    from scipy import optimize
+
+    from .mab import bernoulli_kl, d_epsilon
+
+    mu = np.asarray(means, dtype=np.float64)
+    if mu.ndim != 1 or mu.size < 2 or ((mu < 0) | (mu > 1)).any():
+        raise ValueError(f"means must be two or more Bernoulli means in [0, 1], got {means!r}")
+    order = np.argsort(-mu)
+    mu = mu[order]
+    if mu[0] == mu[1]:
+        raise ValueError("means must have a unique best arm")
+    if divergence == "d_eps" and (epsilon is None or not epsilon > 0):
+        raise ValueError(f"epsilon must be > 0 with divergence='d_eps', got {epsilon!r}")
+    costs = {"kl": lambda x, y: float(bernoulli_kl(x, y)), "tv": lambda x, y: abs(x - y),
+             "d_eps": lambda x, y: float(d_epsilon(x, y, epsilon))}
+    if divergence not in costs:
+        raise ValueError(f"divergence must be one of {tuple(costs)}, got {divergence!r}")
+    d = costs[divergence]
+
+    def cost(a: int, x: float) -> float:  # g_a(x): arm a beats arm 1, weights (1, x)
+        if divergence == "kl":
+            z = (mu[0] + x * mu[a]) / (1.0 + x)
+            return d(mu[0], z) + x * d(mu[a], z)
+        res = optimize.minimize_scalar(lambda z: d(mu[0], z) + x * d(mu[a], z),
+                                       bounds=(mu[a], mu[0]), method="bounded",
+                                       options={"xatol": 1e-11})
+        return float(min(res.fun, d(mu[0], mu[a]), x * d(mu[a], mu[0])))
+
+    def weight(a: int, y: float) -> float:  # the least x with g_a(x) >= y (bisection)
+        lo, hi = 0.0, 1.0
+        while cost(a, hi) < y:
+            lo, hi = hi, 2.0 * hi
+            if hi > 1e12:
+                return np.inf
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if cost(a, mid) < y else (lo, mid)
+        return hi
+
+    def rate(y: float) -> float:
+        return y / (1.0 + sum(weight(a, y) for a in range(1, mu.size)))
+
+    top = min(d(mu[0], mu[a]) for a in range(1, mu.size))  # g_a's supremum, over x
+    res = optimize.minimize_scalar(lambda y: -rate(y), bounds=(0.0, top), method="bounded",
+                                   options={"xatol": 1e-12 * max(top, 1e-300)})
+    return 1.0 / max(rate(float(res.x)), rate(top * (1 - 1e-9)))

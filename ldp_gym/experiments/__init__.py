@@ -10,10 +10,11 @@ Example:
     True
 """
 
-from . import bco, combinatorial, glm, mab, nonparametric
+from . import bco, best_arm, combinatorial, glm, mab, nonparametric
 from .common import Experiment, Report
 
 EXPERIMENTS: dict[str, Experiment] = {
-    e.name: e for module in (mab, glm, bco, nonparametric, combinatorial) for e in module.EXPERIMENTS}
+    e.name: e for module in (mab, glm, bco, nonparametric, combinatorial, best_arm)
+    for e in module.EXPERIMENTS}
 
 __all__ = ["EXPERIMENTS", "Experiment", "Report"]
