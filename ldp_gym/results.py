@@ -369,6 +369,8 @@ class Results:
                   **other.regret}
         meta = {k: v for k, v in self.meta.items() if k != "per_agent"}
         meta["privacy"] = {**self.meta.get("privacy", {}), **other.meta.get("privacy", {})}
+        if "risk" in self.meta or "risk" in other.meta:  # best-arm identification's deltas
+            meta["risk"] = {**self.meta.get("risk", {}), **other.meta.get("risk", {})}
         per_agent = {}
         for key in _SETTINGS:
             values = {**mine[key], **theirs[key]}

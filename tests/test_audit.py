@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from ldp_gym.agents import DPIMED, DPKLUCB, DPSE, LDPUCB, AdaCUCB, AdaPKLUCB, AdaPUCB
+from ldp_gym.agents import CTBTT, DPIMED, DPKLUCB, DPSE, LDPUCB, AdaCUCB, AdaPKLUCB, AdaPTT, AdaPUCB
 from ldp_gym.wrappers import mechanisms as M
 from ldp_gym.wrappers.mechanisms.audit import audit, audit_gaussian_epsilon
 
@@ -342,3 +342,73 @@ def test_adac_ucb_episode_release_audit_and_mutant():
                 lambda k: adap_releases(bad_cls, 1.0, k, 73, rho=0.5),
                 n=N_VECTOR, delta=0.01, statistic="lda")
     assert bad.epsilon_lower > claim
+
+
+# ----------------------------------------------------------------------------- best-arm identification
+
+
+def adap_tt_releases(cls, first_reward, n, seed):
+    """AdaP-TT on two arms, arm 0 pulled 16 times: its phases end at counts 1, 2, 4, 8, 16;
+    output = arm 0's five releases. Neighbours differ in the very first reward (arm 1 is never
+    released, so the stopping rule never runs)."""
+    agent = cls(2, epsilon=1.0, num_envs=n, seed=seed)
+    out, obs = [], np.zeros((n, 1))
+    for step in range(1, 17):
+        agent.observe(obs, np.zeros(n, int), np.full(n, first_reward if step == 1 else 0.0), obs)
+        if step in (1, 2, 4, 8, 16):
+            out.append(agent.released[:, 0].copy())
+    return np.stack(out, axis=1)
+
+
+class CumulativeAdaPTT(AdaPTT):
+    """Mutant: each phase's release is the mean of every reward of the arm so far (older
+    phases are not forgotten), with the phase's noise."""
+
+    def _learn(self, rows, arms, rewards):
+        total = getattr(self, "total", np.zeros_like(self.phase_sums))
+        total[rows, arms] += rewards
+        self.total = total
+        super()._learn(rows, arms, rewards)
+        closed = self.counts == self.done
+        self.released = np.where(closed & (self.done > 0),
+                                 self.mechanism.release(np.clip(total, 0, np.maximum(self.done, 1)),
+                                                        np.maximum(self.done, 1)), self.released)
+
+
+def test_adap_tt_phase_release_audit_and_mutant():
+    ok = audit(lambda k: adap_tt_releases(AdaPTT, 0.0, k, 60),
+               lambda k: adap_tt_releases(AdaPTT, 1001.0, k, 61), n=N_VECTOR, statistic="laplace")
+    assert ok.epsilon_lower <= 1.0
+    bad = audit(lambda k: adap_tt_releases(CumulativeAdaPTT, 0.0, k, 62),
+                lambda k: adap_tt_releases(CumulativeAdaPTT, 1.0, k, 63), n=N_VECTOR,
+                statistic="laplace")
+    assert bad.epsilon_lower > 1.0
+
+
+def ctb_tt_report(cls, reward, k, seed):
+    """CTB-TT's message for a pull of arm 0: its bit, for neighbouring rewards."""
+    agent = cls(3, epsilon=1.0, num_envs=k, seed=seed)
+    obs = np.zeros((k, 1))
+    return agent.local_report(obs, np.zeros(k, int), np.full(k, reward), obs,
+                              agent.public_state())["bit"]
+
+
+class RawBitCTBTT(CTBTT):
+    """Mutant: the Bernoulli bit of the reward goes out a little more often than randomised
+    response keeps it."""
+
+    def _init_state(self, n):
+        super()._init_state(n)
+        self.mechanism.p_true *= 1.05
+
+
+def test_ctb_tt_user_report_audit_and_mutant():
+    ok = audit(lambda k: ctb_tt_report(CTBTT, 0.0, k, 70), lambda k: ctb_tt_report(CTBTT, 1.0, k, 71),
+               n=N_SCALAR)
+    assert 0.9 < ok.epsilon_lower <= 1.0
+    outside = audit(lambda k: ctb_tt_report(CTBTT, -5.0, k, 72),
+                    lambda k: ctb_tt_report(CTBTT, 7.0, k, 73), n=N_SCALAR)
+    assert outside.epsilon_lower <= 1.0  # out-of-bounds rewards are clipped
+    bad = audit(lambda k: ctb_tt_report(RawBitCTBTT, 0.0, k, 74),
+                lambda k: ctb_tt_report(RawBitCTBTT, 1.0, k, 75), n=N_SCALAR)
+    assert bad.epsilon_lower > 1.0
