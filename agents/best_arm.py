@@ -268,9 +268,10 @@ class AdaPTT(BestArmAgent, _GlobalMAB):
         >>> import ldp_gym
         >>> from ldp_gym.agents import AdaPTT
         >>> res = ldp_gym.run("LDPBestArm-v0", {"A": (AdaPTT, {"epsilon": 1.0})}, horizon=100_000,
-        ...                   n_runs=4, seed=0, progress=False)
+        ...                   n_runs=4, seed=0, env_kwargs={"means": [0.2, 0.5, 0.8]},
+        ...                   progress=False)
         >>> res.identification("A")["errors"], res.stopping_times("A").tolist()
-        (0, [19134, 20698, 19114, 16727])
+        (0, [2671, 1387, 2074, 2761])
     """
 
     name = "AdaP-TT"
@@ -366,9 +367,10 @@ class DPSEBestArm(BestArmAgent, DPSE):
         >>> import ldp_gym
         >>> from ldp_gym.agents import DPSEBestArm
         >>> res = ldp_gym.run("LDPBestArm-v0", {"A": (DPSEBestArm, {"epsilon": 1.0})}, horizon=100_000,
-        ...                   n_runs=4, seed=0, progress=False)
+        ...                   n_runs=4, seed=0, env_kwargs={"means": [0.2, 0.5, 0.8]},
+        ...                   progress=False)
         >>> res.identification("A")["errors"], res.stopping_times("A").tolist()
-        (0, [10453, 10453, 10453, 10453])
+        (0, [2106, 2106, 2106, 2106])
     """
 
     name = "DP-SE (BAI)"
@@ -417,9 +419,10 @@ class CTBTT(LocalDPAgent, BestArmAgent):
         >>> import ldp_gym
         >>> from ldp_gym.agents import CTBTT
         >>> res = ldp_gym.run("LDPBestArm-v0", {"A": (CTBTT, {"epsilon": 1.0})}, horizon=100_000,
-        ...                   n_runs=4, seed=0, progress=False)
+        ...                   n_runs=4, seed=0, env_kwargs={"means": [0.2, 0.5, 0.8]},
+        ...                   progress=False)
         >>> res.identification("A")["errors"], res.stopping_times("A").tolist()
-        (0, [21090, 19113, 32404, 24820])
+        (0, [2343, 3011, 2674, 4670])
     """
 
     name = "CTB-TT"

@@ -177,7 +177,7 @@ def characteristic_time(means: Sequence[float], divergence: str = "kl",
         >>> from ldp_gym.envs.best_arm import characteristic_time
         >>> round(characteristic_time([0.5, 0.4]), 1)  # about 8 sigma^2 / gap^2, sigma^2 = 1/4
         197.7
-        >>> round(characteristic_time([0.5, 0.4], "tv"), 6)     # 1 / (w_1 gap) at w_1 = 1/2
+        >>> round(float(characteristic_time([0.5, 0.4], "tv")), 6)  # 1/(w_1 gap), w_1 = 1/2
         20.0
     """
     from scipy import optimize
@@ -225,4 +225,4 @@ def characteristic_time(means: Sequence[float], divergence: str = "kl",
     top = min(d(mu[0], mu[a]) for a in range(1, mu.size))  # g_a's supremum, over x
     res = optimize.minimize_scalar(lambda y: -rate(y), bounds=(0.0, top), method="bounded",
                                    options={"xatol": 1e-12 * max(top, 1e-300)})
-    return 1.0 / max(rate(float(res.x)), rate(top * (1 - 1e-9)))
+    return float(1.0 / max(rate(float(res.x)), rate(top * (1 - 1e-9))))
