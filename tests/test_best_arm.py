@@ -224,3 +224,19 @@ def test_the_ldp_report_is_one_bit_per_user():
                                 agent.public_state())
     assert sorted(report) == ["arm", "bit"] and set(report["bit"].tolist()) <= {0, 1}
     assert sorted(agent.public_state()) == ["counts", "recommendation", "sums"]
+
+
+def test_the_experiment_runs_small(monkeypatch, tmp_path):
+    """azize2023-bai end to end on a tiny size (the numbers are the results page's)."""
+    from ldp_gym.experiments import EXPERIMENTS, best_arm
+
+    monkeypatch.setitem(best_arm.BAI_SIZES, "quick", ((1.0,), 3, 100_000))
+    report = EXPERIMENTS["azize2023-bai"](quick=True, seed=0, n_jobs=1, progress=False)
+    report.write(tmp_path)
+    text = (tmp_path / "table.md").read_text()
+    assert "| linspace(0, 1, 5) | 1 | DP-SE (global) | 3835 ± 0° | 3,835 | 0 | 0 / 3 |" in text
+    assert "Lower bound on linspace(0, 1, 5): T*_KL kl(delta, 1 - delta) = 20 pulls" in text
+    assert "sd 0 (marked °)" in text
+    assert sorted(p.name for p in tmp_path.glob("*.npz")) == [
+        "linspace-eps1-AdaP-TT.npz", "linspace-eps1-CTB-TT.npz", "linspace-eps1-DP-SE.npz",
+        "linspace-tt-ucb.npz"]

@@ -80,7 +80,9 @@ def azize2023_bai(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> 
     lines += ["", f"Stopping time: pulls before the recommendation, mean ± sd over the runs that "
               f"stopped within the budget of {round_label(budget)} rounds (of {n_runs}); "
               f"delta = {RISK:g}. p: the binomial test of error rate ≤ delta, "
-              f"P(Binomial({n_runs}, {RISK:g}) ≥ errors)."]
+              f"P(Binomial({n_runs}, {RISK:g}) ≥ errors)."
+              + (" sd 0 (marked °): every run stopped after the same number of pulls (DP-SE "
+                 "when every run ends in the same epoch)." if any("°" in x for x in lines) else "")]
     lines += [f"Lower bound on {inst}: T*_KL kl(delta, 1 - delta) = {bound[inst]:,.0f} pulls for "
               f"every delta-correct agent; privacy scale T*_TV kl(delta, 1 - delta) / epsilon = "
               + ", ".join(f"{tv[inst] / e:,.0f} (eps={e:g})" for e in epsilons)
