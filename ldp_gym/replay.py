@@ -53,7 +53,10 @@ from ldp_gym.runner import _check_run_args
 from ldp_gym.runner.loop import _build_agent, chunk_seeds, make_vector_env
 from ldp_gym.validation import check_int, seed_sequence
 
-__all__ = ["Log", "log_uniform", "replay"]
+__all__ = ["OBD_CAMPAIGNS", "Log", "log_uniform", "obd_log", "replay"]
+
+#: The campaigns of the Open Bandit Dataset's sample: :func:`obd_log`.
+OBD_CAMPAIGNS = ("all", "men", "women")
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,69 @@ def log_uniform(env: str, n: int, seed: Any = 0, env_kwargs: dict | None = None)
             raise ValueError(f"env: {env!r} reports no regret in its info (an ldp-gym env does)")
         rewards[i], regrets[i] = r[0], info["regret"][0]
     return Log(env, out_obs, actions, rewards, regrets, k, env_kwargs)
+
+
+def obd_log(campaign: str = "all", position: int | None = None) -> Log:
+    """The Open Bandit Dataset's sample logged by the uniform-random policy, as a :class:`Log`.
+
+    The Open Bandit Dataset (Saito, Aihara, Matsutani and Narita, NeurIPS 2021 Datasets and
+    Benchmarks) logs a fashion e-commerce site's recommendations: which item was shown at which
+    of three positions, and whether the user clicked. The sample in the ``obp`` wheel holds
+    10,000 impressions per ``campaign`` ("all": 80 items, "men": 34, "women": 46) of the
+    "random" policy, which shows every item with the same probability: the uniform logging
+    that replay needs (it is checked here from the logged propensities). They are read from
+    the wheel's files; ldp-gym does not import ``obp``, whose own dependencies include torch:
+    ``pip install --no-deps obp``.
+
+    The events become a bandit of one arm per item, without context (the users' features are
+    hashed categories): actions the items, rewards the clicks. Their true means are unknown:
+    the log's regrets are the pseudo-regrets against the click rates the log itself estimates
+    (each item's clicks over its impressions), and replayed agents are built for
+    ``LDPMAB-v0`` with these rates as means. One user is one impression. The clicks are rare
+    (38 in the 10,000 impressions of "all"), and replay accepts about one event in K, so a
+    replay has a few hundred accepted rounds at most: a demonstration of unbiased offline
+    evaluation on real logged data, not a benchmark.
+
+    Args:
+        campaign: one of :data:`OBD_CAMPAIGNS`.
+        position: keep the impressions of this position only (1, 2 or 3); default all.
+
+    Raises:
+        ImportError: ``obp`` is not installed.
+
+    Example:
+        >>> from ldp_gym.replay import obd_log
+        >>> log = obd_log("men")
+        >>> log.n_arms, log.actions.shape, int(log.rewards.sum())
+        (34, (10000,), 46)
+    """
+    import csv
+    from importlib.util import find_spec
+
+    if campaign not in OBD_CAMPAIGNS:
+        raise ValueError(f"campaign must be one of {OBD_CAMPAIGNS}, got {campaign!r}")
+    if position is not None and position not in (1, 2, 3):
+        raise ValueError(f"position must be 1, 2, 3 or None, got {position!r}")
+    spec = find_spec("obp")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("obd_log reads the Open Bandit Dataset's sample from the obp wheel: "
+                          "pip install --no-deps obp")
+    path = f"{list(spec.submodule_search_locations)[0]}/dataset/obd/random/{campaign}/{campaign}.csv"
+    with open(path, newline="") as f:
+        rows = [(int(r["item_id"]), int(r["position"]), float(r["click"]),
+                 float(r["propensity_score"])) for r in csv.DictReader(f)]
+    table = np.array(rows)
+    if position is not None:
+        table = table[table[:, 1] == position]
+    items = table[:, 0].astype(np.int64)
+    k = int(items.max()) + 1
+    if not np.allclose(table[:, 3], 1.0 / k):
+        raise ValueError(f"campaign {campaign!r}: the logged propensities are not uniform")
+    shown = np.bincount(items, minlength=k)
+    rates = np.bincount(items, weights=table[:, 2], minlength=k) / np.maximum(shown, 1)
+    obs = np.zeros((len(items), 1), dtype=np.float32)
+    return Log("LDPMAB-v0", obs, items, table[:, 2].copy(), rates.max() - rates[items], k,
+               {"means": rates.tolist(), "order": "given"})
 
 
 def _arms(venv: Any, env: str) -> int:

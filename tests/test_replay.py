@@ -84,3 +84,24 @@ def test_second_look_findings_are_fixed(log):
             replay({"A": UCB1}, mab, horizon=10, checkpoints=bad)
     with pytest.raises(ValueError, match="agents must be a dict"):
         replay([UCB1], mab, horizon=10)
+
+
+def test_the_open_bandit_dataset_sample_is_a_uniform_log():
+    """The obp wheel's sample (installed without its dependencies by the test command): the
+    random policy's 10,000 impressions of each campaign, one arm per item, the click rates
+    estimated from the log as the means; a replay accepts about one event in K."""
+    from ldp_gym.agents import UCB1
+    from ldp_gym.replay import obd_log
+
+    log = obd_log("men")
+    assert (log.n_arms, log.actions.shape, log.obs.shape, int(log.rewards.sum())) == (34, (10000,),
+                                                                                      (10000, 1), 46)
+    means = np.asarray(log.env_kwargs["means"])
+    assert np.allclose(log.regrets, means.max() - means[log.actions]) and (log.regrets >= 0).all()
+    assert np.bincount(log.actions).min() > 200  # every item shown, about 10000 / 34 times
+    assert obd_log("all", position=2).actions.shape[0] < 10000
+    res = replay({"UCB1": UCB1}, log, horizon=100, n_runs=2, seed=0)
+    assert 100 * 20 < min(res.meta["replay"]["events per run"]["UCB1"]) < 100 * 60
+    for bad, match in (({"campaign": "kids"}, "campaign"), ({"position": 4}, "position")):
+        with pytest.raises(ValueError, match=match):
+            obd_log(**bad)
