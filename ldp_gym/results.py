@@ -471,7 +471,11 @@ class Results:
 
     @classmethod
     def load(cls, path: str | Path) -> Results:
-        """Read results written by :meth:`save`. No pickle is loaded."""
+        """Read results written by :meth:`save`. No pickle is loaded. As :meth:`save` does,
+        ``.npz`` is appended to a path without it."""
+        path = Path(path)
+        if path.suffix != ".npz":
+            path = path.with_name(path.name + ".npz")
         with np.load(path, allow_pickle=False) as f:
             info = json.loads(str(f["meta"]))
             regret = {a: f[f"regret/{a}"] for a in info["agents"]}

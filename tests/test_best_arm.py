@@ -240,3 +240,10 @@ def test_the_experiment_runs_small(monkeypatch, tmp_path):
     assert sorted(p.name for p in tmp_path.glob("*.npz")) == [
         "linspace-eps1-AdaP-TT.npz", "linspace-eps1-CTB-TT.npz", "linspace-eps1-DP-SE.npz",
         "linspace-tt-ucb.npz"]
+
+
+def test_results_load_takes_the_path_save_took(tmp_path):
+    res = ldp_gym.run("LDPBestArm-v0", {"TT-UCB": TopTwo}, horizon=10_000, n_runs=2, seed=0,
+                      env_kwargs={"means": [0.1, 0.9]}, progress=False)
+    res.save(tmp_path / "bai")
+    assert Results.load(tmp_path / "bai") == res == Results.load(tmp_path / "bai.npz")
