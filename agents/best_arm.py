@@ -69,6 +69,12 @@ class BestArmAgent(MABAgent):
     :meth:`_pull` and learn from the pulls of the runs still going in :meth:`_learn`, where
     they set :attr:`recommendation` to stop a run.
 
+    One episode per run: once a run has recommended, the agent keeps sending that
+    recommendation and learns nothing more there. A vector env autoresets the run, and each
+    new episode then ends at once with the old recommendation, judged on a new instance: in a
+    loop of your own, count a run's first termination only, as :func:`ldp_gym.run` does, and
+    call :meth:`reset` (every run) for new episodes.
+
     Args:
         n_arms: the number of arms K (``from_env`` reads it off ``Discrete(2K)``).
         risk: delta, the error probability the stopping rule allows, in (0, 1).

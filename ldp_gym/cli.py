@@ -192,14 +192,17 @@ def _env_kwargs(text: str) -> dict[str, Any]:
     return value
 
 
-def _delta(text: str) -> float:
-    try:
-        d = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"delta must be a number, got {text!r}") from None
-    if not 0 < d < 1:  # also refuses nan
-        raise argparse.ArgumentTypeError(f"delta must be in (0, 1), got {text!r}")
-    return d
+def _probability(name: str) -> Any:
+    """The parser of a number in (0, 1) named ``name``."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+        if not 0.0 < value < 1.0:
+            raise argparse.ArgumentTypeError(f"{name} must be in (0, 1), got {text!r}")  # nan too
+        return value
+    return parse
 
 
 #: the rough wall-clock time of ``reproduce NAME --quick`` (measured on 2 cores, --jobs 2)
@@ -231,12 +234,15 @@ def _parser() -> _Parser:
     r.add_argument("--wrapper", choices=["none", "laplace", "gaussian"], default="none",
                    help="privatise the rewards of the non-private agents (one-point reduction; "
                         "default none)")
-    r.add_argument("--delta", type=_delta, default=None,
+    r.add_argument("--delta", type=_probability("delta"), default=None,
                    help=f"delta in (0, 1) of the Gaussian wrapper (default {WRAPPER_DELTA:g}) and "
                         "of the (epsilon, delta)-DP agents (default their own, 0.01); an error "
                         "when nothing uses it")
+    r.add_argument("--risk", type=_probability("risk"), default=None,
+                   help="the confidence delta in (0, 1) of the best-arm identification agents "
+                        "(default their own, 0.1); an error when nothing uses it")
     r.add_argument("--horizon", type=_int_at_least("horizon", 1), default=10_000,
-                   help="rounds per run (default 10000)")
+                   help="rounds per run (default 10000; the budget in best-arm identification)")
     r.add_argument("--runs", type=_int_at_least("runs", 1), default=10,
                    help="independent runs per agent (default 10)")
     r.add_argument("--seed", type=_int_at_least("seed", 0), default=0,
@@ -623,7 +629,7 @@ def _trust_model(cls: type) -> str:
 
 #: the command-line flag of each option of ``plan_comparison``
 FLAGS = {"env": "env", "env_kwargs": "--env-kwargs", "agents": "--agents",
-         "epsilons": "--epsilon", "wrapper": "--wrapper", "delta": "--delta",
+         "epsilons": "--epsilon", "wrapper": "--wrapper", "delta": "--delta", "risk": "--risk",
          "secure": "--secure", "horizon": "--horizon", "n_runs": "--runs", "seed": "--seed",
          "n_jobs": "--jobs"}
 
@@ -640,7 +646,7 @@ def _cmd_run(args: argparse.Namespace) -> None:
             wrapper=None if args.wrapper == "none" else args.wrapper, delta=args.delta,
             horizon=args.horizon, n_runs=args.runs, seed=args.seed, n_jobs=args.jobs,
             secure=args.secure, env_kwargs=args.env_kwargs,
-            progress=False if args.quiet else None)
+            progress=False if args.quiet else None, risk=args.risk)
     except PlanError as exc:
         value = f" {exc.value}" if exc.value else ""
         raise UserError(f"{FLAGS[exc.option]}{value}: {exc.detail}") from None
@@ -660,7 +666,8 @@ def _cmd_run(args: argparse.Namespace) -> None:
             return table, False
         matplotlib.use("Agg")
         ax = merged.plot(logx=True, title=f"{args.env}, {args.runs} runs")
-        ax.figure.savefig(folder / "regret.png", dpi=120, bbox_inches="tight")
+        ax.figure.savefig(folder / ("stopping.png" if merged.stops else "regret.png"), dpi=120,
+                          bbox_inches="tight")
         return table, True
 
     # the disk check: every agent's regret (float64, runs x checkpoints) and a margin

@@ -209,6 +209,11 @@ class Results:
         if any("°" in line for line in lines):
             lines.append("sd 0 (marked °): every run stopped after the same number of pulls, as "
                          "DP-SE does when every run ends in the same epoch.")
+        unstopped = [a for a in self.stops if (self.stops[a]["recommendation"] < 0).any()]
+        if unstopped:
+            lines.append(f"Runs without a stop ({', '.join(unstopped)}) made no recommendation: "
+                         f"their errors are unknown, and the errors and p count them as "
+                         f"correct. Raise the budget (the horizon) to judge them.")
         return "\n".join(lines)
 
     @property
@@ -415,11 +420,26 @@ class Results:
         The legend says what the band is and over how many runs. ``band`` is a kind of
         :meth:`band`: by default ``"sd"``, the spread of the runs that :meth:`table` prints
         next to the means (``"ci"`` is the 95 % interval of the mean). ``reference`` gives
-        extra curves: lower bounds."""
+        extra curves: lower bounds. Results of best-arm identification are drawn as the
+        stopping times of each agent's runs that stopped, a box per agent, on a log axis."""
         if ax is None:
             import matplotlib.pyplot as plt
 
             _, ax = plt.subplots(figsize=(6.4, 4.4))
+        if self.stops:
+            agents = list(self.stops)
+            times = [self.stopping_times(a) for a in agents]
+            ax.boxplot(times, showmeans=True)
+            ax.set_xticks(range(1, len(agents) + 1), agents, rotation=20, fontsize=8)
+            if any(t.size for t in times):
+                ax.set_yscale("log")
+            else:
+                ax.text(0.5, 0.5, "no run stopped within the budget", ha="center",
+                        transform=ax.transAxes)
+            ax.set_ylabel("stopping time (pulls before the recommendation)")
+            ax.set_title(title or f"{self.runs_label()}: the runs that stopped; box: quartiles, "
+                                  f"triangle: mean", fontsize=9)
+            return ax
         for a in self.regret:
             lo, hi = self.band(a, band)
             (line,) = ax.plot(self.checkpoints, self.mean(a), label=a)

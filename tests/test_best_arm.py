@@ -23,7 +23,7 @@ def test_a_recommendation_ends_the_episode_and_the_next_step_needs_a_reset():
     assert terminated and not truncated and reward == 0.0 and info["regret"] == 0.0
     assert info["recommendation"] == 1 == info["optimal_action"]
     assert "stopped: recommends arm 1" in env.render() and "pulls: 1 0" in env.render()
-    with pytest.raises(gym.error.ResetNeeded):
+    with pytest.raises(gym.error.ResetNeeded, match="ended with a recommendation"):
         env.step(0)
     env.reset(seed=1)
     assert not env.step(1)[2]
@@ -247,3 +247,18 @@ def test_results_load_takes_the_path_save_took(tmp_path):
                       env_kwargs={"means": [0.1, 0.9]}, progress=False)
     res.save(tmp_path / "bai")
     assert Results.load(tmp_path / "bai") == res == Results.load(tmp_path / "bai.npz")
+
+
+def test_the_command_line_takes_the_risk_and_draws_the_stopping_times(tmp_path):
+    from ldp_gym.cli import main
+
+    out = tmp_path / "bai"
+    assert main(["run", "LDPBestArm-v0", "--agents", "TT-UCB", "--risk", "0.05", "--horizon",
+                 "20000", "--runs", "2", "--quiet", "--env-kwargs", '{"means": [0.1, 0.9]}',
+                 "--out", str(out)]) == 0
+    res = Results.load(out / "results.npz")
+    assert res.meta["risk"] == {"TT-UCB": 0.05} and (out / "stopping.png").exists()
+    for argv, flag in ((["LDPMAB-v0", "--agents", "UCB1", "--risk", "0.05"], "--risk"),
+                       (["LDPBestArm-v0", "--agents", "TT-UCB", "--risk", "1"], "risk")):
+        assert main(["run", *argv, "--out", str(tmp_path / "x")]) == 2, flag
+        assert not (tmp_path / "x").exists()

@@ -218,6 +218,7 @@ class BanditEnv(gym.Env):
         self.action_space = self.core.action_space
         self._runs = np.zeros(1, dtype=np.int64)
         self._ready = False  # reset() has drawn an instance
+        self._not_ready = "Cannot call env.step() before calling env.reset()"
         self._regrets: list[float] = []
         # pulls of every arm (Discrete) or base arm (MultiBinary super arms); none for BCO
         space = self.action_space
@@ -259,7 +260,7 @@ class BanditEnv(gym.Env):
     @override
     def step(self, action):
         if not self._ready:
-            raise gym.error.ResetNeeded("Cannot call env.step() before calling env.reset()")
+            raise gym.error.ResetNeeded(self._not_ready)
         action = check_action(self.action_space, action)
         reward, info = self.core.step_one(self.np_random, action)
         self._regrets.append(float(info["regret"]))
@@ -271,6 +272,8 @@ class BanditEnv(gym.Env):
         terminated = info.get("recommendation", -1) >= 0
         if terminated:  # the episode is over: the next step needs a reset
             self._ready = False
+            self._not_ready = ("The episode ended with a recommendation (terminated): call "
+                               "env.reset() for a new one")
         return self.core.observe()[0], reward, terminated, False, info
 
     @override

@@ -13,6 +13,8 @@ returns reward 0 and is not a pull. ``info["recommendation"]`` is the arm recomm
 every pull. As in every setting, ``info`` is the evaluator's: ``optimal_action`` is the best
 arm, ``regret`` the pull's gap (0 at the recommendation). A run that reaches
 ``max_episode_steps`` without recommending is truncated: it did not stop within the budget.
+Under a reward privacy wrapper the recommendation's reward 0 is noised like any other; it
+carries nothing.
 
 Agents for this setting (:mod:`ldp_gym.agents.best_arm`) refuse the regret settings, and the
 regret agents refuse this one: they would pull the recommend actions as arms.

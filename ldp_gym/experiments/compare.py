@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -163,7 +164,7 @@ def plan_comparison(env: str, agents: Sequence[Any], *, epsilons: Sequence[float
                     wrapper: str | None = None, delta: float | None = None,
                     horizon: int = 10_000, n_runs: int = 10, seed: int = 0, n_jobs: int = 1,
                     secure: bool = False, env_kwargs: dict | None = None,
-                    progress: bool | None = None) -> Plan:
+                    progress: bool | None = None, risk: float | None = None) -> Plan:
     """Check a comparison's options and build its calls of :func:`ldp_gym.run`, before any
     work.
 
@@ -185,6 +186,8 @@ def plan_comparison(env: str, agents: Sequence[Any], *, epsilons: Sequence[float
         secure: as :func:`ldp_gym.run`.
         progress: as :func:`ldp_gym.run`.
         env_kwargs: the env's keyword arguments.
+        risk: the confidence delta of the best-arm identification agents (default their
+            own, 0.1).
 
     Returns:
         The :class:`Plan`.
@@ -218,6 +221,11 @@ def plan_comparison(env: str, agents: Sequence[Any], *, epsilons: Sequence[float
     if delta is not None and not approximate and not (wrapped and wrapper == "gaussian"):
         raise PlanError("delta", "nothing uses it (no (epsilon, delta)-DP agent and no Gaussian "
                                  "wrapper)")
+    def takes_risk(cls: Any) -> bool:  # the best-arm identification agents
+        return risk is not None and "risk" in inspect.signature(cls).parameters
+
+    if risk is not None and not any(takes_risk(c) for c in (*private.values(), *plain.values())):
+        raise PlanError("risk", "nothing uses it (no best-arm identification agent)")
     common = dict(env=env, env_kwargs=env_kwargs, horizon=horizon, n_runs=n_runs, seed=seed,
                   progress=progress, n_jobs=n_jobs, secure=secure)
     tasks: list[dict[str, Any]] = []
@@ -225,9 +233,10 @@ def plan_comparison(env: str, agents: Sequence[Any], *, epsilons: Sequence[float
     for eps in eps_list:
         runs = {}
         for name, cls in private.items():
-            params: dict[str, Any] = {"epsilon": eps}
-            if name in approximate and delta is not None:
-                params["delta"] = delta
+            params: dict[str, Any] = {"epsilon": eps,
+                                      **({"delta": delta} if name in approximate and
+                                         delta is not None else {}),
+                                      **({"risk": risk} if takes_risk(cls) else {})}
             rho = build(cls, **params).privacy.rho  # a zCDP agent's label states its rho
             budget = f"eps={eps:g}" if rho is None else f"rho={rho:g} (from eps={eps:g})"
             runs[f"{_label(cls)} {budget}"] = (cls, params)
@@ -246,7 +255,8 @@ def plan_comparison(env: str, agents: Sequence[Any], *, epsilons: Sequence[float
             tasks.append(dict(common, wrappers=[spec], agents={
                 f"{_label(c)} + {wrapper} eps={eps:g}": c for c in plain.values()}))
     if plain and not wrapped:
-        tasks.append(dict(common, agents={_label(c): c for c in plain.values()}))
+        tasks.append(dict(common, agents={_label(c): (c, {"risk": risk}) if takes_risk(c) else c
+                                          for c in plain.values()}))
     return Plan(tuple(tasks))
 
 
