@@ -47,12 +47,23 @@ def _fail(what: str, hint: str) -> None:
     raise LabCheckError(f"{what}. Hint: {hint}")
 
 
-def _not_written(fn: Callable, *args: Any) -> Any:
+def _not_written(fn: Callable, *args: Any, name: str | None = None) -> Any:
+    """``fn(*args)``, or the failure that says the exercise ``name`` is not written yet."""
     try:
         return fn(*args)
     except NotImplementedError:
-        _fail(f"{getattr(fn, '__name__', 'the exercise')} is not written yet",
+        _fail(f"{name or getattr(fn, '__name__', 'the exercise')} is not written yet",
               "replace `raise NotImplementedError` with your code")
+
+
+def _uses_rng(name: str, call: Callable[[np.random.Generator], Any]) -> None:
+    """``call(rng)`` gives the same output for two generators of one seed and different outputs
+    for two seeds: its noise comes from the generator it is given."""
+    same = [np.asarray(call(np.random.default_rng(2)), dtype=np.float64) for _ in range(2)]
+    other = np.asarray(call(np.random.default_rng(3)), dtype=np.float64)
+    if not np.array_equal(*same) or np.array_equal(same[0], other):
+        _fail(f"{name} does not draw its noise from the rng it is given",
+              "use rng.laplace / rng.normal, not np.random nor a generator of your own")
 
 
 def _check_laplace(name: str, draws: np.ndarray, centre: float, scale: float, hint: str) -> None:
@@ -61,6 +72,9 @@ def _check_laplace(name: str, draws: np.ndarray, centre: float, scale: float, hi
     if draws.shape != (DRAWS,):
         _fail(f"{name} returned shape {draws.shape}, not ({DRAWS},)",
               "work on the whole array at once (numpy), one output per input")
+    if np.unique(draws).size < DRAWS // 2:
+        _fail(f"{name}: the outputs share their noise ({np.unique(draws).size} distinct values "
+              f"of {DRAWS})", "draw one noise value per entry: size=np.shape(...)")
     sd = math.sqrt(2.0) * scale
     if abs(draws.mean() - centre) > SIGMAS * sd / math.sqrt(DRAWS):
         _fail(f"{name}: the outputs are centred at {draws.mean():.4f}, not at {centre:g}", hint)
@@ -84,22 +98,20 @@ def check_local_report(local_report: Callable) -> None:
         _check_laplace("local_report", out, min(max(reward, 0.0), 1.0), 1.0 / eps,
                        "clip the reward to [0, 1] first: a reward of 7 must count as 1, or one "
                        "user could move the server's mean without bound")
-    a = local_report(np.zeros(5), 1.0, np.random.default_rng(2))
-    b = local_report(np.zeros(5), 1.0, np.random.default_rng(2))
-    if not np.array_equal(a, b):
-        _fail("local_report gave different noise for the same generator",
-              "draw the noise from the rng argument, not from np.random")
+    _uses_rng("local_report", lambda rng: local_report(np.zeros(5), 1.0, rng))
     print("local_report: clipped to [0, 1], Laplace noise of scale 1/epsilon from rng")
 
 
 def check_episode_release(episode_release: Callable) -> None:
-    """``episode_release(episode_sum, n, epsilon, rng)``: a global-DP curator's release of one
-    episode of n rewards in [0, 1]: the mean plus ``Lap(1/(epsilon n))``."""
+    """``episode_release(episode_sum, n, epsilon, rng)``: a global-DP curator's releases of
+    episodes of n rewards in [0, 1], ``episode_sum`` an array of their sums: each mean plus its
+    own ``Lap(1/(epsilon n))``."""
     for total, n, eps in ((3.0, 10, 1.0), (40.0, 64, 0.5)):
         out = _not_written(episode_release, np.full(DRAWS, total), n, eps,
                            np.random.default_rng(3))
         _check_laplace("episode_release", out, total / n, 1.0 / (eps * n),
                        "release the episode's mean, sum / n")
+    _uses_rng("episode_release", lambda rng: episode_release(np.full(5, 3.0), 10, 1.0, rng))
     print("episode_release: the mean plus Laplace of scale 1/(epsilon n): one reward moves the "
           "mean by at most 1/n")
 
@@ -130,6 +142,9 @@ def check_greedy_arm(greedy_arm: Callable) -> None:
     for _ in range(200):
         contexts, theta = rng.normal(size=(10, 3)), rng.normal(size=3)
         got = _not_written(greedy_arm, theta, contexts)
+        if np.ndim(got) != 0:
+            _fail(f"greedy_arm returned {got!r}, not one arm", "return the index of one arm, "
+                  "an int")
         if int(got) != int(np.argmax(contexts @ theta)):
             _fail("greedy_arm did not pick the largest <x_a, theta>",
                   "one predicted reward per row of contexts: contexts @ theta")
@@ -145,8 +160,11 @@ def check_two_point_release(two_point_release: Callable) -> None:
     x1, x2 = np.array([0.3, -0.1, 0.2]), np.array([0.1, 0.2, 0.0])
     dist = float(np.linalg.norm(x1 - x2))
     for f1, f2 in ((0.5, 0.4), (9.0, 0.0), (-9.0, 0.0)):
-        got = float(_not_written(two_point_release, f1, f2, x1, x2, 2.0, 0.0,
-                                 np.random.default_rng(6)))
+        value = _not_written(two_point_release, f1, f2, x1, x2, 2.0, 0.0, np.random.default_rng(6))
+        if np.ndim(value) != 0:
+            _fail(f"two_point_release returned shape {np.shape(value)}, not one number",
+                  "the release is one number: the projection n @ (x1 - x2) is a scalar")
+        got = float(value)
         want = float(np.clip(f1 - f2, -2.0 * dist, 2.0 * dist))
         if not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
             _fail(f"with sigma = 0, f1 = {f1:g}, f2 = {f2:g}: {got:.4f}, not {want:.4f}",
@@ -159,6 +177,15 @@ def check_two_point_release(two_point_release: Callable) -> None:
         _fail(f"the noise of two_point_release has sd {draws.std():.4f} and mean "
               f"{draws.mean() - 0.1:+.4f}, not sd {sd:.4f} and mean 0",
               "n is a Gaussian vector of sd sigma per coordinate, projected on x1 - x2")
+    # the shape, along one axis (a projection on several would look Gaussian by itself)
+    xa, xb = np.array([0.3, 0.0, 0.0]), np.array([0.1, 0.0, 0.0])
+    draws = np.array([two_point_release(0.5, 0.4, xa, xb, 2.0, 3.0, rng) for _ in range(20_000)])
+    tail, gauss = float(np.mean(np.abs(draws - 0.1) > 2 * 3.0 * 0.2)), 0.04550026
+    if abs(tail - gauss) > SIGMAS * math.sqrt(gauss * (1 - gauss) / 20_000):
+        _fail(f"two_point_release: P(|noise| > 2 sd) is {tail:.4f}, not {gauss:.4f}: the "
+              f"noise is not Gaussian", "draw n with rng.normal(0.0, sigma, size=d)")
+    _uses_rng("two_point_release", lambda rng: [two_point_release(0.5, 0.4, x1, x2, 2.0, 3.0, rng)
+                                                for _ in range(3)])
     print("two_point_release: the clipped difference plus the noise n^T (x1 - x2)")
 
 
@@ -187,13 +214,16 @@ def check_grid_cell(grid_cell: Callable) -> None:
     for d, bins in ((1, 4), (2, 3), (3, 2)):
         x = rng.random((500, d))
         x[:3] = 1.0
+        x[3:6] = 0.0
+        x[6:6 + 3 * bins] = rng.integers(0, bins + 1, (3 * bins, d)) / bins  # on the edges
         idx = np.minimum((x * bins).astype(np.int64), bins - 1)
         want = np.ravel_multi_index(tuple(idx.T), (bins,) * d)
         got = np.asarray(_not_written(grid_cell, x, bins))
         if got.shape != want.shape or not np.array_equal(got, want):
-            _fail(f"grid_cell is off for d = {d}, bins = {bins}",
-                  "floor(x * bins), capped at bins - 1, then the row-major number "
-                  "(np.ravel_multi_index)")
+            _fail(f"grid_cell is off for d = {d}, bins = {bins} (points inside, at 0, at 1 and "
+                  f"on the inner edges)", "floor(x * bins), capped at bins - 1, then the "
+                  "row-major number (np.ravel_multi_index); a point on an inner edge j / bins "
+                  "is in cell j")
     print("grid_cell: row-major cells, the upper edge in the last cell")
 
 
@@ -216,16 +246,22 @@ def check_pooled_mean(pooled_mean: Callable) -> None:
 
 
 def check_top_k(top_k: Callable) -> None:
-    """``top_k(scores, k)``: the super arm of the k largest scores, as a 0/1 vector."""
+    """``top_k(scores, k)``: the super arm of the k largest scores, as a 0/1 vector: exactly k
+    ones, ties broken any way."""
     rng = np.random.default_rng(11)
-    for _ in range(100):
+    for i in range(200):
         scores, k = rng.random(8), int(rng.integers(1, 5))
+        if i % 2:  # ties, as every index is 1 before the first pulls
+            scores = np.round(scores * 2) / 2
         got = np.asarray(_not_written(top_k, scores, k))
-        want = np.zeros(8, dtype=np.int64)
-        want[np.argsort(-scores)[:k]] = 1
-        if got.shape != (8,) or not np.array_equal(got.astype(np.int64), want):
-            _fail("top_k did not choose the k largest scores",
-                  "np.argsort(-scores)[:k] are their indices; set those to 1")
+        if got.shape != (8,) or not np.isin(got, (0, 1)).all():
+            _fail(f"top_k returned {got!r}, not a 0/1 vector of the 8 base arms",
+                  "start from np.zeros(len(scores)) and set the chosen arms to 1")
+        chosen = got.astype(bool)
+        if chosen.sum() != k or scores[chosen].min() < scores[~chosen].max():
+            _fail(f"top_k chose {int(chosen.sum())} arms for k = {k}, or passed over a larger "
+                  f"score (scores {scores.round(2).tolist()})",
+                  "np.argsort(-scores)[:k] are the indices of k largest, ties included")
     print("top_k: the oracle of the top-K family")
 
 
@@ -255,8 +291,11 @@ def check_private_agent(agent_class: type) -> None:
 
     try:
         check_agent(agent_class, env_ids=["LDPMAB-v0"])
-    except NotImplementedError:
-        _fail("the agent is not written yet", "replace `raise NotImplementedError` with your code")
+    except Exception as exc:  # the contract suite names the check that failed, and the error
+        if "NotImplementedError" in f"{type(exc).__name__}: {exc}":
+            _fail(f"{agent_class.__name__} is not written yet",
+                  "replace `raise NotImplementedError` with your code")
+        raise
     result = audit_agent(agent_class, n=50_000)
     if not result.passed:
         _fail(f"the audit certifies epsilon >= {result.epsilon_lower:.2f}, more than the agent "
@@ -273,10 +312,12 @@ def check_mutant_flagged(mutant_class: type, correct_class: type) -> None:
 
     if not audit_agent(correct_class, n=50_000).passed:
         _fail("the correct agent fails its audit", "finish the first exercise first")
-    result = audit_agent(mutant_class, n=50_000)
+    result = _not_written(lambda cls: audit_agent(cls, n=50_000), mutant_class,
+                          name=mutant_class.__name__)
     if result.passed:
         _fail(f"the audit does not flag {mutant_class.__name__} (epsilon >= "
-              f"{result.epsilon_lower:.2f} only)", "break the privacy for real: less noise "
-              "than 1/epsilon, or no clipping of a reward far outside [0, 1]")
+              f"{result.epsilon_lower:.2f} only)", "break the privacy for real between rewards "
+              "0 and 1, the neighbours the audit compares: less noise than 1/epsilon, or the "
+              "raw reward in the message")
     print(f"{mutant_class.__name__}: flagged, the audit certifies epsilon >= "
           f"{result.epsilon_lower:.2f}: a leak the mutant's claim does not cover")

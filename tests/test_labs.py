@@ -85,6 +85,18 @@ def test_the_checks_flag_wrong_answers():
         (labs.check_pooled_mean, lambda nt, mt, na, ma: (mt + ma) / 2),
         (labs.check_top_k, lambda s, k: (np.argsort(s)[:k, None] == np.arange(8)).any(0).astype(int)),
         (labs.check_cucb_index, lambda m, c, t: m + np.sqrt(3 * np.log(t) / (2 * np.maximum(c, 1)))),
+        # found by a student's trial: one noise value for every entry; a generator of one's
+        # own; Laplace noise of the Gaussian's sd; ties taking more than k arms; ceil - 1
+        (labs.check_episode_release, lambda s, n, e, rng: s / n + rng.laplace(0, 1 / (e * n))),
+        (labs.check_local_report,
+         lambda r, e, rng: np.clip(r, 0, 1) + np.random.default_rng(0).laplace(0, 1 / e, np.shape(r))),
+        (labs.check_two_point_release, lambda f1, f2, x1, x2, g, s, rng: float(
+            np.clip(f1 - f2, -g * np.linalg.norm(x1 - x2), g * np.linalg.norm(x1 - x2))
+            + rng.laplace(0, s / np.sqrt(2), len(x1)) @ (x1 - x2))),
+        (labs.check_top_k, lambda s, k: (s >= np.sort(s)[-k]).astype(int)),
+        (labs.check_grid_cell,
+         lambda x, b: (np.ceil(x * b).astype(int) - 1) @ (b ** np.arange(x.shape[1])[::-1])),
+        (labs.check_greedy_arm, lambda theta, x: np.flatnonzero(x @ theta == (x @ theta).max()).tolist()),
     ]
     for check, answer in wrong:
         with pytest.raises(labs.LabCheckError, match="Hint"):

@@ -11,6 +11,6 @@ def local_report(rewards, epsilon, rng):
 
 # Exercise 2
 def episode_release(episode_sum, n, epsilon, rng):
-    """The released mean of an episode of n rewards summing to episode_sum."""
+    """The released means of episodes of n rewards summing to episode_sum (an array)."""
     mean = np.asarray(episode_sum, dtype=np.float64) / n
     return mean + rng.laplace(0.0, 1.0 / (epsilon * n), size=mean.shape)
