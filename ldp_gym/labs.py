@@ -59,9 +59,9 @@ def _not_written(fn: Callable, *args: Any, name: str | None = None) -> Any:
 def _uses_rng(name: str, call: Callable[[np.random.Generator], Any]) -> None:
     """``call(rng)`` gives the same output for two generators of one seed and different outputs
     for two seeds: its noise comes from the generator it is given."""
-    same = [np.asarray(call(np.random.default_rng(2)), dtype=np.float64) for _ in range(2)]
-    other = np.asarray(call(np.random.default_rng(3)), dtype=np.float64)
-    if not np.array_equal(*same) or np.array_equal(same[0], other):
+    first, again, other = (np.asarray(call(np.random.default_rng(seed)), dtype=np.float64)
+                           for seed in (2, 2, 3))
+    if not np.array_equal(first, again) or np.array_equal(first, other):
         _fail(f"{name} does not draw its noise from the rng it is given",
               "use rng.laplace / rng.normal, not np.random nor a generator of your own")
 
