@@ -668,6 +668,9 @@ def _cmd_run(args: argparse.Namespace) -> None:
         ax = merged.plot(logx=True, title=f"{args.env}, {args.runs} runs")
         ax.figure.savefig(folder / ("stopping.png" if merged.stops else "regret.png"), dpi=120,
                           bbox_inches="tight")
+        import matplotlib.pyplot as plt
+
+        plt.close(ax.figure)
         return table, True
 
     # the disk check: every agent's regret (float64, runs x checkpoints) and a margin

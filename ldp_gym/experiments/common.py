@@ -42,7 +42,8 @@ class Report:
         return self.figure is not None and not isinstance(self.figure, NoPlot)
 
     def write(self, folder: Path) -> list[Path]:
-        """Write ``table.md``, one ``.npz`` per results object and ``figure.png`` into ``folder``.
+        """Write ``table.md``, one ``.npz`` per results object and ``figure.png`` into ``folder``,
+        then close the figure.
 
         Without matplotlib there is no figure; see :attr:`has_figure`."""
         paths = [folder / "table.md"]
@@ -57,6 +58,9 @@ class Report:
                 tidy_log_axes(ax)
             paths.append(folder / "figure.png")
             self.figure.savefig(paths[-1], dpi=120, bbox_inches="tight")
+            import matplotlib.pyplot as plt
+
+            plt.close(self.figure)  # written: a sweep of experiments keeps no figure open
         return paths
 
 
