@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BANDS", "MERGE_CHECKS", "NoPlot", "Results", "regret_cell", "round_label",
+__all__ = ["BANDS", "MERGE_CHECKS", "STOP_ZERO_SD_NOTE", "NoPlot", "Results", "regret_cell", "round_label",
            "tidy_log_axes"]
 
 #: What :meth:`Results.merge` refuses unless told (``allow_different``): results of different
@@ -31,6 +31,9 @@ MERGE_CHECKS = ("env", "horizon", "n_runs", "seed", "agents")
 #: The run settings in ``meta``; where merged results differ, ``meta["per_agent"][key]``
 #: gives each agent's.
 _SETTINGS = ("env", "env_kwargs", "wrappers", "horizon", "n_runs", "seed", "secure")
+#: The note under a table of stopping times with an sd of 0.
+STOP_ZERO_SD_NOTE = ("sd 0 (marked °): every run stopped after the same number of pulls, as DP-SE "
+                     "does when every run ends in the same epoch.")
 #: What a plot's band is, by ``kind`` of :meth:`Results.band`.
 BANDS = {"ci": "95 % confidence interval of the mean", "sd": "± 1 sd of the runs",
          "half-sd": "± 0.5 sd of the runs"}
@@ -186,6 +189,19 @@ class Results:
                              f"identification, or of another agent ({list(self.stops)})")
         return self.stops[agent]
 
+    def stop_cells(self, agent: str) -> list[str]:
+        """Table cells of ``agent``'s identification: stopping time (mean ± sd of the runs that
+        stopped, :func:`regret_cell`), its median, the runs without a stop, ``errors / runs``."""
+        times, n = self.stopping_times(agent), self.identification(agent)
+        return [regret_cell(times, 0) if times.size else "–",
+                f"{np.median(times):,.0f}" if times.size else "–",
+                str(n["runs"] - n["stopped"]), f"{n['errors']} / {n['runs']}"]
+
+    def p_cell(self, agent: str) -> str:
+        """The cell of the binomial test's p of :meth:`identification`, "–" without a risk."""
+        p = self.identification(agent)["p_value"]
+        return "–" if p is None else f"{p:.3g}"
+
     def identification_table(self) -> str:
         """The best-arm identification as a Markdown table, as the CLI prints it: per agent,
         the stopping time over the runs that stopped, the runs without a stop, the wrong
@@ -194,21 +210,17 @@ class Results:
         lines = ["| agent | privacy | stopping time | median | no stop | errors | risk delta | "
                  "error rate ≤ (95 %) | p (error rate ≤ delta) |", "|" + "---|" * 9]
         for a in self.stops:
-            times, n = self.stopping_times(a), self.identification(a)
-            cell = regret_cell(times, 0) if times.size else "–"
-            median = f"{np.median(times):,.0f}" if times.size else "–"
+            n = self.identification(a)
             risk = "–" if n["risk"] is None else f"{n['risk']:g}"
-            p = "–" if n["p_value"] is None else f"{n['p_value']:.3g}"
-            lines.append(f"| {a} | {self.meta.get('privacy', {}).get(a, '')} | {cell} | {median} "
-                         f"| {n['runs'] - n['stopped']} | {n['errors']} / {n['runs']} | {risk} | "
-                         f"{n['error_upper']:.3f} | {p} |")
+            lines.append(f"| {a} | {self.meta.get('privacy', {}).get(a, '')} | "
+                         f"{' | '.join(self.stop_cells(a))} | {risk} | {n['error_upper']:.3f} | "
+                         f"{self.p_cell(a)} |")
         lines += ["", f"Stopping time: pulls before the recommendation, mean ± sd over the runs "
                   f"that stopped within the budget of {round_label(horizon or 0)} rounds. "
                   f"Errors: wrong recommendations. The error rate's 95 % upper bound is "
                   f"Clopper-Pearson's; p is that of the binomial test of error rate ≤ delta."]
         if any("°" in line for line in lines):
-            lines.append("sd 0 (marked °): every run stopped after the same number of pulls, as "
-                         "DP-SE does when every run ends in the same epoch.")
+            lines.append(STOP_ZERO_SD_NOTE)
         unstopped = [a for a in self.stops if (self.stops[a]["recommendation"] < 0).any()]
         if unstopped:
             lines.append(f"Runs without a stop ({', '.join(unstopped)}) made no recommendation: "

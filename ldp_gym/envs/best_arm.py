@@ -70,17 +70,20 @@ class BestArmCore(StochasticArms, DrawsBlocks):
         super().__init__(means, distribution, n_arms, sigma, concentration, order)
         self.action_space = spaces.Discrete(2 * self.n_arms)
 
+    def recommendations(self, actions: np.ndarray) -> np.ndarray:
+        """The arm each action recommends (``K + a`` recommends a), -1 for a pull; any shape."""
+        return np.where(actions < self.n_arms, -1, actions - self.n_arms)
+
     @override
     def step(self, rng, actions):
-        pulls = actions < self.n_arms
-        arms = np.where(pulls, actions, actions - self.n_arms)
-        mu_arm = self.means[self._rows, arms]
+        recommended = self.recommendations(actions)
+        pulls = recommended < 0
+        mu_arm = self.means[self._rows, np.where(pulls, actions, recommended)]
         mu = np.where(pulls, mu_arm, 0.0)
         rewards = np.where(pulls, self._draw(rng, mu_arm), 0.0)
         info = {"expected_reward": mu, "optimal_reward": np.where(pulls, self.best, 0.0),
                 "regret": np.where(pulls, self.best - mu, 0.0),
-                "optimal_action": self.best_arm.copy(),
-                "recommendation": np.where(pulls, -1, arms)}
+                "optimal_action": self.best_arm.copy(), "recommendation": recommended}
         return rewards, info
 
     @override

@@ -18,7 +18,7 @@ import numpy as np
 
 from ldp_gym.envs.best_arm import characteristic_time
 from ldp_gym.envs.mab import bernoulli_kl
-from ldp_gym.results import Results, regret_cell, round_label
+from ldp_gym.results import STOP_ZERO_SD_NOTE, Results, round_label
 from ldp_gym.runner import sweep
 
 from .common import CacheDir, Experiment, Report, figure, ticks_at
@@ -67,11 +67,7 @@ def azize2023_bai(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> 
              "p (error rate ≤ delta) |", "|---|---|---|---|---|---|---|---|"]
 
     def row(inst: str, e: str, name: str, res: Results) -> str:
-        times, n = res.stopping_times(name), res.identification(name)
-        cell = regret_cell(times, 0) if times.size else "–"
-        median = f"{np.median(times):,.0f}" if times.size else "–"
-        return (f"| {inst} | {e} | {name} | {cell} | {median} | {n['runs'] - n['stopped']} | "
-                f"{n['errors']} / {n['runs']} | {n['p_value']:.3g} |")
+        return f"| {inst} | {e} | {name} | {' | '.join(res.stop_cells(name))} | {res.p_cell(name)} |"
 
     for inst in instances:
         lines.append(row(inst, "–", "TT-UCB (none)", plain[inst]))
@@ -81,8 +77,7 @@ def azize2023_bai(quick, seed, n_jobs, progress, cache_dir: CacheDir = None) -> 
               f"stopped within the budget of {round_label(budget)} rounds (of {n_runs}); "
               f"delta = {RISK:g}. p: the binomial test of error rate ≤ delta, "
               f"P(Binomial({n_runs}, {RISK:g}) ≥ errors)."
-              + (" sd 0 (marked °): every run stopped after the same number of pulls (DP-SE "
-                 "when every run ends in the same epoch)." if any("°" in x for x in lines) else "")]
+              + (" " + STOP_ZERO_SD_NOTE if any("°" in x for x in lines) else "")]
     lines += [f"Lower bound on {inst}: T*_KL kl(delta, 1 - delta) = {bound[inst]:,.0f} pulls for "
               f"every delta-correct agent; privacy scale T*_TV kl(delta, 1 - delta) / epsilon = "
               + ", ".join(f"{tv[inst] / e:,.0f} (eps={e:g})" for e in epsilons)

@@ -172,8 +172,8 @@ class _Drawn:
     def __init__(self, env: BanditVectorEnv, play_block: Callable, horizon: int):
         self.env, self.play_block = env, play_block
         self.blocks = _prefetched(env.draw_block, horizon)
-        #: (N, L) the arm recommended in each round of the last block, -1 in a pull: in
-        #: best-arm identification, whose actions K..2K-1 recommend an arm; else None.
+        #: (N, L) the arm recommended in each round of the last block, -1 in a pull (the
+        #: core's ``recommendations``): in best-arm identification only; else None.
         self.recommended: np.ndarray | None = None
 
     @classmethod
@@ -198,9 +198,8 @@ class _Drawn:
             raise ValueError(f"a block's actions must be arms in [0, {rewards.shape[2]}) of "
                              f"shape {rewards.shape[:2]}")
         regret = np.take_along_axis(regrets, actions[..., None], axis=2)[..., 0]
-        if self.env.core.task != "regret":
-            arms = rewards.shape[2] // 2
-            self.recommended = np.where(actions >= arms, actions - arms, -1)
+        if self.env.core.task != "regret":  # best-arm identification's BestArmCore
+            self.recommended = cast(Any, self.env.core).recommendations(actions)
         return obs_block[:, -1], np.ones(actions.shape, dtype=np.int64), regret
 
 
