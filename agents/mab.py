@@ -202,10 +202,13 @@ class _CompiledRule(_Compiled):
         self.sums = np.zeros((n, self.n_arms))
         self._successes = np.zeros((n, self.n_arms if self.kind == kernels.THOMPSON else 0))
         self._params = np.array([self.c])
+        # KL-UCB's index bounds and Thompson's pass chances (mab_kernels.choose); -1: none yet
+        cached = self.kind in (kernels.KL_UCB, kernels.THOMPSON)
+        self._cache = np.full((n if cached else 0, self.n_arms + 1, 3), -1.0)
 
     def _rounds(self, mode, rewards, actions):
         kernels.ROUNDS[self.kind](mode, self._params, _NO_NOISE, self.rng, rewards, actions,
-                                  self.counts, self.sums, self._successes, self.t)
+                                  self.counts, self.sums, self._successes, self.t, self._cache)
         return actions
 
     def _update(self, actions, counts, reward_sums):  # observe_committed's sums too

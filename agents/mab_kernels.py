@@ -12,9 +12,15 @@ Rules (``kind``):
 
 * :data:`UCB1` (Auer et al. 2002): ``mean + sqrt(2 ln t / n)``;
 * :data:`KL_UCB` (Garivier and Cappe 2011): ``max{q : kl(mean, q) <= (ln t + c ln ln t)/n}``
-  for Bernoulli kl, by Newton's method in :func:`kl_ucb`;
-* :data:`THOMPSON` (Agrawal and Goyal 2012): a Beta(1 + successes, 1 + failures) draw per
-  arm. The reward r in [0, 1] is a success with probability r, as in their binarisation;
+  for Bernoulli kl, by Newton's method in :func:`kl_ucb`. The other arms' indices are bounded
+  by cached values (valid for t/1024 more rounds), so most rounds compute no Newton step: the
+  most pulled arm wins for sure by one kl value (:func:`_kl_ucb_sure`), bitwise the choice of
+  the full scan;
+* :data:`THOMPSON` (Agrawal and Goyal 2012): the arm of the largest Beta(1 + successes,
+  1 + failures) draw. The reward r in [0, 1] is a success with probability r, as in their
+  binarisation (one uniform only for 0 < r < 1). The most pulled arm is drawn first; another
+  arm is drawn only when one uniform says it passes a threshold below that draw
+  (:func:`_thompson`): the same law of the choice, about one Beta draw per round;
 * :data:`EXP3` (Auer et al. 2002; Bubeck and Cesa-Bianchi 2012, Thm 3.1) and
   :data:`TSALLIS_INF` (Zimmert and Seldin 2021, Alg 1, alpha = 1/2): a distribution over the
   arms from the importance-weighted loss estimates ``L[a] += (1 - r)/p[a]``. It is sampled
@@ -56,7 +62,7 @@ from ldp_gym.envs.mab import d_epsilon_value
 from ldp_gym.wrappers.mechanisms.compiled import blanket_bit, secagg_message, snap_add, unit_uniform
 from ldp_gym.wrappers.mechanisms.continual import tree_add
 
-__all__ = ["CHOOSE", "DP_UCB", "EXP3", "KL_UCB", "LDP_UCB", "PLAY", "ROUNDS", "SECAGG_SHARES",
+__all__ = ["CHOOSE", "choose", "DP_UCB", "EXP3", "KL_UCB", "LDP_UCB", "PLAY", "ROUNDS", "SECAGG_SHARES",
            "SHUFFLE_BITS", "THOMPSON", "TSALLIS_INF", "UCB1", "UPDATE", "WORDS_GUARD", "adversarial_rounds",
            "distributions", "dp_klucb_index", "elimination_rounds",
            "dp_ucb_rounds", "index_values", "kl_ucb", "kl_ucb_index", "kl_ucb_rounds",
@@ -168,7 +174,9 @@ def _width(kind, params, t):  # pragma: no cover - compiled
     if kind == LDP_UCB or kind == DP_UCB:
         return params[0]
     log_t = math.log(max(t, 1))
-    return 2.0 * log_t if kind == UCB1 else log_t + params[0] * math.log(max(log_t, 1.0))
+    if kind == UCB1:
+        return 2.0 * log_t
+    return log_t + params[0] * math.log(max(log_t, 1.0)) if params[0] != 0.0 else log_t
 
 
 @njit(**_INLINE)
@@ -186,20 +194,183 @@ def _index(kind, params, n, total, width):  # pragma: no cover - compiled
     return kl_ucb(total / n, width / n)
 
 
+#: KL-UCB's cached index bound of an arm is valid for an eighth more rounds, and 16
+SLACK_SHIFT, SLACK_ROUNDS = 10, 16
+#: the gap by which the leader's index must beat every other arm's cached bound
+SURE_MARGIN = 1e-7
+#: Thompson's threshold lies this many posterior standard deviations below the leader's mean
+THRESHOLD_SDS = 6.0
+#: Thompson draws an arm's Beta directly when its chance to pass the threshold is above this,
+#: or its binomial terms shrink slower than RATIO_DIRECT per step
+TAIL_DIRECT, RATIO_DIRECT = 0.25, 0.95
+
+
 @njit(**_INLINE)
-def _choose(kind, params, r, counts, sums, successes, t, rng,
-            values):  # pragma: no cover - compiled
+def _leader(r, counts):  # pragma: no cover - compiled
+    """Run r's most pulled arm (the first of them)."""
+    leader = 0
+    for k in range(1, counts.shape[1]):
+        if counts[r, k] > counts[r, leader]:
+            leader = k
+    return leader
+
+
+@njit(**_INLINE)
+def _kl_ucb_sure(params, r, counts, sums, t, cache):  # pragma: no cover - compiled
+    """KL-UCB's arm when it is sure without Newton's steps for the round; -1 otherwise.
+
+    An arm's index increases with the round while its pulls and sums stay, so the index
+    computed at a later round ``until`` bounds it until then. ``cache[r, k]`` keeps
+    ``(bound, pulls, until)`` and is recomputed when the arm was pulled or ``until`` passed.
+    The most pulled arm (the leader) wins for sure when its index exceeds every other arm's
+    bound by :data:`SURE_MARGIN`. That is one kl value, ``kl(mean, bound + margin) <= level``,
+    instead of Newton's steps; ``kl_ucb``'s results are within 1e-9 of the root, far inside
+    the margin. Then no other arm is in the tie either, so the choice is bitwise the full
+    scan's. Unpulled arms, or an arm too close to the leader, fall back to that scan.
+    """
+    leader = _leader(r, counts)
+    top = -np.inf
+    for k in range(counts.shape[1]):
+        n = counts[r, k]
+        if n == 0:
+            return -1
+        if k == leader:
+            continue
+        if cache[r, k, 1] != n or t[r] > cache[r, k, 2]:
+            until = t[r] + (t[r] >> SLACK_SHIFT) + SLACK_ROUNDS
+            cache[r, k, 0] = kl_ucb(sums[r, k] / n, _width(KL_UCB, params, until) / n)
+            cache[r, k, 1], cache[r, k, 2] = n, until
+        top = max(top, cache[r, k, 0])
+    x = top + SURE_MARGIN
+    p = min(max(sums[r, leader] / counts[r, leader], 0.0), 1.0)
+    if p >= x:
+        return leader
+    if x >= 1.0:
+        return -1
+    level = _width(KL_UCB, params, t[r]) / counts[r, leader]
+    kl = (p * math.log(p / x) if p > 0.0 else 0.0) + (1.0 - p) * math.log((1.0 - p) / (1.0 - x))
+    return leader if kl <= level * (1.0 - 1e-9) else -1
+
+
+@njit(**_INLINE)
+def binomial_below(s, n, x, target):  # pragma: no cover - compiled
+    """``P(B <= s)`` for B ~ Binomial(n, x), summed from j = s down; or where it passes ``target``.
+
+    Returns ``(sum, j)``: the sum of the pmf from s down to j, stopped at the first j where
+    the sum exceeds ``target``, or when the terms no longer count (below 1e-17 of the sum).
+    With ``target = inf`` the sum is the probability. With a uniform ``w`` below it, j is a
+    draw of B given ``B <= s`` (inversion, the same additions in the same order). The first
+    term comes from ``lgamma``: relative error about 1e-16 n log n, 2e-8 at n = 1e7.
+    """
+    term = math.exp(math.lgamma(n + 1.0) - math.lgamma(s + 1.0) - math.lgamma(n - s + 1.0)
+                    + s * math.log(x) + (n - s) * math.log1p(-x))
+    odds = (1.0 - x) / x
+    total, j = 0.0, s
+    while True:
+        total += term
+        if total > target or j == 0 or not term >= 1e-17 * total:
+            return total, j
+        term *= j / (n - j + 1.0) * odds
+        j -= 1.0
+
+
+@njit(**_INLINE)
+def _thompson(r, counts, successes, cache, rng, values):  # pragma: no cover - compiled
+    """Thompson's arm for run r: exactly the arm of the largest Beta draw, most arms undrawn.
+
+    With Beta(1 + s, 1 + f) and n = s + f + 1, a draw is the (s + 1)-th smallest of n
+    uniforms. So it exceeds a threshold x iff B <= s, for B ~ Binomial(n, x) the uniforms
+    below x; and given B = j it is ``x + (1 - x) Beta(1 + s - j, 1 + f)``. The kernel draws
+    the most pulled arm's Beta first. When it is at least the run's threshold x
+    (:data:`THRESHOLD_SDS` below that arm's posterior mean, renewed as its pulls grow by an
+    eighth), every other arm passes x with probability ``tail = P(B <= s)``: one uniform
+    ``w`` decides, and only if ``w < tail`` is j drawn by inversion of ``w`` and the arm's
+    draw made. Otherwise its draw lies below x, and below the leader's. So the argmax has
+    exactly the law of Thompson's (up to the tails' rounding, :func:`binomial_below`). Arms
+    likely to pass (``tail >`` :data:`TAIL_DIRECT`) and every arm when the leader's draw
+    falls below x draw their Beta directly. ``cache[r, k]`` keeps ``(tail, pulls, x)``
+    (tail 2 for a direct draw) and ``cache[r, K]`` ``(x, leader, leader's pulls)``.
+    """
+    k_arms = counts.shape[1]
+    leader = _leader(r, counts)
+    run = cache[r, k_arms]
+    if run[1] != leader or counts[r, leader] > 1.125 * run[2] + 8.0:
+        a = 1.0 + successes[r, leader]
+        b = 1.0 + counts[r, leader] - successes[r, leader]
+        run[0] = (a - THRESHOLD_SDS * math.sqrt(a * b / (a + b + 1.0))) / (a + b)
+        run[1], run[2] = leader, counts[r, leader]
+    x = run[0]
+    best = rng.beta(1.0 + successes[r, leader], 1.0 + counts[r, leader] - successes[r, leader])
+    values[leader] = best
+    sure = x > 0.0 and best >= x
+    ties, arm = 1, leader
+    for k in range(k_arms):
+        if k == leader:
+            continue
+        s, f = successes[r, k], counts[r, k] - successes[r, k]
+        tail = 2.0
+        if sure:
+            if cache[r, k, 1] != counts[r, k] or cache[r, k, 2] != x:
+                cache[r, k, 0] = _pass_chance(s, f, x)
+                cache[r, k, 1], cache[r, k, 2] = counts[r, k], x
+            tail = cache[r, k, 0]
+        if tail > 1.0:
+            v = rng.beta(1.0 + s, 1.0 + f)
+        else:
+            w = rng.random()
+            v = -np.inf
+            if w < tail:
+                j = binomial_below(s, s + f + 1.0, x, w)[1]
+                v = x + (1.0 - x) * rng.beta(1.0 + s - j, 1.0 + f)
+        values[k] = v
+        if v > best:
+            best, ties, arm = v, 1, k
+        elif v == best:
+            ties += 1
+    return _tie_break(values, best, ties, arm, rng)
+
+
+@njit(**_INLINE)
+def _pass_chance(s, f, x):  # pragma: no cover - compiled
+    """``P(Beta(1 + s, 1 + f) > x)``, or 2 (draw directly) when it is large or slow to sum."""
+    n = s + f + 1.0
+    if s * (1.0 - x) >= RATIO_DIRECT * (n - s + 1.0) * x:
+        return 2.0
+    tail = binomial_below(s, n, x, np.inf)[0]
+    return tail if tail <= TAIL_DIRECT else 2.0
+
+
+@njit(**_INLINE)
+def choose(kind, params, r, counts, sums, successes, t, rng, values,
+           cache):  # pragma: no cover - compiled
     """Run r's arm: the one with the largest index, or Thompson's largest draw.
 
     Ties are broken uniformly by one draw; without ties nothing is drawn. ``values`` is
-    scratch of length K.
+    scratch of length K. ``cache`` is KL-UCB's and Thompson's (N, K + 1, 3) cache
+    (:func:`_kl_ucb_sure`, :func:`_thompson`); empty for the other rules.
     """
-    width = _width(kind, params, t[r]) if kind != THOMPSON else 0.0
+    if kind == THOMPSON:
+        return _thompson(r, counts, successes, cache, rng, values)
+    if kind == KL_UCB and cache.shape[0]:
+        sure = _kl_ucb_sure(params, r, counts, sums, t, cache)
+        return sure if sure >= 0 else _kl_ucb_scan(params, r, counts, sums, t, rng, values)
+    return _scan(kind, params, r, counts, sums, t, rng, values)
+
+
+@njit(**_JIT)
+def _kl_ucb_scan(params, r, counts, sums, t, rng, values):  # pragma: no cover - compiled
+    """:func:`_scan` of KL-UCB, compiled apart: it runs only when the leader is not sure."""
+    return _scan(KL_UCB, params, r, counts, sums, t, rng, values)
+
+
+@njit(**_INLINE)
+def _scan(kind, params, r, counts, sums, t, rng, values):  # pragma: no cover - compiled
+    """The index rules' choice from every arm's index (KL-UCB: Newton's steps only for arms
+    that may beat the best so far)."""
+    width = _width(kind, params, t[r])
     best, ties, arm = -np.inf, 0, 0
     for k in range(counts.shape[1]):
-        if kind == THOMPSON:
-            v = rng.beta(1.0 + successes[r, k], 1.0 + counts[r, k] - successes[r, k])
-        elif counts[r, k] == 0:
+        if counts[r, k] == 0:
             v = np.inf
         elif kind == KL_UCB and _below(sums[r, k] / counts[r, k], width / counts[r, k], best):
             v = -np.inf  # cannot beat the best so far (its index need not be computed)
@@ -241,8 +412,10 @@ def _update(kind, params, r, arm, reward, noise, counts, sums, successes, tree, 
     DP-UCB's closed node, and 0 for the other rules.
     """
     protected = 0.0
-    if kind == THOMPSON and rng.random() < min(max(reward, 0.0), 1.0):
-        successes[r, arm] += 1.0
+    if kind == THOMPSON:  # a uniform only for a reward strictly inside (0, 1)
+        p = min(max(reward, 0.0), 1.0)
+        if p == 1.0 or (p > 0.0 and rng.random() < p):
+            successes[r, arm] += 1.0
     if kind == LDP_UCB:
         reward = snap_add(min(max(reward, params[2]), params[3]), noise, params[4])
     if kind == DP_UCB:
@@ -267,7 +440,7 @@ def _no_tree():  # pragma: no cover - compiled
 
 @njit(**_INLINE)
 def _rounds(kind, mode, params, noise, rng, rewards, actions, counts, sums, successes, tree,
-            protected, t):  # pragma: no cover - compiled
+            protected, t, cache):  # pragma: no cover - compiled
     """Rounds of the rule ``kind`` over all runs, in place.
 
     Args:
@@ -290,6 +463,7 @@ def _rounds(kind, mode, params, noise, rng, rewards, actions, counts, sums, succ
         protected: (L N,) where DP-UCB writes what each round's release protects,
             round-major. The mechanism's trace reads it.
         t: (N,) int64 rounds played by every run, in place.
+        cache: KL-UCB's and Thompson's (N, K + 1, 3) cache, in place (:func:`choose`).
     """
     n, k = counts.shape
     values = np.empty(k)
@@ -297,8 +471,8 @@ def _rounds(kind, mode, params, noise, rng, rewards, actions, counts, sums, succ
     for s in range(actions.shape[1]):
         if mode & CHOOSE:
             for r in range(n):
-                actions[r, s] = _choose(kind, params, r, counts, sums, successes, t, rng,
-                                        values)
+                actions[r, s] = choose(kind, params, r, counts, sums, successes, t, rng,
+                                       values, cache)
         if mode & UPDATE:
             for r in range(n):
                 arm = actions[r, s]
@@ -312,26 +486,26 @@ def _rounds(kind, mode, params, noise, rng, rewards, actions, counts, sums, succ
 
 @njit(**_JIT)
 def ucb1_rounds(mode, params, noise, rng, rewards, actions, counts, sums, successes,
-                t):  # pragma: no cover - compiled
+                t, cache):  # pragma: no cover - compiled
     """:func:`_rounds` of UCB1."""
     _rounds(UCB1, mode, params, noise, rng, rewards, actions, counts, sums, successes,
-            _no_tree(), np.zeros(0), t)
+            _no_tree(), np.zeros(0), t, cache)
 
 
 @njit(**_JIT)
 def kl_ucb_rounds(mode, params, noise, rng, rewards, actions, counts, sums, successes,
-                  t):  # pragma: no cover - compiled
+                  t, cache):  # pragma: no cover - compiled
     """:func:`_rounds` of KL-UCB."""
     _rounds(KL_UCB, mode, params, noise, rng, rewards, actions, counts, sums, successes,
-            _no_tree(), np.zeros(0), t)
+            _no_tree(), np.zeros(0), t, cache)
 
 
 @njit(**_JIT)
 def thompson_rounds(mode, params, noise, rng, rewards, actions, counts, sums, successes,
-                    t):  # pragma: no cover - compiled
+                    t, cache):  # pragma: no cover - compiled
     """:func:`_rounds` of Thompson sampling."""
     _rounds(THOMPSON, mode, params, noise, rng, rewards, actions, counts, sums, successes,
-            _no_tree(), np.zeros(0), t)
+            _no_tree(), np.zeros(0), t, cache)
 
 
 @njit(**_JIT)
@@ -343,7 +517,7 @@ def ldp_ucb_rounds(mode, params, noise, rng, rewards, actions, counts, sums, suc
     The user's report is exactly the mechanism's release, from its noise stream.
     """
     _rounds(LDP_UCB, mode, params, noise, rng, rewards, actions, counts, sums, successes,
-            _no_tree(), np.zeros(0), t)
+            _no_tree(), np.zeros(0), t, np.zeros((0, 0, 3)))
 
 
 @njit(**_JIT)
@@ -356,7 +530,7 @@ def dp_ucb_rounds(mode, params, noise, rng, rewards, actions, counts, sums, alph
     gets the closed nodes' exact sums.
     """
     _rounds(DP_UCB, mode, params, noise, rng, rewards, actions, counts, sums,
-            np.zeros((0, 0)), (alpha, noisy), protected, t)
+            np.zeros((0, 0)), (alpha, noisy), protected, t, np.zeros((0, 0, 3)))
 
 
 #: The compiled entry point of each index rule (DP-UCB's takes its trees too).

@@ -6,8 +6,9 @@ paper's five Bernoulli arms), N runs of T rounds, CPU seconds of:
 * ``numpy``: the rule over runs as a user would write it in plain numpy, one vectorised step per
   round (ties broken at random, the chosen arm's reward drawn);
 * ``limit``: one numba function doing the same arithmetic with the same draws as ldp-gym (every
-  arm's Bernoulli reward drawn, as the env draws them; a tie-break uniform only on ties; KL-UCB's
-  Newton steps only for arms that may beat the best so far);
+  arm's Bernoulli reward drawn, as the env draws them; a tie-break uniform only on ties). KL-UCB's
+  and Thompson's choice is the kernel's own :func:`~ldp_gym.agents.mab_kernels.choose` (its
+  cached index bounds and pass chances), inlined into the limit's loop;
 * ``ldp-gym``: ``ldp_gym.run`` (the env draws blocks, the agent's compiled kernel plays them).
 
 Each figure is the best of ``--repeat`` timings (CPU time of this process, so another process's
@@ -30,7 +31,7 @@ from scipy import special
 
 import ldp_gym
 from ldp_gym.agents import DPUCB, KLUCB, LDPUCB, UCB1, ThompsonSampling
-from ldp_gym.agents.mab_kernels import kl_ucb
+from ldp_gym.agents.mab_kernels import choose
 from ldp_gym.envs.mab import DEFAULT_MEANS
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism, TreeMechanism
 
@@ -117,7 +118,7 @@ def numpy_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
 def _limit(kind, runs, horizon, means, rng, grid, p, width, c1, c2, levels, tree_grid,
            tree_p):  # pragma: no cover - compiled
     k = means.shape[0]
-    counts, sums, wins = np.zeros((runs, k)), np.zeros((runs, k)), np.zeros((runs, k))
+    counts, sums = np.zeros((runs, k)), np.zeros((runs, k))
     alpha, noisy = np.zeros((runs, k, levels)), np.zeros((runs, k, levels))
     values, x = np.empty(k), np.empty(k)
     best_mean, regret = means.max(), 0.0
@@ -126,9 +127,7 @@ def _limit(kind, runs, horizon, means, rng, grid, p, width, c1, c2, levels, tree
         for r in range(runs):
             log_t = math.log(max(t, 1))
             for a in range(k):
-                if kind == 2:
-                    values[a] = rng.beta(1.0 + wins[r, a], 1.0 + counts[r, a] - wins[r, a])
-                elif counts[r, a] == 0:
+                if counts[r, a] == 0:
                     values[a] = np.inf
                 elif kind == 3:
                     values[a] = min(sums[r, a] / counts[r, a] + width / math.sqrt(counts[r, a]),
@@ -137,17 +136,7 @@ def _limit(kind, runs, horizon, means, rng, grid, p, width, c1, c2, levels, tree
                     n = counts[r, a]
                     values[a] = sums[r, a] / n + math.sqrt(c1 / n) + c2 / n
                 else:
-                    m = sums[r, a] / counts[r, a]
-                    if kind == 0:
-                        values[a] = m + math.sqrt(2.0 * log_t / counts[r, a])
-                        continue
-                    level, top = log_t / counts[r, a], values[:a].max() if a else -np.inf
-                    if m < top and (top >= 1.0 or m * math.log(m / top if m > 0 else 1.0)
-                                    + (1 - m) * math.log((1 - m) / (1 - top))
-                                    > level * (1.0 + 1e-9)):
-                        values[a] = -np.inf  # below the best so far: no Newton steps
-                    else:
-                        values[a] = kl_ucb(m, level)
+                    values[a] = sums[r, a] / counts[r, a] + math.sqrt(2.0 * log_t / counts[r, a])
             top, ties, arm = -np.inf, 0, 0
             for a in range(k):
                 if values[a] > top:
@@ -167,8 +156,6 @@ def _limit(kind, runs, horizon, means, rng, grid, p, width, c1, c2, levels, tree
             for a in range(k):
                 x[a] = 1.0 if rng.random() < means[a] else 0.0
             arm = arms[r]
-            if kind == 2 and rng.random() < x[arm]:
-                wins[r, arm] += 1.0
             value = x[arm]
             if kind == 3:  # float-safe Laplace: snapped input plus a discrete Laplace draw
                 value = np.rint(value / grid) * grid + (rng.geometric(p) - rng.geometric(p)) * grid
@@ -194,8 +181,36 @@ def _limit(kind, runs, horizon, means, rng, grid, p, width, c1, c2, levels, tree
     return regret / runs
 
 
+@njit(cache=True, error_model="numpy")
+def _limit_choice(kind, runs, horizon, means, rng, c):  # pragma: no cover - compiled
+    """KL-UCB (kind 1) and Thompson (kind 2): the kernel's choice, Bernoulli rewards, the update."""
+    k = means.shape[0]
+    counts, sums = np.zeros((runs, k), np.int64), np.zeros((runs, k))
+    wins = np.zeros((runs, k if kind == 2 else 0))
+    t, cache = np.zeros(runs, np.int64), np.full((runs, k + 1, 3), -1.0)
+    params, values, x = np.array([c]), np.empty(k), np.empty(k)
+    best_mean, regret = means.max(), 0.0
+    arms = np.empty(runs, np.int64)
+    for _ in range(horizon):
+        for r in range(runs):
+            arms[r] = choose(kind, params, r, counts, sums, wins, t, rng, values, cache)
+        for r in range(runs):  # every arm's reward, as the env draws them
+            for a in range(k):
+                x[a] = 1.0 if rng.random() < means[a] else 0.0
+            arm = arms[r]
+            if kind == 2:  # a 0/1 reward is its own success: no binarising uniform
+                wins[r, arm] += x[arm]
+            counts[r, arm] += 1
+            sums[r, arm] += x[arm]
+            t[r] += 1
+            regret += best_mean - means[arm]
+    return regret / runs
+
+
 def limit_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
     kind = {"UCB1": 0, "KL-UCB": 1, "Thompson": 2, "LDP-UCB": 3, "DP-UCB": 4}[rule]
+    if kind in (1, 2):
+        return _limit_choice(kind, runs, horizon, MEANS, np.random.default_rng(seed), 0.0)
     mech = LaplaceMechanism(1.0, 0.0, 1.0, seed=0)
     p = float(mech._geometric_p(mech.sensitivity, mech.grid))
     c1, c2, tree = dp_ucb_constants(horizon)

@@ -165,3 +165,72 @@ def test_secure_noise_drawn_ahead_is_not_copied():
     m(np.zeros(1))
     for twin in (copy.deepcopy(m), pickle.loads(pickle.dumps(m))):
         assert not np.array_equal(m(np.full(50, 0.5)), twin(np.full(50, 0.5)))
+
+
+@pytest.mark.parametrize("c", [0.0, 3.0])
+@pytest.mark.parametrize("means", [(0.75, 0.625, 0.5, 0.375, 0.25), (0.5, 0.5, 0.49, 0.1),
+                                   (0.99, 0.98, 0.5), (1.3, -0.2, 0.6)])
+def test_kl_ucb_cached_bounds_never_change_a_choice(c, means):
+    """KL-UCB with its cached index bounds (the leader sure without Newton's steps) and
+    without them (the full scan of every round): bitwise the same actions and sums."""
+    n, length = 6, 4000
+    rng = np.random.default_rng(2)
+    m = np.array(means)
+    rewards = (rng.random((n, length, m.size)) < np.clip(m, 0, 1)) * np.where(m > 1, m, 1.0) \
+        + np.where(m < 0, m, 0.0)
+    cached = KLUCB(m.size, c=c, num_envs=n, seed=4)
+    full = KLUCB(m.size, c=c, num_envs=n, seed=4)
+    full._cache = np.zeros((0, m.size + 1, 3))  # no cache: every round scans every arm
+    assert np.array_equal(cached.play_block(None, rewards), full.play_block(None, rewards))
+    assert np.array_equal(cached.sums, full.sums) and (cached._cache[:, :-1, 1] > 0).any()
+
+
+def test_binomial_below_is_the_binomial_cdf():
+    from scipy import stats
+
+    from ldp_gym.agents.mab_kernels import binomial_below
+
+    for s, n, x in ((0, 10, 0.3), (3, 40, 0.5), (80, 100, 0.9), (120, 5000, 0.05),
+                    (8000, 10_000, 0.85)):
+        total, _ = binomial_below(float(s), float(n), x, np.inf)
+        assert total == pytest.approx(stats.binom.cdf(s, n, x), rel=1e-9)
+        # the inversion: j is where the sum from s down first passes the target
+        j = binomial_below(float(s), float(n), x, 0.5 * total)[1]
+        assert stats.binom.cdf(s, n, x) - stats.binom.cdf(j - 1, n, x) > 0.5 * total * (1 - 1e-9)
+        assert stats.binom.cdf(s, n, x) - stats.binom.cdf(j, n, x) <= 0.5 * total * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("posteriors", [
+    ((900, 100), (80, 20), (29, 19), (0, 0)),       # a likely arm, a rare one, a direct one
+    ((4000, 1000), (3960, 1040), (30, 40), (2, 7)),  # a close second: drawn directly
+])
+def test_thompson_choice_has_the_law_of_the_largest_beta_draw(posteriors):
+    """Thompson's kernel draws the leader and only the arms that may pass its threshold; its
+    choice has the law of the argmax of every arm's Beta(1 + s, 1 + f) draw: the frequencies
+    of 400,000 runs in one state against the integrals P(arm k largest) (chi-square, false-alarm
+    rate 1e-6)."""
+    from scipy import integrate, stats
+
+    n = 400_000
+    s, f = (np.array(v, dtype=float) for v in zip(*posteriors))
+    agent = ThompsonSampling(s.size, num_envs=n, seed=7)
+    agent._successes[:] = s
+    agent.counts[:] = (s + f).astype(np.int64)
+    chosen = np.bincount(agent.act(np.zeros((n, 1))), minlength=s.size)
+    dists = [stats.beta(1 + a, 1 + b) for a, b in zip(s, f)]
+
+    def largest(k):
+        def density(x):
+            return dists[k].pdf(x) * np.prod([d.cdf(x) for j, d in enumerate(dists) if j != k])
+        points = sorted({float(np.clip(d.mean(), 1e-6, 1 - 1e-6)) for d in dists})
+        return integrate.quad(density, 0, 1, points=points, limit=500, epsabs=1e-13)[0]
+
+    p = np.array([largest(k) for k in range(s.size)])
+    assert p.sum() == pytest.approx(1.0, abs=1e-7)
+    seen = p * n > 5  # categories too rare to count are merged into the first
+    expected = np.append(p[seen] * n, p[~seen].sum() * n)
+    observed = np.append(chosen[seen], chosen[~seen].sum())
+    keep = expected > 0
+    stat = ((observed[keep] - expected[keep]) ** 2 / expected[keep]).sum()
+    assert stat < stats.chi2.isf(1e-6, keep.sum() - 1), (chosen, p * n)
+    assert chosen[~seen].sum() <= 5  # rarer than one in 80,000 runs: seen at most a few times
