@@ -143,15 +143,16 @@ class ContextualAgent(Agent):
 
     def _block_inputs(self, obs: np.ndarray,
                       rewards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """A block's checked inputs as the kernels take them: the observations of its L rounds
-        (N, L, width) and every arm's rewards (N, L, K) float64, both C-contiguous."""
+        """A block's checked inputs as the kernels take them: the observations (N, L or L + 1,
+        width), of which the kernels read the first L rounds, and every arm's rewards (N, L, K)
+        float64, both C-contiguous (no copy of the env's arrays)."""
         rewards = check_finite(rewards, "rewards")
         length = rewards.shape[1] if rewards.ndim == 3 else -1
         if rewards.shape != (self._n, length, self.n_arms):
             raise ValueError(f"rewards must have shape (N, L, K) with N={self._n}, "
                              f"K={self.n_arms}, got {rewards.shape}")
         obs = self._check_obs(check_finite(obs, "obs"), length)
-        return (np.ascontiguousarray(obs[:, :length]),
+        return (np.ascontiguousarray(obs),
                 np.ascontiguousarray(rewards, dtype=np.float64))
 
     def _chosen(self, obs: np.ndarray, actions: np.ndarray) -> np.ndarray:

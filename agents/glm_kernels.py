@@ -61,19 +61,22 @@ CHOOSE, REPORT, UPDATE = 1, 2, 4
 PLAY = CHOOSE | REPORT | UPDATE
 
 _JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
+#: the helpers of the rounds, inlined into the kernels (the kernels themselves are not: the
+#: round call runs them by their arguments)
+_INLINE: dict[str, Any] = {**_JIT, "inline": "always"}
 
 
 # --------------------------------------------------------------------------- shared pieces
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _mean(z, link):
     """The link's mean with the margin clipped to +-50. A diverged estimate then gives a
     finite, if huge, gradient, which the mechanism clips."""
     return inverse_link(min(max(z, -50.0), 50.0), link)
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _dot(a, b):
     s = 0.0
     for j in range(a.shape[0]):
@@ -81,7 +84,7 @@ def _dot(a, b):
     return s
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _features(obs_row, feats):
     """Fill ``feats`` (K, D) from one observation. With a single parameter these are the K
     contexts; with multi parameter, the block contexts ``x (x) e_k`` of the one context,
@@ -99,7 +102,7 @@ def _features(obs_row, feats):
                 feats[k, k * width + j] = np.float64(obs_row[j])
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _choose(feats, theta, inv, beta, ucb):
     """``argmax_k x_k^T theta`` (+ ``beta ||x_k||_inv`` if ucb), the first index on ties."""
     k_arms, d = feats.shape
@@ -117,7 +120,7 @@ def _choose(feats, theta, inv, beta, ucb):
     return arm
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _beta(kind, p, t):
     """The exploration coefficient of a round with ``t`` earlier rounds; 0 when greedy.
 
@@ -136,7 +139,7 @@ def _beta(kind, p, t):
     return 0.0
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _shift(coef, t):
     """The regulariser ``coef sqrt(t)`` (t >= 1) added to V before solving after t rounds.
 
@@ -144,7 +147,7 @@ def _shift(coef, t):
     return coef * math.sqrt(max(t, 1.0))
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _solve(V, u, shift, inv, theta, work):
     """``theta = (V + shift I)^-1 u``, and ``inv = (V + shift I)^-1`` where ``inv`` has room.
 
@@ -182,7 +185,7 @@ def _solve(V, u, shift, inv, theta, work):
             theta[i] = _dot(full[i], u)
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _cholesky(a, shift, chol):
     """The lower Cholesky factor of ``a + shift I`` into ``chol``, reading its lower triangle.
 
@@ -204,7 +207,7 @@ def _cholesky(a, shift, chol):
     return True
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _cholesky_solve(chol, u, theta):
     """``theta = (L L^T)^-1 u``: forward substitution, then back substitution.
 
@@ -222,7 +225,7 @@ def _cholesky_solve(chol, u, theta):
         theta[i] = s / chol[i, i]
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _cholesky_inverse(chol, m, inv):
     """``inv = (L L^T)^-1 = M^T M`` with ``M = L^-1``, lower triangular, built in ``m``."""
     d = chol.shape[0]
@@ -242,14 +245,14 @@ def _cholesky_inverse(chol, m, inv):
             inv[j, i] = s
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _add(target, msg):
     """Server: add a vector part, ``target += msg``."""
     for i in range(target.shape[0]):
         target[i] += msg[i]
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _add_matrix(target, msg):
     """Server: add a matrix part, ``target += msg``."""
     for i in range(target.shape[0]):
@@ -257,7 +260,7 @@ def _add_matrix(target, msg):
             target[i, j] += msg[i, j]
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _user_data(feats, arm, rewards_row, clip, x):
     """The user's chosen context clipped into ``x`` and reward clipped, within the declared
     bounds ``clip = (context_bound, reward_bound)``."""
@@ -265,7 +268,7 @@ def _user_data(feats, arm, rewards_row, clip, x):
     return clip_scalar(rewards_row[arm if rewards_row.shape[0] > 1 else 0], clip[1])
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _release_outer(x, part, index, out):
     """``x x^T`` released into ``out`` by the mechanism part ``(bound, noise, grid)`` with its
     noise at ``index = (round, run[, slot])``."""
@@ -273,7 +276,7 @@ def _release_outer(x, part, index, out):
     release_outer(x, bound, noise[index], grid, out)
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _release_vector(v, part, index, out):
     """``v`` released into ``out`` by the mechanism part ``(bound, noise, grid)`` with its
     noise at ``index``."""
@@ -281,7 +284,7 @@ def _release_vector(v, part, index, out):
     release_vector(v, bound, noise[index], grid, out)
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _l2_ball(grad, ball, index, kept, out):
     """``grad`` released into ``out`` by the l2-ball mechanism ``ball = (radius,
     output_radius, p_keep_side, direction, sign, side, sphere)`` with its draws at ``index``.
@@ -425,7 +428,7 @@ def sgd_rounds(mode, obs, rewards, forced, rule, clip, ball, server, msgs, actio
 # --------------------------------------------------------------------------- Han et al. Alg 2
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _han_choose(x, theta, theta_warm, t, warmup_rounds, gap):
     """Arm ``t mod K`` in the warm-up, then the greedy arm among those kept by eq. 7.
 
@@ -444,7 +447,7 @@ def _han_choose(x, theta, theta_warm, t, warmup_rounds, gap):
     return arm
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _han_user(obs_row, rewards_row, theta, theta_warm, t, forced, warmup_rounds, gap, clip, x,
               xc):
     """Read the context into x, choose the arm unless ``forced``, and clip the user's data.
@@ -458,7 +461,7 @@ def _han_user(obs_row, rewards_row, theta, theta_warm, t, forced, warmup_rounds,
     return arm, clip_scalar(rewards_row[arm if rewards_row.shape[0] > 1 else 0], clip[1])
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _slot_input(xc, r, k, arm, xs):
     """The slot-k input: the user's context and reward in the pulled arm's slot.
 
@@ -470,7 +473,7 @@ def _slot_input(xc, r, k, arm, xs):
     return r if pulled else 0.0
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _han_server_slots(warm, arm, k_arms, used):
     """The slots the server folds in: the (public) arm's in the warm-up, every one after."""
     for k in range(k_arms):
@@ -579,7 +582,7 @@ def multi_sgd_rounds(mode, obs, rewards, forced, rule, clip, ball, server, msgs,
 GREEDY_OLS, LINUCB, GLOC, GREEDY_SGD = 0, 1, 2, 3
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _ridge_beta(kind, p, t):
     """The exploration coefficient of a round with ``t`` earlier rounds; 0 for the greedy agents.
 
@@ -593,7 +596,7 @@ def _ridge_beta(kind, p, t):
     return 0.0
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _sherman_morrison(inv, u, theta, x, target, vx):
     """Ridge regression's rank-one step: ``inv -= (inv x)(inv x)^T / (1 + x^T inv x)``,
     ``u += target x``, ``theta = inv u`` (``vx``: scratch)."""
@@ -704,7 +707,7 @@ def _new_round_call_impl(args, name):
     return impl
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _native_round_call(args, name):
     return _new_round_call(args, numba.literally(name))
 

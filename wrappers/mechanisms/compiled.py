@@ -37,9 +37,11 @@ __all__ = ["RATIO_DENOMINATOR", "bernoulli_exp", "blanket_bit", "blanket_rows", 
            "release_outer_rows", "release_vector", "release_vector_rows", "snap_add"]
 
 _JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
+#: the per-value helpers the kernels call in their loops, inlined into them
+_INLINE: dict[str, Any] = {**_JIT, "inline": "always"}
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _l2_factor(x, bound):
     """``min(1, bound / ||x||)``: the factor of the l2 clipping of every l2 sensitivity here."""
     sq = 0.0
@@ -48,7 +50,7 @@ def _l2_factor(x, bound):
     return min(1.0, bound / math.sqrt(max(sq, 1e-300)))
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def clip_l2_into(x, bound, out):
     """``out = x min(1, bound / ||x||)``: the l2 clipping of every l2 sensitivity here."""
     f = _l2_factor(x, bound)
@@ -56,13 +58,13 @@ def clip_l2_into(x, bound, out):
         out[j] = x[j] * f
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def clip_scalar(x, bound):
     """``x`` clipped to ``[-bound, bound]``."""
     return min(max(x, -bound), bound)
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def snap_add(value, noise, grid):
     """One float-safe Gaussian coordinate: ``value`` snapped to the power-of-two ``grid`` plus
     ``noise`` already on that grid, exact in float64. ``value * (1 / grid)`` is exactly
@@ -71,7 +73,7 @@ def snap_add(value, noise, grid):
     return np.rint(value * (1.0 / grid)) * grid + noise + 0.0  # + 0.0: no -0.0
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def release_vector(v, bound, noise, grid, out):
     """``out = snap(clip_l2(v, bound)) + noise``: a vector part of a Gaussian message."""
     clip_l2_into(v, bound, out)
@@ -79,7 +81,7 @@ def release_vector(v, bound, noise, grid, out):
         out[j] = snap_add(out[j], noise[j], grid)
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def release_outer(x, bound, noise, grid, out):
     """``out = x x^T + W`` for x clipped to the l2 ball ``bound``: the upper triangle (row-major,
     ``noise`` has its d(d+1)/2 entries) snapped to ``grid`` plus noise, mirrored."""
