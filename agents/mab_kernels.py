@@ -62,9 +62,9 @@ from ldp_gym.envs.mab import d_epsilon_value
 from ldp_gym.wrappers.mechanisms.compiled import blanket_bit, secagg_message, snap_add, unit_uniform
 from ldp_gym.wrappers.mechanisms.continual import tree_add
 
-__all__ = ["CHOOSE", "choose", "DP_UCB", "EXP3", "KL_UCB", "LDP_UCB", "PLAY", "ROUNDS", "SECAGG_SHARES",
+__all__ = ["CHOOSE", "DP_UCB", "EXP3", "KL_UCB", "LDP_UCB", "PLAY", "ROUNDS", "SECAGG_SHARES",
            "SHUFFLE_BITS", "THOMPSON", "TSALLIS_INF", "UCB1", "UPDATE", "WORDS_GUARD", "adversarial_rounds",
-           "distributions", "dp_klucb_index", "elimination_rounds",
+           "binomial_below", "choose", "distributions", "dp_klucb_index", "elimination_rounds",
            "dp_ucb_rounds", "index_values", "kl_ucb", "kl_ucb_index", "kl_ucb_rounds",
            "ldp_ucb_rounds", "thompson_rounds", "ucb1_rounds"]
 
@@ -194,7 +194,8 @@ def _index(kind, params, n, total, width):  # pragma: no cover - compiled
     return kl_ucb(total / n, width / n)
 
 
-#: KL-UCB's cached index bound of an arm is valid for an eighth more rounds, and 16
+#: KL-UCB's cached index bound of an arm is valid for t >> SLACK_SHIFT + SLACK_ROUNDS more
+#: rounds (t/1024 + 16): tighter than the change of one pull, and rarely recomputed
 SLACK_SHIFT, SLACK_ROUNDS = 10, 16
 #: the gap by which the leader's index must beat every other arm's cached bound
 SURE_MARGIN = 1e-7
