@@ -323,11 +323,7 @@ def _thompson(r, counts, successes, cache, rng, values):  # pragma: no cover - c
             if w < tail:
                 j = binomial_below(s, s + f + 1.0, x, w)[1]
                 v = x + (1.0 - x) * rng.beta(1.0 + s - j, 1.0 + f)
-        values[k] = v
-        if v > best:
-            best, ties, arm = v, 1, k
-        elif v == best:
-            ties += 1
+        best, ties, arm = _tally(values, k, v, best, ties, arm)
     return _tie_break(values, best, ties, arm, rng)
 
 
@@ -377,12 +373,18 @@ def _scan(kind, params, r, counts, sums, t, rng, values):  # pragma: no cover - 
             v = -np.inf  # cannot beat the best so far (its index need not be computed)
         else:
             v = _index(kind, params, counts[r, k], sums[r, k], width)
-        values[k] = v
-        if v > best:
-            best, ties, arm = v, 1, k
-        elif v == best:
-            ties += 1
+        best, ties, arm = _tally(values, k, v, best, ties, arm)
     return _tie_break(values, best, ties, arm, rng)
+
+
+@njit(**_INLINE)
+def _tally(values, k, v, best, ties, arm):  # pragma: no cover - compiled
+    """Arm k's value ``v`` kept in ``values``; returns the best value so far, how many arms
+    share it, and the first of them."""
+    values[k] = v
+    if v > best:
+        return v, 1, k
+    return best, ties + 1 if v == best else ties, arm
 
 
 @njit(**_INLINE)
