@@ -204,7 +204,7 @@ class _CompiledRule(_Compiled):
         self._params = np.array([self.c])
         # KL-UCB's index bounds and Thompson's pass chances (mab_kernels.choose); -1: none yet
         cached = self.kind in (kernels.KL_UCB, kernels.THOMPSON)
-        self._cache = np.full((n if cached else 0, self.n_arms + 1, 3), -1.0)
+        self._cache = np.full((n if cached else 0, self.n_arms + 1, 4), -1.0)
 
     def _rounds(self, mode, rewards, actions):
         kernels.ROUNDS[self.kind](mode, self._params, _NO_NOISE, self.rng, rewards, actions,
@@ -310,6 +310,15 @@ class ThompsonSampling(_CompiledRule):
     @override
     def index(self) -> np.ndarray:
         raise NotImplementedError("Thompson sampling draws its index in act: it has no index()")
+
+    @override
+    def observe_committed(self, actions: np.ndarray, counts: np.ndarray,
+                          reward_sums: np.ndarray, *,
+                          reward_bounds: tuple[float, float] | None = None) -> None:
+        """Refused: each reward is binarised by its own Bernoulli trial, and a sum of rewards
+        does not give the successes. Call ``observe`` round by round."""
+        raise TypeError("Thompson sampling binarises reward by reward: a sum of rewards does "
+                        "not give its successes; call observe")
 
 
 class _Adversarial(_Compiled):

@@ -222,7 +222,8 @@ def _kl_ucb_sure(params, r, counts, sums, t, cache):  # pragma: no cover - compi
 
     An arm's index increases with the round while its pulls and sums stay, so the index
     computed at a later round ``until`` bounds it until then. ``cache[r, k]`` keeps
-    ``(bound, pulls, until)`` and is recomputed when the arm was pulled or ``until`` passed.
+    ``(bound, pulls, sum, until)`` and is recomputed when the arm's pulls or sum changed or
+    ``until`` passed.
     The most pulled arm (the leader) wins for sure when its index exceeds every other arm's
     bound by :data:`SURE_MARGIN`. That is one kl value, ``kl(mean, bound + margin) <= level``,
     instead of Newton's steps; ``kl_ucb``'s results are within 1e-9 of the root, far inside
@@ -237,10 +238,10 @@ def _kl_ucb_sure(params, r, counts, sums, t, cache):  # pragma: no cover - compi
             return -1
         if k == leader:
             continue
-        if cache[r, k, 1] != n or t[r] > cache[r, k, 2]:
+        if cache[r, k, 1] != n or cache[r, k, 2] != sums[r, k] or t[r] > cache[r, k, 3]:
             until = t[r] + (t[r] >> SLACK_SHIFT) + SLACK_ROUNDS
             cache[r, k, 0] = kl_ucb(sums[r, k] / n, _width(KL_UCB, params, until) / n)
-            cache[r, k, 1], cache[r, k, 2] = n, until
+            cache[r, k, 1], cache[r, k, 2], cache[r, k, 3] = n, sums[r, k], until
         top = max(top, cache[r, k, 0])
     x = top + SURE_MARGIN
     p = min(max(sums[r, leader] / counts[r, leader], 0.0), 1.0)
@@ -269,7 +270,7 @@ def binomial_below(s, n, x, target):  # pragma: no cover - compiled
     total, j = 0.0, s
     while True:
         total += term
-        if total > target or j == 0 or not term >= 1e-17 * total:
+        if total > target or j == 0 or not term > 1e-17 * total:  # (an underflow: at once)
             return total, j
         term *= j / (n - j + 1.0) * odds
         j -= 1.0
@@ -289,8 +290,9 @@ def _thompson(r, counts, successes, cache, rng, values):  # pragma: no cover - c
     draw made. Otherwise its draw lies below x, and below the leader's. So the argmax has
     exactly the law of Thompson's (up to the tails' rounding, :func:`binomial_below`). Arms
     likely to pass (``tail >`` :data:`TAIL_DIRECT`) and every arm when the leader's draw
-    falls below x draw their Beta directly. ``cache[r, k]`` keeps ``(tail, pulls, x)``
-    (tail 2 for a direct draw) and ``cache[r, K]`` ``(x, leader, leader's pulls)``.
+    falls below x draw their Beta directly. ``cache[r, k]`` keeps ``(tail, pulls, successes,
+    x)`` (tail 2 for a direct draw) and ``cache[r, K]`` ``(x, leader, leader's pulls)``; any x
+    gives the law, so only the tails must match the arms' current posteriors.
     """
     k_arms = counts.shape[1]
     leader = _leader(r, counts)
@@ -311,9 +313,9 @@ def _thompson(r, counts, successes, cache, rng, values):  # pragma: no cover - c
         s, f = successes[r, k], counts[r, k] - successes[r, k]
         tail = 2.0
         if sure:
-            if cache[r, k, 1] != counts[r, k] or cache[r, k, 2] != x:
+            if cache[r, k, 1] != counts[r, k] or cache[r, k, 2] != s or cache[r, k, 3] != x:
                 cache[r, k, 0] = _pass_chance(s, f, x)
-                cache[r, k, 1], cache[r, k, 2] = counts[r, k], x
+                cache[r, k, 1], cache[r, k, 2], cache[r, k, 3] = counts[r, k], s, x
             tail = cache[r, k, 0]
         if tail > 1.0:
             v = rng.beta(1.0 + s, 1.0 + f)
@@ -343,7 +345,7 @@ def choose(kind, params, r, counts, sums, successes, t, rng, values,
     """Run r's arm: the one with the largest index, or Thompson's largest draw.
 
     Ties are broken uniformly by one draw; without ties nothing is drawn. ``values`` is
-    scratch of length K. ``cache`` is KL-UCB's and Thompson's (N, K + 1, 3) cache
+    scratch of length K. ``cache`` is KL-UCB's and Thompson's (N, K + 1, 4) cache
     (:func:`_kl_ucb_sure`, :func:`_thompson`); empty for the other rules.
     """
     if kind == THOMPSON:
@@ -466,7 +468,7 @@ def _rounds(kind, mode, params, noise, rng, rewards, actions, counts, sums, succ
         protected: (L N,) where DP-UCB writes what each round's release protects,
             round-major. The mechanism's trace reads it.
         t: (N,) int64 rounds played by every run, in place.
-        cache: KL-UCB's and Thompson's (N, K + 1, 3) cache, in place (:func:`choose`).
+        cache: KL-UCB's and Thompson's (N, K + 1, 4) cache, in place (:func:`choose`).
     """
     n, k = counts.shape
     values = np.empty(k)
@@ -520,7 +522,7 @@ def ldp_ucb_rounds(mode, params, noise, rng, rewards, actions, counts, sums, suc
     The user's report is exactly the mechanism's release, from its noise stream.
     """
     _rounds(LDP_UCB, mode, params, noise, rng, rewards, actions, counts, sums, successes,
-            _no_tree(), np.zeros(0), t, np.zeros((0, 0, 3)))
+            _no_tree(), np.zeros(0), t, np.zeros((0, 0, 4)))
 
 
 @njit(**_JIT)
@@ -533,7 +535,7 @@ def dp_ucb_rounds(mode, params, noise, rng, rewards, actions, counts, sums, alph
     gets the closed nodes' exact sums.
     """
     _rounds(DP_UCB, mode, params, noise, rng, rewards, actions, counts, sums,
-            np.zeros((0, 0)), (alpha, noisy), protected, t, np.zeros((0, 0, 3)))
+            np.zeros((0, 0)), (alpha, noisy), protected, t, np.zeros((0, 0, 4)))
 
 
 #: The compiled entry point of each index rule (DP-UCB's takes its trees too).

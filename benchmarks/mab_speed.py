@@ -187,7 +187,7 @@ def _limit_choice(kind, runs, horizon, means, rng, c):  # pragma: no cover - com
     k = means.shape[0]
     counts, sums = np.zeros((runs, k), np.int64), np.zeros((runs, k))
     wins = np.zeros((runs, k if kind == 2 else 0))
-    t, cache = np.zeros(runs, np.int64), np.full((runs, k + 1, 3), -1.0)
+    t, cache = np.zeros(runs, np.int64), np.full((runs, k + 1, 4), -1.0)
     params, values, x = np.array([c]), np.empty(k), np.empty(k)
     best_mean, regret = means.max(), 0.0
     arms = np.empty(runs, np.int64)

@@ -180,7 +180,7 @@ def test_kl_ucb_cached_bounds_never_change_a_choice(c, means):
         + np.where(m < 0, m, 0.0)
     cached = KLUCB(m.size, c=c, num_envs=n, seed=4)
     full = KLUCB(m.size, c=c, num_envs=n, seed=4)
-    full._cache = np.zeros((0, m.size + 1, 3))  # no cache: every round scans every arm
+    full._cache = np.zeros((0, m.size + 1, 4))  # no cache: every round scans every arm
     assert np.array_equal(cached.play_block(None, rewards), full.play_block(None, rewards))
     assert np.array_equal(cached.sums, full.sums) and (cached._cache[:, :-1, 1] > 0).any()
 
@@ -214,8 +214,10 @@ def test_thompson_choice_has_the_law_of_the_largest_beta_draw(posteriors):
     n = 400_000
     s, f = (np.array(v, dtype=float) for v in zip(*posteriors))
     agent = ThompsonSampling(s.size, num_envs=n, seed=7)
-    agent._successes[:] = s
     agent.counts[:] = (s + f).astype(np.int64)
+    agent.successes[:] = np.append(s[0], np.round(0.5 * s[1:]))  # the leader's, and others'
+    agent.act(np.zeros((n, 1)))  # caches filled on those successes, then the state written:
+    agent.successes[:] = s       # the tails are keyed on successes as well as pulls
     chosen = np.bincount(agent.act(np.zeros((n, 1))), minlength=s.size)
     dists = [stats.beta(1 + a, 1 + b) for a, b in zip(s, f)]
 
@@ -234,3 +236,25 @@ def test_thompson_choice_has_the_law_of_the_largest_beta_draw(posteriors):
     stat = ((observed[keep] - expected[keep]) ** 2 / expected[keep]).sum()
     assert stat < stats.chi2.isf(1e-6, keep.sum() - 1), (chosen, p * n)
     assert chosen[~seen].sum() <= 5  # rarer than one in 80,000 runs: seen at most a few times
+
+
+def test_kl_ucb_cache_follows_sums_written_in_place():
+    """Sums written in place after a choice (pulls unchanged): the cached bounds are
+    recomputed, and the choice is the full scan's."""
+    cached, full = KLUCB(2, num_envs=1, seed=0), KLUCB(2, num_envs=1, seed=0)
+    full._cache = np.zeros((0, 3, 4))
+    for agent in (cached, full):
+        agent.counts[:] = [[5000, 100]]
+        agent.sums[:] = [[3000.0, 10.0]]
+        agent.t[:] = 5100
+    assert cached.act(np.zeros((1, 1))) == full.act(np.zeros((1, 1))) == 0
+    for agent in (cached, full):
+        agent.sums[:] = [[3000.0, 100.0]]  # arm 1 now paid 1 every time
+    assert cached.act(np.zeros((1, 1))) == full.act(np.zeros((1, 1))) == 1
+
+
+def test_thompson_refuses_sums():
+    agent = ThompsonSampling(3, num_envs=2, seed=0)
+    with pytest.raises(TypeError, match="observe"):
+        agent.observe_committed(np.array([0, 1]), np.array([4, 2]), np.array([4.0, 1.0]),
+                                reward_bounds=(0.0, 1.0))
