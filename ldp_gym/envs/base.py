@@ -219,7 +219,8 @@ class BanditEnv(gym.Env):
         self._runs = np.zeros(1, dtype=np.int64)
         self._ready = False  # reset() has drawn an instance
         self._not_ready = "Cannot call env.step() before calling env.reset()"
-        self._regrets: list[float] = []
+        self._identifies = self.core.task != "regret"  # a recommendation ends the episode
+        self._regrets: list[float] = []  # the rounds' regrets and the pulls, for render only
         # pulls of every arm (Discrete) or base arm (MultiBinary super arms); none for BCO
         space = self.action_space
         arms = getattr(self.core, "n_arms", None) if self.core.task != "regret" else None
@@ -263,13 +264,14 @@ class BanditEnv(gym.Env):
             raise gym.error.ResetNeeded(self._not_ready)
         action = check_action(self.action_space, action)
         reward, info = self.core.step_one(self.np_random, action)
-        self._regrets.append(float(info["regret"]))
-        if isinstance(self.action_space, gym.spaces.Discrete):
-            if int(action) < self._counts.size:  # (a recommendation is not a pull)
-                self._counts[int(action)] += 1
-        elif self._counts.size:
-            self._counts += np.asarray(action, dtype=np.int64).reshape(-1)
-        terminated = info.get("recommendation", -1) >= 0
+        if self.render_mode is not None:  # what render shows; nothing to keep without it
+            self._regrets.append(float(info["regret"]))
+            if isinstance(self.action_space, gym.spaces.Discrete):
+                if int(action) < self._counts.size:  # (a recommendation is not a pull)
+                    self._counts[int(action)] += 1
+            elif self._counts.size:
+                self._counts += np.asarray(action, dtype=np.int64).reshape(-1)
+        terminated = self._identifies and info["recommendation"] >= 0
         if terminated:  # the episode is over: the next step needs a reset
             self._ready = False
             self._not_ready = ("The episode ended with a recommendation (terminated): call "
