@@ -223,7 +223,7 @@ class BanditEnv(gym.Env):
         self._regrets: list[float] = []  # the rounds' regrets and the pulls, for render only
         # pulls of every arm (Discrete) or base arm (MultiBinary super arms); none for BCO
         space = self.action_space
-        arms = getattr(self.core, "n_arms", None) if self.core.task != "regret" else None
+        arms = getattr(self.core, "n_arms", None) if self._identifies else None
         self._counts = np.zeros(arms if arms is not None else
                                 space.n if isinstance(space, gym.spaces.Discrete) else
                                 int(np.prod(space.shape)) if isinstance(space, gym.spaces.MultiBinary)

@@ -52,7 +52,7 @@ __all__ = ["LINKS", "inverse_link", "GLMEnv", "GLMVectorEnv", "MultiParamGLMEnv"
 LINKS = ("identity", "logistic", "poisson")
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True)
 def inverse_link(z, link):
     """The mean reward mu(z) of ``z = x^T theta`` for the link of code ``link`` (index in
     ``LINKS``): z, 1/(1 + e^-z) or e^z. Compiled; the env and the agents' kernels share it."""
@@ -72,7 +72,7 @@ def sample_contexts(rng: np.random.Generator, kind: str, shape: tuple[int, ...])
     return g
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _scale_row(g, kind, radius):
     """In place, one row of standard normals g (d,): onto the unit sphere (kind 0), into the
     unit ball with radius ``radius ** (1/d)`` (1), or ``N(0, I/d)`` clipped to norm 1 (2)."""
@@ -92,14 +92,14 @@ def _scale_row(g, kind, radius):
         g[j] *= f
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True)
 def _scale_rows(g, kind, radii):
     """:func:`_scale_row` of every row of g (M, d) (``radii`` (M,) for the ball)."""
     for i in range(g.shape[0]):
         _scale_row(g[i], kind, radii[i] if kind == 1 else 0.0)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _reward(mean, u, link, noise):
     """A reward from its mean and a uniform u: ``mean + noise (2u - 1)`` for the identity link,
     or ``1{u < mean}`` for the logistic one."""
@@ -108,7 +108,7 @@ def _reward(mean, u, link, noise):
     return 1.0 if u < mean else 0.0
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _round_outcomes(x, theta, link, noise, u, means, rewards, regret):
     """One round of one run: every arm's mean (K,), reward and instantaneous regret.
 
@@ -132,7 +132,7 @@ def _round_outcomes(x, theta, link, noise, u, means, rewards, regret):
         regret[k] = best - means[k]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True)
 def _draw_block(rng, kind, x0, theta, link, noise, obs, rewards, regret,
                 x_last):  # pragma: no cover - compiled
     """A block drawn and scored in one compiled pass from the env's generator ``rng``.
@@ -173,7 +173,7 @@ def _draw_block(rng, kind, x0, theta, link, noise, obs, rewards, regret,
                 rewards[n, s, k] = _reward(rewards[n, s, k], rng.random(), link, noise)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True)
 def _block_outcomes(g, radii, kind, x0, theta, link, noise, u, obs, means, regret):
     """A drawn block in one pass: the contexts, the observations and every round's outcomes.
 
@@ -200,7 +200,7 @@ def _block_outcomes(g, radii, kind, x0, theta, link, noise, u, obs, means, regre
                             else row, rewards, regret[n, s])
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True)
 def _outcomes(x, theta, link, noise, u, means, rewards, regret):
     """Every arm's mean (N, L, K), instantaneous regret and, for the identity and logistic
     links, reward from the uniforms u (N, L, K). ``x`` is (N, L, K, d) with theta (N, 1, d)
@@ -213,7 +213,7 @@ def _outcomes(x, theta, link, noise, u, means, rewards, regret):
                             means[n, s], rewards[n, s], regret[n, s])
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True)
 def _step_outcomes(x, theta, link, noise, u, actions, out, best_arm):
     """One round of N runs into ``out`` (4, N), and the best arm into ``best_arm``.
 
