@@ -29,6 +29,11 @@ Arrays: ``obs`` (N, L, width); ``rewards`` (N, L, K), every arm's reward, or
 noise (L, N, ..., entries) on the mechanisms' grids; the state, updated in place;
 ``actions`` (N, L), written. User-side code does the same operations for every
 input, with no data-dependent loop.
+
+Inside a round the kernels index arrays (``obs[at + (j,)]`` with ``at = (run, round)``,
+``msgs[at + (i, j)]``) rather than take views such as ``obs[n, s]``: each numba view is a
+reference-counted object, and views taken per round and per arm cost about a fifth of
+LDP-OLS's kernel time (a view of a run's state is taken once per run).
 """
 
 from __future__ import annotations
@@ -85,21 +90,30 @@ def _dot(a, b):
 
 
 @njit(**_INLINE)
-def _features(obs_row, feats):
-    """Fill ``feats`` (K, D) from one observation. With a single parameter these are the K
-    contexts; with multi parameter, the block contexts ``x (x) e_k`` of the one context,
-    and D = K d."""
+def _row_dot(m, i, b):
+    """``m[i] . b``, reading the row by index rather than through a view."""
+    s = 0.0
+    for j in range(b.shape[0]):
+        s += m[i, j] * b[j]
+    return s
+
+
+@njit(**_INLINE)
+def _features(obs, at, feats):
+    """Fill ``feats`` (K, D) from the observation ``obs[at]``, ``at = (run, round)``. With a
+    single parameter these are the K contexts; with multi parameter, the block contexts
+    ``x (x) e_k`` of the one context, and D = K d."""
     k_arms, d = feats.shape
-    width = obs_row.shape[0]
+    width = obs.shape[-1]
     if width == k_arms * d:
         for k in range(k_arms):
             for j in range(d):
-                feats[k, j] = np.float64(obs_row[k * d + j])
+                feats[k, j] = np.float64(obs[at + (k * d + j,)])
     else:
         feats[:, :] = 0.0
         for k in range(k_arms):
             for j in range(width):
-                feats[k, k * width + j] = np.float64(obs_row[j])
+                feats[k, k * width + j] = np.float64(obs[at + (j,)])
 
 
 @njit(**_INLINE)
@@ -108,7 +122,9 @@ def _choose(feats, theta, inv, beta, ucb):
     k_arms, d = feats.shape
     best, arm = -np.inf, 0
     for k in range(k_arms):
-        score = _dot(feats[k], theta)
+        score = 0.0
+        for j in range(d):
+            score += feats[k, j] * theta[j]
         if ucb:
             quad = 0.0
             for i in range(d):
@@ -246,42 +262,44 @@ def _cholesky_inverse(chol, m, inv):
 
 
 @njit(**_INLINE)
-def _add(target, msg):
-    """Server: add a vector part, ``target += msg``."""
+def _add(target, msgs, at):
+    """Server: add a vector part, ``target += msgs[at]``."""
     for i in range(target.shape[0]):
-        target[i] += msg[i]
+        target[i] += msgs[at + (i,)]
 
 
 @njit(**_INLINE)
-def _add_matrix(target, msg):
-    """Server: add a matrix part, ``target += msg``."""
+def _add_matrix(target, msgs, at):
+    """Server: add a matrix part, ``target += msgs[at]``."""
     for i in range(target.shape[0]):
         for j in range(target.shape[1]):
-            target[i, j] += msg[i, j]
+            target[i, j] += msgs[at + (i, j)]
 
 
 @njit(**_INLINE)
-def _user_data(feats, arm, rewards_row, clip, x):
-    """The user's chosen context clipped into ``x`` and reward clipped, within the declared
-    bounds ``clip = (context_bound, reward_bound)``."""
-    clip_l2_into(feats[arm], clip[0], x)
-    return clip_scalar(rewards_row[arm if rewards_row.shape[0] > 1 else 0], clip[1])
+def _user_data(feats, arm, rewards, at, clip, x):
+    """The user's chosen context clipped into ``x`` and its reward, ``rewards[at]``'s, clipped,
+    within the declared bounds ``clip = (context_bound, reward_bound)``."""
+    for j in range(x.shape[0]):
+        x[j] = feats[arm, j]
+    clip_l2_into(x, clip[0], x)
+    return clip_scalar(rewards[at + (arm if rewards.shape[-1] > 1 else 0,)], clip[1])
 
 
 @njit(**_INLINE)
-def _release_outer(x, part, index, out):
-    """``x x^T`` released into ``out`` by the mechanism part ``(bound, noise, grid)`` with its
-    noise at ``index = (round, run[, slot])``."""
+def _release_outer(x, part, at, msgs):
+    """``x x^T`` released into ``msgs[at]`` by the mechanism part ``(bound, noise, grid)``
+    with its noise at ``at = (round, run[, slot])``."""
     bound, noise, grid = part
-    release_outer(x, bound, noise[index], grid, out)
+    release_outer(x, bound, noise, grid, msgs, at)
 
 
 @njit(**_INLINE)
-def _release_vector(v, part, index, out):
-    """``v`` released into ``out`` by the mechanism part ``(bound, noise, grid)`` with its
-    noise at ``index``."""
+def _release_vector(v, part, at, msgs):
+    """``v`` released into ``msgs[at]`` by the mechanism part ``(bound, noise, grid)`` with
+    its noise at ``at``."""
     bound, noise, grid = part
-    release_vector(v, bound, noise[index], grid, out)
+    release_vector(v, bound, noise, grid, msgs, at)
 
 
 @njit(**_INLINE)
@@ -316,25 +334,26 @@ def regression_rounds(mode, obs, rewards, forced, rule, clip, release_m, release
     for n in range(n_runs):
         feats, x, v = np.empty((k_arms, d)), np.empty(d), np.empty(d)
         work = np.empty((2, d, d))
+        V_n, u_n, theta_n, inv_n = V[n], u[n], theta[n], inv[n]  # views once per run
         for s in range(length):
             arm = forced[n, s]
             if mode & (CHOOSE | REPORT):
-                _features(obs[n, s], feats)
+                _features(obs, (n, s), feats)
             if arm < 0:
-                arm = _choose(feats, theta[n], inv[n], _beta(beta_kind, beta_params, t[n]),
+                arm = _choose(feats, theta_n, inv_n, _beta(beta_kind, beta_params, t[n]),
                               beta_kind > 0)
             actions[n, s] = arm
             if mode & REPORT:
-                r = _user_data(feats, arm, rewards[n, s], clip, x)
-                _release_outer(x, release_m, (s, n), msg_m[s, n])  # Han et al. eq. 3-4
+                r = _user_data(feats, arm, rewards, (n, s), clip, x)
+                _release_outer(x, release_m, (s, n), msg_m)  # Han et al. eq. 3-4
                 for j in range(d):
                     v[j] = r * x[j]
-                _release_vector(v, release_u, (s, n), msg_u[s, n])
+                _release_vector(v, release_u, (s, n), msg_u)
             if mode & UPDATE:
-                _add_matrix(V[n], msg_m[s, n])
-                _add(u[n], msg_u[s, n])
+                _add_matrix(V_n, msg_m, (s, n))
+                _add(u_n, msg_u, (s, n))
                 t[n] += 1
-                _solve(V[n], u[n], _shift(shift_coef, t[n]), inv[n], theta[n], work)
+                _solve(V_n, u_n, _shift(shift_coef, t[n]), inv_n, theta_n, work)
 
 
 # --------------------------------------------------------------------------- LDP-GLOC
@@ -358,32 +377,34 @@ def gloc_rounds(mode, obs, rewards, forced, rule, clip, release_m, release_zx, r
     for n in range(n_runs):
         feats, x, v = np.empty((k_arms, d)), np.empty(d), np.empty(d)
         work = np.empty((2, d, d))
+        V_n, u_n, theta_n, inv_n = V[n], u[n], theta[n], inv[n]  # views once per run
+        theta_hat_n = theta_hat[n]
         for s in range(length):
             arm = forced[n, s]
             if mode & (CHOOSE | REPORT):
-                _features(obs[n, s], feats)
+                _features(obs, (n, s), feats)
             if arm < 0:
-                arm = _choose(feats, theta[n], inv[n], _beta(2, beta_params, t[n]), True)
+                arm = _choose(feats, theta_n, inv_n, _beta(2, beta_params, t[n]), True)
             actions[n, s] = arm
             if mode & REPORT:
-                y = _user_data(feats, arm, rewards[n, s], clip, x)
-                z = _dot(x, theta_hat[n])
+                y = _user_data(feats, arm, rewards, (n, s), clip, x)
+                z = _dot(x, theta_hat_n)
                 resid = _mean(z, link) - y
-                _release_outer(x, release_m, (s, n), msg_m[s, n])
+                _release_outer(x, release_m, (s, n), msg_m)
                 for j in range(d):
                     v[j] = z * x[j]
-                _release_vector(v, release_zx, (s, n), msg_zx[s, n])
+                _release_vector(v, release_zx, (s, n), msg_zx)
                 for j in range(d):
                     v[j] = resid * x[j]
-                _release_vector(v, release_g, (s, n), msg_g[s, n])
+                _release_vector(v, release_g, (s, n), msg_g)
             if mode & UPDATE:
-                _add_matrix(V[n], msg_m[s, n])
-                _add(u[n], msg_zx[s, n])
+                _add_matrix(V_n, msg_m, (s, n))
+                _add(u_n, msg_zx, (s, n))
                 for j in range(d):
-                    v[j] = theta_hat[n, j] - zeta * msg_g[s, n, j]
-                clip_l2_into(v, 1.0, theta_hat[n])  # the projection on W, the unit ball
+                    v[j] = theta_hat_n[j] - zeta * msg_g[s, n, j]
+                clip_l2_into(v, 1.0, theta_hat_n)  # the projection on W, the unit ball
                 t[n] += 1
-                _solve(V[n], u[n], _shift(shift_coef, t[n]), inv[n], theta[n], work)
+                _solve(V_n, u_n, _shift(shift_coef, t[n]), inv_n, theta_n, work)
 
 
 # --------------------------------------------------------------------------- LDP-SGD
@@ -405,16 +426,17 @@ def sgd_rounds(mode, obs, rewards, forced, rule, clip, ball, server, msgs, actio
     dummy = np.empty((d, d))
     for n in range(n_runs):
         feats, x, grad = np.empty((k_arms, d)), np.empty(d), np.empty(d)
+        theta_n = theta[n]  # views once per run
         for s in range(length):
             arm = forced[n, s]
             if mode & (CHOOSE | REPORT):
-                _features(obs[n, s], feats)
+                _features(obs, (n, s), feats)
             if arm < 0:
-                arm = _choose(feats, theta[n], dummy, 0.0, False)
+                arm = _choose(feats, theta_n, dummy, 0.0, False)
             actions[n, s] = arm
             if mode & REPORT:
-                r = _user_data(feats, arm, rewards[n, s], clip, x)
-                resid = _mean(_dot(x, theta[n]), link) - r
+                r = _user_data(feats, arm, rewards, (n, s), clip, x)
+                resid = _mean(_dot(x, theta_n), link) - r
                 for j in range(d):
                     grad[j] = resid * x[j]
                 _l2_ball(grad, ball, (s, n), msg_in[s, n], msg[s, n])
@@ -448,17 +470,19 @@ def _han_choose(x, theta, theta_warm, t, warmup_rounds, gap):
 
 
 @njit(**_INLINE)
-def _han_user(obs_row, rewards_row, theta, theta_warm, t, forced, warmup_rounds, gap, clip, x,
+def _han_user(obs, rewards, at, theta, theta_warm, t, forced, warmup_rounds, gap, clip, x,
               xc):
-    """Read the context into x, choose the arm unless ``forced``, and clip the user's data.
+    """Read the context ``obs[at]`` (``at = (run, round)``) into x, choose the arm unless
+    ``forced``, and clip the user's data.
 
-    The context is clipped into xc and the chosen reward is clipped too, both to
-    ``clip = (context_bound, reward_bound)``. Returns the arm and the clipped reward."""
+    The context is clipped into xc and the chosen reward of ``rewards[at]`` is clipped too,
+    both to ``clip = (context_bound, reward_bound)``. Returns the arm and the clipped
+    reward."""
     for j in range(x.shape[0]):
-        x[j] = np.float64(obs_row[j])
+        x[j] = np.float64(obs[at + (j,)])
     arm = forced if forced >= 0 else _han_choose(x, theta, theta_warm, t, warmup_rounds, gap)
     clip_l2_into(x, clip[0], xc)
-    return arm, clip_scalar(rewards_row[arm if rewards_row.shape[0] > 1 else 0], clip[1])
+    return arm, clip_scalar(rewards[at + (arm if rewards.shape[-1] > 1 else 0,)], clip[1])
 
 
 @njit(**_INLINE)
@@ -505,23 +529,23 @@ def multi_ols_rounds(mode, obs, rewards, forced, rule, clip, release_m, release_
         for s in range(length):
             arm, r = -1, 0.0
             if mode & (CHOOSE | REPORT):
-                arm, r = _han_user(obs[n, s], rewards[n, s], theta[n], theta_warm[n], t[n],
+                arm, r = _han_user(obs, rewards, (n, s), theta[n], theta_warm[n], t[n],
                                    forced[n, s], warmup_rounds, gap, clip, x, xc)
                 actions[n, s] = arm
             if mode & REPORT:
                 msg_arm[s, n] = arm if t[n] < warmup_rounds else -1
                 for k in range(k_arms):
                     rs = _slot_input(xc, r, k, arm, xs)
-                    _release_outer(xs, release_m, (s, n, k), msg_m[s, n, k])
+                    _release_outer(xs, release_m, (s, n, k), msg_m)
                     for j in range(d):
                         xs[j] = rs * xs[j]
-                    _release_vector(xs, release_u, (s, n, k), msg_u[s, n, k])
+                    _release_vector(xs, release_u, (s, n, k), msg_u)
             if mode & UPDATE:
                 _han_server_slots(msg_arm[s, n] >= 0, msg_arm[s, n], k_arms, used)
                 for k in range(k_arms):
                     if used[k]:
-                        _add_matrix(V[n, k], msg_m[s, n, k])
-                        _add(u[n, k], msg_u[s, n, k])
+                        _add_matrix(V[n, k], msg_m, (s, n, k))
+                        _add(u[n, k], msg_u, (s, n, k))
                         pulls[n, k] += 1
                         _solve(V[n, k], u[n, k], c_tilde * math.sqrt(max(pulls[n, k], 1)),
                                no_inverse, theta[n, k], work)
@@ -552,7 +576,7 @@ def multi_sgd_rounds(mode, obs, rewards, forced, rule, clip, ball, server, msgs,
         for s in range(length):
             arm, r = -1, 0.0
             if mode & (CHOOSE | REPORT):
-                arm, r = _han_user(obs[n, s], rewards[n, s], theta[n], theta_warm[n], t[n],
+                arm, r = _han_user(obs, rewards, (n, s), theta[n], theta_warm[n], t[n],
                                    forced[n, s], warmup_rounds, gap, clip, x, xc)
                 actions[n, s] = arm
             if mode & REPORT:
@@ -602,7 +626,7 @@ def _sherman_morrison(inv, u, theta, x, target, vx):
     ``u += target x``, ``theta = inv u`` (``vx``: scratch)."""
     d = x.shape[0]
     for i in range(d):
-        vx[i] = _dot(inv[i], x)
+        vx[i] = _row_dot(inv, i, x)
     denominator = 1.0 + _dot(x, vx)
     for i in range(d):
         for j in range(d):
@@ -610,7 +634,7 @@ def _sherman_morrison(inv, u, theta, x, target, vx):
     for j in range(d):
         u[j] += target * x[j]
     for i in range(d):
-        theta[i] = _dot(inv[i], u)
+        theta[i] = _row_dot(inv, i, u)
 
 
 @njit(**_JIT)
@@ -631,30 +655,32 @@ def ridge_rounds(mode, obs, rewards, forced, rule, server, actions):
     d = theta.shape[1]
     ucb = kind == LINUCB or kind == GLOC
     for n in range(n_runs):
-        feats, v = np.empty((k_arms, d)), np.empty(d)
+        feats, x, v = np.empty((k_arms, d)), np.empty(d), np.empty(d)
+        inv_n, u_n, theta_n, theta_hat_n = inv[n], u[n], theta[n], theta_hat[n]  # views once per run
         for s in range(length):
-            _features(obs[n, s], feats)
+            _features(obs, (n, s), feats)
             arm = forced[n, s]
             if arm < 0:
-                arm = _choose(feats, theta[n], inv[n], _ridge_beta(kind, beta_params, t[n]), ucb)
+                arm = _choose(feats, theta_n, inv_n, _ridge_beta(kind, beta_params, t[n]), ucb)
             actions[n, s] = arm
             if mode & UPDATE:
-                x = feats[arm]
+                for j in range(d):
+                    x[j] = feats[arm, j]
                 r = rewards[n, s, arm if rewards.shape[2] > 1 else 0]
                 t[n] += 1
                 if kind == GREEDY_SGD:
-                    resid = _mean(_dot(x, theta[n]), link) - r
+                    resid = _mean(_dot(x, theta_n), link) - r
                     for j in range(d):
-                        theta[n, j] -= step / t[n] * (resid * x[j])
+                        theta_n[j] -= step / t[n] * (resid * x[j])
                     continue
                 if kind == GLOC:
-                    z = _dot(x, theta_hat[n])
+                    z = _dot(x, theta_hat_n)
                     resid = _mean(z, link) - r
                     for j in range(d):
-                        v[j] = theta_hat[n, j] - zeta * (resid * x[j])
-                    clip_l2_into(v, 1.0, theta_hat[n])  # the projection on the unit ball
+                        v[j] = theta_hat_n[j] - zeta * (resid * x[j])
+                    clip_l2_into(v, 1.0, theta_hat_n)  # the projection on the unit ball
                     r = z
-                _sherman_morrison(inv[n], u[n], theta[n], x, r, v)
+                _sherman_morrison(inv_n, u_n, theta_n, x, r, v)
 
 
 # --------------------------------------------------------------------------- round calls

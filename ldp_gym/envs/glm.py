@@ -73,14 +73,18 @@ def sample_contexts(rng: np.random.Generator, kind: str, shape: tuple[int, ...])
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _scale_row(g, kind, radius):
-    """In place, one row of standard normals g (d,): onto the unit sphere (kind 0), into the
-    unit ball with radius ``radius ** (1/d)`` (1), or ``N(0, I/d)`` clipped to norm 1 (2)."""
-    d = g.shape[0]
+def _scale_row(g, i, kind, radius):
+    """In place, row i of standard normals g (M, d): onto the unit sphere (kind 0), into the
+    unit ball with radius ``radius ** (1/d)`` (1), or ``N(0, I/d)`` clipped to norm 1 (2).
+
+    The compiled passes here read and write rows by index, not through views: a numba
+    view is a reference-counted object, and one per context cost about a fifth of a block's
+    draw."""
+    d = g.shape[1]
     scale = 1.0 / math.sqrt(d) if kind == 2 else 1.0
     sq = 0.0
     for j in range(d):
-        sq += (g[j] * scale) ** 2
+        sq += (g[i, j] * scale) ** 2
     norm = math.sqrt(sq)
     if kind == 2:
         f = scale / max(norm, 1.0)
@@ -89,14 +93,14 @@ def _scale_row(g, kind, radius):
     else:
         f = 1.0 / norm
     for j in range(d):
-        g[j] *= f
+        g[i, j] *= f
 
 
 @njit(cache=True, nogil=True)
 def _scale_rows(g, kind, radii):
     """:func:`_scale_row` of every row of g (M, d) (``radii`` (M,) for the ball)."""
     for i in range(g.shape[0]):
-        _scale_row(g[i], kind, radii[i] if kind == 1 else 0.0)
+        _scale_row(g, i, kind, radii[i] if kind == 1 else 0.0)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -109,27 +113,38 @@ def _reward(mean, u, link, noise):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _round_outcomes(x, theta, link, noise, u, means, rewards, regret):
-    """One round of one run: every arm's mean (K,), reward and instantaneous regret.
+def _round_outcomes(x, row, theta, link, noise, u, means, rewards, regret, at):
+    """One round of one run: every arm's mean, reward and instantaneous regret, written at
+    ``at = (run, round)`` of ``means``, ``rewards`` and ``regret`` (N, L, K).
 
-    The rewards come from the uniforms u (K,) for the identity and logistic links; there are
-    none where u is empty. ``x`` is (K, d) with theta (1, d) for a single parameter, or
-    (1, d) with theta (K, d) for multi parameter."""
-    k_arms, d = means.shape[0], x.shape[1]
-    per_arm_x = x.shape[0] > 1
+    The contexts are rows ``row``, ``row + 1``, ... of x (M, d): K of them with theta (1, d)
+    for a single parameter, or one with theta (K, d) for multi parameter. The rewards come
+    from the uniforms u (N, L, K) for the identity and logistic links; there are none where
+    u is empty."""
+    k_arms, d = means.shape[2], x.shape[1]
+    per_arm_x = theta.shape[0] == 1
     best = -np.inf
     for k in range(k_arms):
-        kx, kt = (k, 0) if per_arm_x else (0, k)
+        kx, kt = (row + k, 0) if per_arm_x else (row, k)
         z = 0.0
         for j in range(d):
             z += x[kx, j] * theta[kt, j]
         m = inverse_link(z, link)
-        means[k] = m
+        means[at + (k,)] = m
         best = max(best, m)
         if u.shape[0]:
-            rewards[k] = _reward(m, u[k], link, noise)
+            rewards[at + (k,)] = _reward(m, u[at + (k,)], link, noise)
     for k in range(k_arms):
-        regret[k] = best - means[k]
+        regret[at + (k,)] = best - means[at + (k,)]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _write_obs(x, row, obs, at):
+    """The observation ``obs[at]`` (C d,) float32 of the C contexts in rows ``row``... of x."""
+    width = obs.shape[2]
+    d = x.shape[1]
+    for i in range(width):
+        obs[at + (i,)] = np.float32(x[row + i // d, i % d])
 
 
 @njit(cache=True, nogil=True)
@@ -148,23 +163,26 @@ def _draw_block(rng, kind, x0, theta, link, noise, obs, rewards, regret,
     means. ``x_last`` (N, C, d) receives the last fresh contexts, the next round's."""
     n_runs, length, k_arms = rewards.shape
     width, d = x0.shape[1], x0.shape[2]
-    prev, cur = np.empty((width, d)), np.empty((width, d))
-    no_u = np.empty(0)
+    x = np.empty((2 * width, d))  # a round's contexts and the next round's, in turn
+    no_u = np.empty((0, 0, 0))
     for n in range(n_runs):
-        prev[:, :] = x0[n]
+        theta_n = theta[n]
         for c in range(width):
             for j in range(d):
-                obs[n, 0, c * d + j] = np.float32(x0[n, c, j])
+                x[c, j] = x0[n, c, j]
+        _write_obs(x, 0, obs, (n, 0))
         for s in range(length):
+            now, fresh = (s % 2) * width, (1 - s % 2) * width
             for c in range(width):
                 for j in range(d):
-                    cur[c, j] = rng.standard_normal()
-                _scale_row(cur[c], kind, 0.0)
-                for j in range(d):
-                    obs[n, s + 1, c * d + j] = np.float32(cur[c, j])
-            _round_outcomes(prev, theta[n], link, noise, no_u, rewards[n, s], no_u, regret[n, s])
-            prev, cur = cur, prev
-        x_last[n] = prev
+                    x[fresh + c, j] = rng.standard_normal()
+                _scale_row(x, fresh + c, kind, 0.0)
+            _write_obs(x, fresh, obs, (n, s + 1))
+            _round_outcomes(x, now, theta_n, link, noise, no_u, rewards, rewards, regret, (n, s))
+        last = (length % 2) * width
+        for c in range(width):
+            for j in range(d):
+                x_last[n, c, j] = x[last + c, j]
     if link == 2:
         return
     for n in range(n_runs):
@@ -174,30 +192,28 @@ def _draw_block(rng, kind, x0, theta, link, noise, obs, rewards, regret,
 
 
 @njit(cache=True, nogil=True)
-def _block_outcomes(g, radii, kind, x0, theta, link, noise, u, obs, means, regret):
+def _block_outcomes(xs, radii, kind, theta, link, noise, u, obs, means, regret):
     """A drawn block in one pass: the contexts, the observations and every round's outcomes.
 
-    :func:`_scale_row` scales the fresh contexts' normals ``g`` (N, L, C, d) in place, with
-    ``radii`` (N, L, C) for the ball. The observations ``obs`` (N, L + 1, C d) float32 hold
-    the current contexts ``x0`` (N, C, d), then the fresh ones. :func:`_round_outcomes`
-    gives every round's outcomes, round 0 on ``x0``, round s on the fresh contexts s - 1.
-    The uniforms ``u`` (N, L, K) become the rewards, in place; they are empty for the
-    Poisson link. ``means`` (N, L, K) are kept where given, and are empty otherwise."""
-    n_runs, length, width, d = g.shape
-    no_u, row = np.empty(0), np.empty(regret.shape[2])
+    ``xs`` (N, L + 1, C, d) holds the current contexts ``xs[:, 0]``, then the fresh ones'
+    normals, which :func:`_scale_row` scales in place, with ``radii`` (N, L, C) for the
+    ball. The observations ``obs`` (N, L + 1, C d) float32 receive all of them.
+    :func:`_round_outcomes` gives every round's outcomes into ``means`` and ``regret``
+    (N, L, K), round s on the contexts ``xs[:, s]``; the uniforms ``u`` (N, L, K) become
+    the rewards, in place. They are empty for the Poisson link."""
+    n_runs, length, width = radii.shape
+    rows = xs.reshape(-1, xs.shape[3])
     for n in range(n_runs):
-        for c in range(width):
-            for j in range(d):
-                obs[n, 0, c * d + j] = np.float32(x0[n, c, j])
+        theta_n = theta[n]
+        first = n * (length + 1) * width
+        _write_obs(rows, first, obs, (n, 0))
         for s in range(length):
+            fresh = first + (s + 1) * width
             for c in range(width):
-                _scale_row(g[n, s, c], kind, radii[n, s, c] if kind == 1 else 0.0)
-                for j in range(d):
-                    obs[n, s + 1, c * d + j] = np.float32(g[n, s, c, j])
-            x = x0[n] if s == 0 else g[n, s - 1]
-            rewards = u[n, s] if u.shape[0] else no_u
-            _round_outcomes(x, theta[n], link, noise, rewards, means[n, s] if means.shape[0]
-                            else row, rewards, regret[n, s])
+                _scale_row(rows, fresh + c, kind, radii[n, s, c] if kind == 1 else 0.0)
+            _write_obs(rows, fresh, obs, (n, s + 1))
+            _round_outcomes(rows, fresh - width, theta_n, link, noise, u, means, u, regret,
+                            (n, s))
 
 
 @njit(cache=True, nogil=True)
@@ -205,12 +221,13 @@ def _outcomes(x, theta, link, noise, u, means, rewards, regret):
     """Every arm's mean (N, L, K), instantaneous regret and, for the identity and logistic
     links, reward from the uniforms u (N, L, K). ``x`` is (N, L, K, d) with theta (N, 1, d)
     for a single parameter, or (N, L, 1, d) with theta (N, K, d) for multi parameter."""
-    n_runs, length = means.shape[0], means.shape[1]
-    no_u = np.empty(0)
+    n_runs, length, width = x.shape[0], x.shape[1], x.shape[2]
+    rows = x.reshape(-1, x.shape[3])
     for n in range(n_runs):
+        theta_n = theta[n]
         for s in range(length):
-            _round_outcomes(x[n, s], theta[n], link, noise, u[n, s] if u.shape[0] else no_u,
-                            means[n, s], rewards[n, s], regret[n, s])
+            _round_outcomes(rows, (n * length + s) * width, theta_n, link, noise, u, means,
+                            rewards, regret, (n, s))
 
 
 @njit(cache=True, nogil=True)
@@ -307,7 +324,7 @@ class _GLMBase(RoundsAhead, BanditCore, DrawsBlocks):
 
         For the identity and logistic links, the rewards come from the uniforms u."""
         n, length = xs.shape[:2]
-        x = xs.reshape(n, length, -1, self.dim)
+        x = np.ascontiguousarray(xs.reshape(n, length, -1, self.dim), dtype=np.float64)
         theta = self.theta.reshape(n, -1, self.dim)
         means, rewards, regret = (np.empty((n, length, self.n_arms)) for _ in range(3))
         _outcomes(x, theta, LINKS.index(self.link), self.noise,
@@ -326,16 +343,17 @@ class _GLMBase(RoundsAhead, BanditCore, DrawsBlocks):
                         x_last.reshape(n, -1, self.dim))
             self.x = x_last
             return obs, self._rewards(rng, rewards) if poisson else rewards, regret
-        no_draws = np.empty((0, 0, 0))
-        g = rng.standard_normal((n, length) + shape)   # sample_contexts' draws, in its order
+        xs = np.empty((n, length + 1) + shape)
+        xs[:, 0] = self.x
+        xs[:, 1:] = rng.standard_normal((n, length) + shape)  # sample_contexts' draws, in order
         radii = rng.random((n, length) + shape[:-1])
-        u = no_draws if poisson else rng.random((n, length, self.n_arms))
-        means = np.empty((n, length, self.n_arms) if poisson else (0, 0, 0))
-        _block_outcomes(g.reshape(n, length, -1, self.dim), radii.reshape(n, length, -1),
-                        CONTEXTS.index(self.contexts), self.x.reshape(n, -1, self.dim),
-                        self._theta3, self._link_code, self.noise, u, obs, means, regret)
+        u = np.empty((0, 0, 0)) if poisson else rng.random((n, length, self.n_arms))
+        means = np.empty((n, length, self.n_arms))
+        _block_outcomes(xs.reshape(n, length + 1, -1, self.dim), radii.reshape(n, length, -1),
+                        CONTEXTS.index(self.contexts), self._theta3, self._link_code,
+                        self.noise, u, obs, means, regret)
         rewards = self._rewards(rng, means) if poisson else u   # the uniforms became rewards
-        self.x = g[:, length - 1].copy() if length else self.x
+        self.x = xs[:, length].copy()
         return obs, rewards, regret
 
     def _rewards(self, rng, mean: np.ndarray) -> np.ndarray:

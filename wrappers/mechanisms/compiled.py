@@ -47,7 +47,8 @@ def _l2_factor(x, bound):
     sq = 0.0
     for j in range(x.shape[0]):
         sq += x[j] * x[j]
-    return min(1.0, bound / math.sqrt(max(sq, 1e-300)))
+    norm = math.sqrt(max(sq, 1e-300))
+    return bound / norm if norm > bound else 1.0  # the division only where it clips
 
 
 @njit(**_INLINE)
@@ -74,25 +75,30 @@ def snap_add(value, noise, grid):
 
 
 @njit(**_INLINE)
-def release_vector(v, bound, noise, grid, out):
-    """``out = snap(clip_l2(v, bound)) + noise``: a vector part of a Gaussian message."""
-    clip_l2_into(v, bound, out)
-    for j in range(out.shape[0]):
-        out[j] = snap_add(out[j], noise[j], grid)
+def release_vector(v, bound, noise, grid, out, at=()):
+    """``out = snap(clip_l2(v, bound)) + noise``: a vector part of a Gaussian message.
+
+    ``at`` indexes the leading axes of ``noise`` and ``out``: a kernel passes its whole
+    buffers and ``(round, run)``, and writes the message in place without a view."""
+    f = _l2_factor(v, bound)
+    for j in range(v.shape[0]):
+        out[at + (j,)] = snap_add(v[j] * f, noise[at + (j,)], grid)
 
 
 @njit(**_INLINE)
-def release_outer(x, bound, noise, grid, out):
+def release_outer(x, bound, noise, grid, out, at=()):
     """``out = x x^T + W`` for x clipped to the l2 ball ``bound``: the upper triangle (row-major,
-    ``noise`` has its d(d+1)/2 entries) snapped to ``grid`` plus noise, mirrored."""
+    ``noise`` has its d(d+1)/2 entries) snapped to ``grid`` plus noise, mirrored.
+
+    ``at`` indexes the leading axes of ``noise`` and ``out``, as in :func:`release_vector`."""
     d = x.shape[0]
     f = _l2_factor(x, bound)  # x clipped to the l2 ball, coordinate by coordinate (no copy)
     idx = 0
     for i in range(d):
         for j in range(i, d):
-            val = snap_add((x[i] * f) * (x[j] * f), noise[idx], grid)
-            out[i, j] = val
-            out[j, i] = val
+            val = snap_add((x[i] * f) * (x[j] * f), noise[at + (idx,)], grid)
+            out[at + (i, j)] = val
+            out[at + (j, i)] = val
             idx += 1
 
 
@@ -143,14 +149,14 @@ def l2_ball(x, radius, output_radius, p_keep_side, direction, u_sign, u_side, sp
 def release_vector_rows(v, bound, noise, grid, out):
     """:func:`release_vector` on every row of v (M, d)."""
     for i in range(v.shape[0]):
-        release_vector(v[i], bound, noise[i], grid, out[i])
+        release_vector(v[i], bound, noise, grid, out, (i,))
 
 
 @njit(**_JIT)
 def release_outer_rows(x, bound, noise, grid, out):
     """:func:`release_outer` on every row of x (M, d); out (M, d, d)."""
     for i in range(x.shape[0]):
-        release_outer(x[i], bound, noise[i], grid, out[i])
+        release_outer(x[i], bound, noise, grid, out, (i,))
 
 
 @njit(**_JIT)
