@@ -73,25 +73,38 @@ def sample_contexts(rng: np.random.Generator, kind: str, shape: tuple[int, ...])
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _scale(kind, d):
+    """The factor applied to standard normals before their norm is taken: ``1/sqrt(d)`` for
+    ``N(0, I/d)`` contexts (kind 2), else 1."""
+    return 1.0 / math.sqrt(d) if kind == 2 else 1.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scale_factor(sq, kind, radius, d):
+    """The factor taking standard normals g with ``sq = sum (g scale)^2`` onto the unit
+    sphere (kind 0), into the unit ball with radius ``radius ** (1/d)`` (1), or to
+    ``N(0, I/d)`` clipped to norm 1 (2)."""
+    norm = math.sqrt(sq)
+    if kind == 2:
+        return _scale(kind, d) / max(norm, 1.0)
+    if kind == 1:
+        return radius ** (1.0 / d) / norm
+    return 1.0 / norm
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _scale_row(g, i, kind, radius):
-    """In place, row i of standard normals g (M, d): onto the unit sphere (kind 0), into the
-    unit ball with radius ``radius ** (1/d)`` (1), or ``N(0, I/d)`` clipped to norm 1 (2).
+    """In place, row i of standard normals g (M, d) scaled by :func:`_scale_factor`.
 
     The compiled passes here read and write rows by index, not through views: a numba
     view is a reference-counted object, and one per context cost about a fifth of a block's
     draw."""
     d = g.shape[1]
-    scale = 1.0 / math.sqrt(d) if kind == 2 else 1.0
+    scale = _scale(kind, d)
     sq = 0.0
     for j in range(d):
         sq += (g[i, j] * scale) ** 2
-    norm = math.sqrt(sq)
-    if kind == 2:
-        f = scale / max(norm, 1.0)
-    elif kind == 1:
-        f = radius ** (1.0 / d) / norm
-    else:
-        f = 1.0 / norm
+    f = _scale_factor(sq, kind, radius, d)
     for j in range(d):
         g[i, j] *= f
 
@@ -141,10 +154,10 @@ def _round_outcomes(x, row, theta, link, noise, u, means, rewards, regret, at):
 @njit(cache=True, nogil=True, inline="always")
 def _write_obs(x, row, obs, at):
     """The observation ``obs[at]`` (C d,) float32 of the C contexts in rows ``row``... of x."""
-    width = obs.shape[2]
     d = x.shape[1]
-    for i in range(width):
-        obs[at + (i,)] = np.float32(x[row + i // d, i % d])
+    for c in range(obs.shape[2] // d):
+        for j in range(d):
+            obs[at + (c * d + j,)] = np.float32(x[row + c, j])
 
 
 @njit(cache=True, nogil=True)
@@ -164,6 +177,7 @@ def _draw_block(rng, kind, x0, theta, link, noise, obs, rewards, regret,
     n_runs, length, k_arms = rewards.shape
     width, d = x0.shape[1], x0.shape[2]
     x = np.empty((2 * width, d))  # a round's contexts and the next round's, in turn
+    scale = _scale(kind, d)
     no_u = np.empty((0, 0, 0))
     for n in range(n_runs):
         theta_n = theta[n]
@@ -173,11 +187,17 @@ def _draw_block(rng, kind, x0, theta, link, noise, obs, rewards, regret,
         _write_obs(x, 0, obs, (n, 0))
         for s in range(length):
             now, fresh = (s % 2) * width, (1 - s % 2) * width
-            for c in range(width):
+            for c in range(width):  # _scale_row as the normals are drawn, in one pass
+                sq = 0.0
                 for j in range(d):
-                    x[fresh + c, j] = rng.standard_normal()
-                _scale_row(x, fresh + c, kind, 0.0)
-            _write_obs(x, fresh, obs, (n, s + 1))
+                    g = rng.standard_normal()
+                    x[fresh + c, j] = g
+                    sq += (g * scale) ** 2
+                f = _scale_factor(sq, kind, 0.0, d)
+                for j in range(d):
+                    v = x[fresh + c, j] * f
+                    x[fresh + c, j] = v
+                    obs[n, s + 1, c * d + j] = np.float32(v)
             _round_outcomes(x, now, theta_n, link, noise, no_u, rewards, rewards, regret, (n, s))
         last = (length % 2) * width
         for c in range(width):
