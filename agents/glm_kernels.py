@@ -99,21 +99,21 @@ def _row_dot(m, i, b):
 
 
 @njit(**_INLINE)
-def _features(obs, at, feats):
-    """Fill ``feats`` (K, D) from the observation ``obs[at]``, ``at = (run, round)``. With a
+def _features(obs, n, s, feats):
+    """Fill ``feats`` (K, D) from the observation ``obs[n, s]`` of run n in round s. With a
     single parameter these are the K contexts; with multi parameter, the block contexts
     ``x (x) e_k`` of the one context, and D = K d."""
     k_arms, d = feats.shape
-    width = obs.shape[-1]
+    width = obs.shape[2]
     if width == k_arms * d:
         for k in range(k_arms):
             for j in range(d):
-                feats[k, j] = np.float64(obs[at + (k * d + j,)])
+                feats[k, j] = np.float64(obs[n, s, k * d + j])
     else:
         feats[:, :] = 0.0
         for k in range(k_arms):
             for j in range(width):
-                feats[k, k * width + j] = np.float64(obs[at + (j,)])
+                feats[k, k * width + j] = np.float64(obs[n, s, j])
 
 
 @njit(**_INLINE)
@@ -338,7 +338,7 @@ def regression_rounds(mode, obs, rewards, forced, rule, clip, release_m, release
         for s in range(length):
             arm = forced[n, s]
             if mode & (CHOOSE | REPORT):
-                _features(obs, (n, s), feats)
+                _features(obs, n, s, feats)
             if arm < 0:
                 arm = _choose(feats, theta_n, inv_n, _beta(beta_kind, beta_params, t[n]),
                               beta_kind > 0)
@@ -382,7 +382,7 @@ def gloc_rounds(mode, obs, rewards, forced, rule, clip, release_m, release_zx, r
         for s in range(length):
             arm = forced[n, s]
             if mode & (CHOOSE | REPORT):
-                _features(obs, (n, s), feats)
+                _features(obs, n, s, feats)
             if arm < 0:
                 arm = _choose(feats, theta_n, inv_n, _beta(2, beta_params, t[n]), True)
             actions[n, s] = arm
@@ -430,7 +430,7 @@ def sgd_rounds(mode, obs, rewards, forced, rule, clip, ball, server, msgs, actio
         for s in range(length):
             arm = forced[n, s]
             if mode & (CHOOSE | REPORT):
-                _features(obs, (n, s), feats)
+                _features(obs, n, s, feats)
             if arm < 0:
                 arm = _choose(feats, theta_n, dummy, 0.0, False)
             actions[n, s] = arm
@@ -658,7 +658,7 @@ def ridge_rounds(mode, obs, rewards, forced, rule, server, actions):
         feats, x, v = np.empty((k_arms, d)), np.empty(d), np.empty(d)
         inv_n, u_n, theta_n, theta_hat_n = inv[n], u[n], theta[n], theta_hat[n]  # views once per run
         for s in range(length):
-            _features(obs, (n, s), feats)
+            _features(obs, n, s, feats)
             arm = forced[n, s]
             if arm < 0:
                 arm = _choose(feats, theta_n, inv_n, _ridge_beta(kind, beta_params, t[n]), ucb)
