@@ -405,3 +405,31 @@ def test_overflowing_noise_scale_is_refused():
         M.LaplaceMechanism(1e-3, -1e307, 1e307)
     with pytest.raises(ValueError, match="upper - lower"):
         M.LaplaceMechanism(1.0, -1e308, 1e308)
+
+
+def test_compiled_releases_at_an_index_are_the_releases_of_the_row():
+    """``release_vector``/``release_outer`` writing at ``at`` into whole buffers (the kernels'
+    form) give bitwise the releases of the row and its noise; the l2 clip leaves vectors of
+    norm <= bound as they are, and takes longer ones to the bound (the factor's branch)."""
+    from ldp_gym.wrappers.mechanisms import compiled as C
+    rng = np.random.default_rng(3)
+    grid = 2.0**-20
+    x = rng.standard_normal((4, 5, 3)) * np.array([0.1, 0.5, 1.0, 9.0])[:, None, None]  # in to out
+    noise_v = np.rint(rng.standard_normal((4, 5, 3)) / grid) * grid
+    noise_m = np.rint(rng.standard_normal((4, 5, 6)) / grid) * grid
+    out_v, out_m = np.zeros((4, 5, 3)), np.zeros((4, 5, 3, 3))
+    for s in range(4):
+        for n in range(5):
+            C.release_vector(x[s, n], 1.5, noise_v, grid, out_v, (s, n))
+            C.release_outer(x[s, n], 1.5, noise_m, grid, out_m, (s, n))
+            row_v, row_m = np.empty(3), np.empty((3, 3))
+            C.release_vector(x[s, n], 1.5, noise_v[s, n], grid, row_v)
+            C.release_outer(x[s, n], 1.5, noise_m[s, n], grid, row_m)
+            assert np.array_equal(out_v[s, n], row_v) and np.array_equal(out_m[s, n], row_m)
+    clipped = np.empty(3)
+    for v in (np.array([0.3, 0.4, 0.0]), np.array([3.0, 4.0, 0.0]), np.zeros(3),
+              np.array([0.6, 0.8, 0.0]) * 0.5, np.array([0.6, 0.8, 0.0]) * 0.9):
+        C.clip_l2_into(v, 0.5, clipped)
+        norm = math.sqrt(sum(float(a) * float(a) for a in v))  # the kernel's sum, in order
+        expect = v if norm <= 0.5 else v * (0.5 / norm)
+        assert np.array_equal(clipped, expect), (v, clipped)
