@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
+from numba import njit
 
 from ..protocols import AgentLike, AgentSpec, BlockPlayer
 from .blocks import block_player
@@ -252,6 +253,26 @@ def _round_by_round(venv: Any, agent: AgentLike, obs: Any, horizon: int, checkpo
     return horizon
 
 
+@njit(cache=True, nogil=True)
+def _record_segments(t, cum, rounds, regret, checkpoints, out):  # pragma: no cover - compiled
+    """Move every run i past its segments: ``t[i] += rounds[i, j]`` and ``cum[i] +=
+    regret[i, j]`` in turn, and where a segment ends on a checkpoint c, ``out[i, c] = cum[i]``.
+
+    The sums are numpy's ``cumsum`` of ``cum`` and the regrets, in the same order."""
+    n_checkpoints = checkpoints.shape[0]
+    for i in range(t.shape[0]):
+        ti, ci = t[i], cum[i]
+        c = np.searchsorted(checkpoints, ti, side="right")
+        for j in range(rounds.shape[1]):
+            ti += rounds[i, j]
+            ci += regret[i, j]
+            while c < n_checkpoints and checkpoints[c] < ti:
+                c += 1
+            if c < n_checkpoints and checkpoints[c] == ti:
+                out[i, c] = ci
+        t[i], cum[i] = ti, ci
+
+
 def _by_blocks(player: BlockPlayer, obs: Any, horizon: int, checkpoints: np.ndarray,
                out: np.ndarray, cum: np.ndarray, report: Reporter | None,
                stops: Stops | None = None) -> int:
@@ -270,13 +291,8 @@ def _by_blocks(player: BlockPlayer, obs: Any, horizon: int, checkpoints: np.ndar
         if stops is not None:
             drawn: Any = player  # the _Drawn player, the only one of these settings
             regret = regret * stops.note(t, drawn.recommended, drawn.env.core)
-        ends = t[:, None] + np.cumsum(rounds, axis=1)
-        path = np.cumsum(np.concatenate([cum[:, None], regret], axis=1), axis=1)[:, 1:]
-        lo, hi = np.searchsorted(checkpoints, [t.min(), ends[:, -1].max()], side="right")
-        for c in range(lo, hi):  # the checkpoints these segments can end on
-            i, j = np.nonzero(ends == checkpoints[c])
-            out[i, c] = path[i, j]
-        t, cum[:] = ends[:, -1], path[:, -1]
+        _record_segments(t, cum, np.ascontiguousarray(rounds, dtype=np.int64),
+                         np.ascontiguousarray(regret, dtype=np.float64), checkpoints, out)
         decisions += rounds.shape[1]
         if report is not None:  # once a block (the reporter keeps to its interval)
             report(int(t.min()))
