@@ -334,7 +334,7 @@ def draw_normals(rng: Any, count: int) -> np.ndarray:
 
     A numpy ``Generator``'s are drawn in one compiled pass: numba's generator draws numpy's
     numbers, bitwise, and leaves the generator where numpy's call would, at about a third of
-    the cost per number (``benchmarks/bco_limits.py`` draws FKM's unit vectors so)."""
+    the cost per number. The BCO agents' block path draws its unit vectors with it."""
     if type(rng) is np.random.Generator:
         out = np.empty(count)
         _normals_into(rng, out)
