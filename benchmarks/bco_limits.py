@@ -1,0 +1,193 @@
+"""The gradient-descent BCO agents through ``ldp_gym.run`` against two yardsticks, in one invocation.
+
+For FKM (one point, on ``LDPBCO-v0``) and ADX (two points, ``TwoPointGD`` on
+``LDPMultiPointBCO-v0``), at the envs' defaults (d = 5, the ball of radius 1, the quadratic loss
+``(mu/2) ||x - c||^2`` with mu = 1 and c uniform in the ball of radius 1/2, stochastic regime:
+uniform noise on [-0.1, 0.1], one draw per round shared by the points; both agents thus on the
+strongly convex schedule ``eta_t = 1/(mu t)``), N runs of T rounds, CPU seconds of:
+
+* ``numpy``: the algorithm over runs as a user would write it in plain numpy, one vectorised
+  step per round (Gaussian rows made unit vectors, the points ``y + rho u`` (and ``y - rho u``)
+  projected onto X and their losses, the noise uniform, the clipped loss (difference), the
+  gradient step and the radial projection onto the ball of radius ``(1 - xi) R``);
+* ``limit``: one numba function doing ldp-gym's arithmetic in ldp-gym's order with the same
+  draws per run and round (d standard normals for the unit vector, as the agent draws them; one
+  uniform for the noise, as the env draws it, for ADX too, where it cancels from the
+  difference), run by run, its state in scalars and d-vectors: no env, runner or blocks. It
+  skips only what is not the algorithm's arithmetic: the finite and box checks of the actions
+  (which never fail here, so the env's projection of points leaving the box never runs), the
+  ``projected`` flags and the per-round regrets (summed at once);
+* ``ldp-gym``: ``ldp_gym.run`` (the env draws blocks, the agent's compiled kernel plays them).
+
+The constants (rho, the step, the gain ``d / rho`` or ``d / (2 rho)``, the cap ``(1 - xi) R``,
+the loss clip) are read off the agent built by ``from_env`` (the tuple its block kernel takes),
+and the loss and noise off the env's core. The mean regret at T of each is printed to check that
+the three play the same algorithm: the figures must agree within the noise of N runs (the
+yardsticks draw other centres and other streams than ldp-gym). Each figure is the best of
+``--repeat`` timings (CPU time of this process, threads included); the ratios
+``numpy / ldp-gym`` (speed-up) and ``limit / ldp-gym`` (share of the limit) compare figures of
+the same invocation. Usage::
+
+    python benchmarks/bco_limits.py [--runs 100] [--horizon 60000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+
+import gymnasium as gym
+import numpy as np
+from mab_speed import cpu_time  # the same CPU-time measure (benchmarks/ is the script's path)
+from numba import njit
+
+import ldp_gym
+from ldp_gym.agents import FKM, TwoPointGD
+
+DIM = 5
+AGENT = {"FKM": FKM, "ADX": TwoPointGD}
+
+
+def constants(agent: str, horizon: int) -> dict:
+    """The agent's constants for this horizon, read from the agent, and the env's loss and noise."""
+    cls = AGENT[agent]
+    env = gym.make(cls.test_env, dim=DIM, max_episode_steps=horizon)
+    core = env.unwrapped.core
+    if core.loss != "quadratic" or core.regime != "stochastic":
+        raise ValueError(f"{cls.test_env}: the yardsticks play the stochastic quadratic loss only")
+    rho, t0, mu, eta, gain, cap, loss_cap, radius, two = cls.from_env(env, seed=0)._block_rule()
+    return {"rho": rho, "mu_step": mu, "eta": eta, "gain": gain, "cap": cap, "loss_cap": loss_cap,
+            "radius": radius, "two": two, "mu": core.mu, "noise": core.noise}
+
+
+def _centres(rng: np.random.Generator, runs: int, radius: float) -> np.ndarray:
+    """The env's instances: centres uniform in the ball of radius R/2, drawn as its reset does."""
+    g = rng.standard_normal((runs, DIM))
+    g /= np.linalg.norm(g, axis=1, keepdims=True)
+    return g * (0.5 * radius * rng.random((runs, 1)) ** (1.0 / DIM))
+
+
+# ----------------------------------------------------------------------------- numpy yardstick
+def numpy_agent(agent: str, runs: int, horizon: int, c: dict, seed: int = 0) -> float:
+    """The agent in plain numpy; returns the mean regret (so the work cannot be skipped)."""
+    rng = np.random.default_rng(seed)
+    R, rho, mu, cap, loss_cap = c["radius"], c["rho"], c["mu"], c["cap"], c["loss_cap"]
+    centres = _centres(rng, runs, R)[:, None, :]
+    signs = np.array([1.0, -1.0] if c["two"] else [1.0])[None, :, None]
+    y, regret = np.zeros((runs, DIM)), 0.0
+    for t in range(1, horizon + 1):
+        u = rng.standard_normal((runs, DIM))
+        u /= np.linalg.norm(u, axis=1, keepdims=True)
+        x = y[:, None, :] + signs * (rho * u)[:, None, :]          # (N, k, d): the k points
+        sq = np.einsum("nkd,nkd->nk", x, x)                        # projected radially onto X
+        diff = x * (R / np.sqrt(np.maximum(sq, R * R)))[:, :, None] - centres
+        f = 0.5 * mu * np.einsum("nkd,nkd->nk", diff, diff)        # noise-free losses (N, k)
+        regret += f.mean(axis=1).sum()
+        seen = np.clip(f + (c["noise"] * (2.0 * rng.random(runs) - 1.0))[:, None], -loss_cap,
+                       loss_cap)
+        loss = seen[:, 0] - seen[:, 1] if c["two"] else seen[:, 0]
+        step = 1.0 / (c["mu_step"] * t) if c["mu_step"] > 0.0 else c["eta"]
+        y -= (step * c["gain"] * loss)[:, None] * u
+        y *= (cap / np.maximum(np.sqrt(np.einsum("nd,nd->n", y, y)), cap))[:, None]
+    return regret / runs
+
+
+# ----------------------------------------------------------------------------- the limit
+@njit(cache=True, error_model="numpy")
+def _limit(two, runs, horizon, rng, centres, radius, mu, noise, rho, mu_step, eta, gain, cap,
+           loss_cap):  # pragma: no cover - compiled
+    d = centres.shape[1]
+    y, u, x1, x2 = np.empty(d), np.empty(d), np.empty(d), np.empty(d)
+    r2, regret = radius * radius, 0.0
+    for n in range(runs):
+        y[:] = 0.0
+        for t in range(1, horizon + 1):
+            s = 0.0
+            for j in range(d):  # act: a Gaussian row made unit, the points y + rho u, y - rho u
+                u[j] = rng.standard_normal()
+                s += u[j] * u[j]
+            norm = math.sqrt(s)
+            sq1, sq2 = 0.0, 0.0
+            for j in range(d):
+                u[j] /= norm
+                step = rho * u[j]
+                x1[j] = y[j] + step
+                sq1 += x1[j] * x1[j]
+                if two:
+                    x2[j] = y[j] - step
+                    sq2 += x2[j] * x2[j]
+            # the env: the points projected radially onto X, their losses, one shared noise
+            shrink1 = radius / math.sqrt(sq1) if sq1 > r2 else 1.0
+            shrink2 = radius / math.sqrt(sq2) if sq2 > r2 else 1.0
+            acc1, acc2 = 0.0, 0.0
+            for j in range(d):
+                e = x1[j] * shrink1 - centres[n, j]
+                acc1 += e * e
+                if two:
+                    e = x2[j] * shrink2 - centres[n, j]
+                    acc2 += e * e
+            f1, f2 = 0.5 * mu * acc1, 0.5 * mu * acc2
+            z = noise * (2.0 * rng.random() - 1.0)
+            step = 1.0 / (mu_step * t) if mu_step > 0.0 else eta
+            if two:  # the observation (f1 + z, f2 + z) clipped, their difference
+                regret += (f1 + f2) / 2.0
+                value = min(max(f1 + z, -loss_cap), loss_cap) \
+                    - min(max(f2 + z, -loss_cap), loss_cap)
+                scale = -step * gain
+            else:    # the reward -(f1 + z) clipped
+                regret += f1
+                value = min(max(0.0 - (f1 + z), -loss_cap), loss_cap)
+                scale = step * gain
+            k = scale * value
+            s = 0.0
+            for j in range(d):  # the step and the projection onto (1 - xi) X
+                y[j] += k * u[j]
+                s += y[j] * y[j]
+            if s > cap * cap:
+                f = cap / math.sqrt(s)
+                for j in range(d):
+                    y[j] *= f
+    return regret / runs
+
+
+def limit_agent(agent: str, runs: int, horizon: int, c: dict, seed: int = 0) -> float:
+    rng = np.random.default_rng(seed)
+    centres = _centres(rng, runs, c["radius"])
+    return _limit(c["two"], runs, horizon, rng, centres, c["radius"], c["mu"], c["noise"],
+                  c["rho"], c["mu_step"], c["eta"], c["gain"], c["cap"], c["loss_cap"])
+
+
+# ----------------------------------------------------------------------------- ldp-gym
+def ldp_gym_agent(agent: str, runs: int, horizon: int, c: dict, seed: int = 0) -> float:
+    cls = AGENT[agent]
+    res = ldp_gym.run(cls.test_env, {agent: cls}, horizon=horizon, n_runs=runs, seed=seed,
+                      progress=False, env_kwargs={"dim": DIM})
+    return float(res.regret[agent][:, -1].mean())
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--runs", type=int, default=100)
+    p.add_argument("--horizon", type=int, default=60_000)
+    p.add_argument("--repeat", type=int, default=3)
+    args = p.parse_args()
+    fns = (("numpy", numpy_agent), ("limit", limit_agent), ("ldp-gym", ldp_gym_agent))
+    for agent in AGENT:  # compile and warm up
+        c = constants(agent, 50)
+        for _, fn in fns:
+            fn(agent, 2, 50, c)
+    print(f"{args.runs} runs x {args.horizon} rounds, d = {DIM}; load average "
+          f"{os.getloadavg()[0]:.2f}; best of {args.repeat}; CPU seconds (mean regret at T)")
+    print(f"{'agent':<7}{'numpy':>19}{'limit':>19}{'ldp-gym':>19}{'x numpy':>9}{'% limit':>9}")
+    for agent in AGENT:
+        c = constants(agent, args.horizon)
+        cells = {name: min(cpu_time(fn, agent, args.runs, args.horizon, c)
+                           for _ in range(args.repeat)) for name, fn in fns}
+        text = "".join(f"{t:>9.2f} ({v:>7.2f})" for t, v in cells.values())
+        print(f"{agent:<7}{text}{cells['numpy'][0] / cells['ldp-gym'][0]:>9.2f}"
+              f"{100 * cells['limit'][0] / cells['ldp-gym'][0]:>8.0f}%", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""The combinatorial semi-bandit agents through ``ldp_gym.run`` against two yardsticks, in one invocation.
+
+For CUCB and CUCB-LDP1 (Chen et al. 2020, Alg 1; epsilon = 1) on ``LDPCombinatorialBandit-v0``
+(top-K family, m = 20 Bernoulli base arms of means uniform in [0, 1], K = 4), N runs of T rounds,
+CPU seconds of:
+
+* ``numpy``: the algorithm over runs as a user would write it in plain numpy, one vectorised
+  step per round: every base arm's Bernoulli outcome (``uniform < mean``, as the env draws them),
+  the capped UCB index of every base arm (CUCB: ``mean + sqrt(1.5 ln t / T_i)``; CUCB-LDP1:
+  ``noisy mean + 4 sqrt(2 K^2 ln T) / (epsilon sqrt(T_i))``) with the agent's random tie-break
+  at the cap (unpulled arms first), the super arm by ``argpartition`` (the K largest weights,
+  after the first only the positive ones), the semi-bandit update of S's counts and sums;
+  CUCB-LDP1's user clips each outcome of S to [0, 1], snaps it to the mechanism's grid and adds
+  discrete Laplace noise (a difference of two geometric draws), as its ``LaplaceMechanism`` does;
+* ``limit``: one numba function doing ldp-gym's arithmetic per run-round with the same draws
+  (every base arm's outcome uniform, every base arm's tie-break uniform, two geometric draws
+  per noised outcome of S; the index kept as the block kernel keeps it, CUCB's ``1.5 ln t``
+  once per round, the family's compiled oracle ``_block_best_row``), with no env object, no
+  runner and no block arrays;
+* ``ldp-gym``: ``ldp_gym.run`` (the env draws blocks of outcomes, the agent's compiled kernel
+  plays them, the env scores the super arms).
+
+The mean regret at T of each (in brackets) must agree within noise: that is the check that the
+three run the same algorithm. With epsilon = 1 and K = 4, CUCB-LDP1's width (71 / sqrt(T_i) at
+T = 20000) keeps its indices at the cap 1 until the arms have some 5000 pulls (each is pulled
+about T/5 times), so up to T = 20000 its regret is that of random super arms: it checks the
+tie-break and the oracle, and the noise costs time but moves no regret (at T = 100000 it learns,
+and the three still agree). Each figure is the best of ``--repeat`` timings (CPU time of this
+process, threads included: ldp-gym draws the next block of outcomes and of noise in a second
+thread); the ratios ``ldp-gym / numpy`` (speed-up) and ``limit / ldp-gym`` (share of the limit)
+compare figures of the same invocation. Usage::
+
+    python benchmarks/combinatorial_limits.py [--runs 100] [--horizon 20000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+
+import gymnasium as gym
+import numpy as np
+from mab_speed import cpu_time  # the same CPU-time measure (benchmarks/ is the script's path)
+from numba import njit
+
+import ldp_gym
+from ldp_gym.agents import CUCB, CUCBLDP1
+from ldp_gym.agents.combinatorial import _cucb_a
+from ldp_gym.oracles import _block_best_row
+
+ENV = "LDPCombinatorialBandit-v0"
+ENV_KWARGS = {"n_arms": 20, "max_size": 4, "family": "topk"}
+AGENT = {"CUCB": (CUCB, {}), "CUCB-LDP1": (CUCBLDP1, {"epsilon": 1.0})}
+
+
+def constants(horizon: int) -> dict:
+    """The instance's and the agents' constants, read from the env and the agents themselves."""
+    env = gym.make(ENV, max_episode_steps=horizon, **ENV_KWARGS)
+    ldp1 = CUCBLDP1.from_env(env, epsilon=1.0, seed=0)
+    mech = ldp1.mechanism
+    return {"m": ldp1.n_arms, "K": ldp1.K, "a": float(_cucb_a(np.e)),  # CUCB's 1.5 of 1.5 ln t
+            "width": ldp1.width, "grid": mech.grid, "lower": mech.lower, "upper": mech.upper,
+            "p": float(mech._geometric_p(mech.sensitivity, mech.grid))}
+
+
+def _means(rng: np.random.Generator, runs: int, c: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Every run's means, uniform in [0, 1] as the env draws them, and opt, the K largest."""
+    mu = rng.random((runs, c["m"]))
+    return mu, np.sort(mu, axis=1)[:, -c["K"]:].sum(axis=1)
+
+
+# ----------------------------------------------------------------------------- numpy yardstick
+def numpy_agent(agent: str, runs: int, horizon: int, c: dict, seed: int = 0) -> float:
+    """The agent in plain numpy; returns the mean regret (so the work cannot be skipped)."""
+    rng = np.random.default_rng(seed)
+    mu, opt = _means(rng, runs, c)
+    m, k, g, ldp = c["m"], c["K"], c["grid"], agent == "CUCB-LDP1"
+    counts, sums, regret = np.zeros((runs, m)), np.zeros((runs, m)), 0.0
+    for t in range(horizon):
+        x = rng.random((runs, m)) < mu  # the env: every base arm's outcome
+        u = rng.random((runs, m))  # the agent's tie-break uniforms
+        unpulled = counts == 0
+        n = np.maximum(counts, 1)
+        width = c["width"] / np.sqrt(n) if ldp else np.sqrt(c["a"] * math.log(max(t, 1)) / n)
+        index = np.minimum(sums / n + width, 1.0)
+        uncapped = ~unpulled & (index < 1.0)
+        top = np.where(uncapped, index, 0.0).max(axis=1, initial=0.0)[:, None]
+        q = 0.25 - 0.25 * top  # capped arms above every uncapped one, unpulled first
+        w = np.where(uncapped, index, 1.0 - q + 0.5 * q * (u + unpulled))
+        pick = np.argpartition(-w, k - 1, axis=1)[:, :k]
+        wk = np.take_along_axis(w, pick, axis=1)
+        S = np.zeros((runs, m), dtype=bool)
+        np.put_along_axis(S, pick, (wk > 0.0) | (wk == wk.max(axis=1, keepdims=True)), axis=1)
+        regret += (opt - np.where(S, mu, 0.0).sum(axis=1)).sum()
+        counts += S
+        if ldp:  # the user's LaplaceMechanism on each outcome of S: clip, snap, discrete Laplace
+            geo = rng.geometric(c["p"], size=(int(S.sum()), 2))
+            sums[S] += np.rint(np.clip(x[S], c["lower"], c["upper"]) / g) * g \
+                + (geo[:, 0] - geo[:, 1]) * g + 0.0
+        else:
+            sums += S & x
+    return regret / runs
+
+
+# ----------------------------------------------------------------------------- the limit
+@njit(cache=True, error_model="numpy")
+def _limit(ldp, runs, horizon, rng, mu, opt, k, a, width, grid, p):  # pragma: no cover - compiled
+    m = mu.shape[1]
+    counts, sums = np.zeros((runs, m), np.int64), np.zeros((runs, m))
+    index = np.zeros((runs, m))  # CUCB: the mean; CUCB-LDP1: the capped index (constant width)
+    x, w = np.empty(m), np.empty(m)
+    S = np.zeros(m, np.bool_)
+    vals, picks = np.empty(k), np.empty(k, np.int64)
+    regret = 0.0
+    for t in range(horizon):
+        at = a * math.log(max(t, 1))
+        for n in range(runs):
+            for i in range(m):  # the env: every base arm's outcome
+                x[i] = 1.0 if rng.random() < mu[n, i] else 0.0
+            top = 0.0
+            for i in range(m):  # the capped index of the pulled arms, and the largest below 1
+                if counts[n, i] > 0:
+                    v = index[n, i] if ldp else min(index[n, i] + np.sqrt(at / counts[n, i]), 1.0)
+                    w[i] = v
+                    if v < 1.0 and v > top:
+                        top = v
+            q = 0.25 - 0.25 * top
+            for i in range(m):  # the tie-break at the cap: one uniform per arm, unpulled first
+                uu = rng.random()
+                if counts[n, i] == 0:
+                    w[i] = 1.0 - q + 0.5 * q * (uu + 1.0)
+                elif w[i] >= 1.0:
+                    w[i] = 1.0 - q + 0.5 * q * (uu + 0.0)
+            S[:] = False
+            _block_best_row(w, m, k, vals, picks, S)  # the top-K oracle
+            mean = 0.0
+            for i in range(m):
+                if S[i]:
+                    mean += mu[n, i]
+                    counts[n, i] += 1
+                    kn = float(counts[n, i])
+                    if ldp:  # the user's release: x snapped to the grid + discrete Laplace
+                        noise = (rng.geometric(p) - rng.geometric(p)) * grid
+                        sums[n, i] += np.rint(x[i] * (1.0 / grid)) * grid + noise + 0.0
+                        index[n, i] = min(sums[n, i] / kn + width / np.sqrt(kn), 1.0)
+                    else:
+                        sums[n, i] += x[i]
+                        index[n, i] = sums[n, i] / kn
+            regret += opt[n] - mean
+    return regret / runs
+
+
+def limit_agent(agent: str, runs: int, horizon: int, c: dict, seed: int = 0) -> float:
+    rng = np.random.default_rng(seed)
+    mu, opt = _means(rng, runs, c)
+    return _limit(agent == "CUCB-LDP1", runs, horizon, rng, mu, opt, c["K"], c["a"], c["width"],
+                  c["grid"], c["p"])
+
+
+# ----------------------------------------------------------------------------- ldp-gym
+def ldp_gym_agent(agent: str, runs: int, horizon: int, c: dict, seed: int = 0) -> float:
+    res = ldp_gym.run(ENV, {agent: AGENT[agent]}, horizon=horizon, n_runs=runs, seed=seed,
+                      progress=False, env_kwargs=ENV_KWARGS)
+    return float(res.regret[agent][:, -1].mean())
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--runs", type=int, default=100)
+    p.add_argument("--horizon", type=int, default=20_000)
+    p.add_argument("--repeat", type=int, default=3)
+    args = p.parse_args()
+    c = constants(args.horizon)
+    print(f"{args.runs} runs x {args.horizon} rounds; m = {c['m']}, K = {c['K']}, top-K; load "
+          f"average {os.getloadavg()[0]:.2f}; best of {args.repeat}; CPU seconds (mean regret "
+          f"at T)")
+    print(f"{'agent':<11}{'numpy':>17}{'limit':>17}{'ldp-gym':>17}{'x numpy':>9}{'% limit':>9}")
+    for agent in AGENT:
+        for fn in (numpy_agent, limit_agent, ldp_gym_agent):  # compile and warm up
+            fn(agent, 2, 50, c)
+        cells = {}
+        for name, fn in (("numpy", numpy_agent), ("limit", limit_agent),
+                         ("ldp-gym", ldp_gym_agent)):
+            cells[name] = min(cpu_time(fn, agent, args.runs, args.horizon, c)
+                              for _ in range(args.repeat))
+        text = "".join(f"{t:>9.2f} ({v:>5.0f})" for t, v in cells.values())
+        print(f"{agent:<11}{text}{cells['numpy'][0] / cells['ldp-gym'][0]:>9.2f}"
+              f"{100 * cells['limit'][0] / cells['ldp-gym'][0]:>8.0f}%", flush=True)
+
+
+if __name__ == "__main__":
+    main()
