@@ -254,7 +254,8 @@ def _round_by_round(venv: Any, agent: AgentLike, obs: Any, horizon: int, checkpo
 
 
 @njit(cache=True, nogil=True)
-def _record_segments(t, cum, rounds, regret, checkpoints, out):  # pragma: no cover - compiled
+def _record_segments(t: np.ndarray, cum: np.ndarray, rounds: np.ndarray, regret: np.ndarray,
+                     checkpoints: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
     """Move every run i past its segments: ``t[i] += rounds[i, j]`` and ``cum[i] +=
     regret[i, j]`` in turn, and where a segment ends on a checkpoint c, ``out[i, c] = cum[i]``.
 
