@@ -433,3 +433,16 @@ def test_compiled_releases_at_an_index_are_the_releases_of_the_row():
         norm = math.sqrt(sum(float(a) * float(a) for a in v))  # the kernel's sum, in order
         expect = v if norm <= 0.5 else v * (0.5 / norm)
         assert np.array_equal(clipped, expect), (v, clipped)
+
+
+def test_draw_normals_are_numpys_and_refuse_a_shape():
+    """The compiled draw gives ``standard_normal``'s numbers and leaves the generator where
+    it would; a shape instead of a count is refused (it would repeat numbers across rows)."""
+    from ldp_gym.wrappers.mechanisms.noise import draw_grid_normals, draw_normals
+    for count in (0, 1, 7, 4097):
+        a, b = np.random.default_rng(11), np.random.default_rng(11)
+        assert np.array_equal(draw_normals(a, count), b.standard_normal(count))
+        assert a.random() == b.random()
+    for draw in (draw_normals, lambda rng, c: draw_grid_normals(rng, c, sd=1.0, grid=2.0**-20)):
+        with pytest.raises(TypeError):
+            draw(np.random.default_rng(0), (2, 3))

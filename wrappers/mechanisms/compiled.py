@@ -79,7 +79,9 @@ def release_vector(v, bound, noise, grid, out, at=()):
     """``out = snap(clip_l2(v, bound)) + noise``: a vector part of a Gaussian message.
 
     ``at`` indexes the leading axes of ``noise`` and ``out``: a kernel passes its whole
-    buffers and ``(round, run)``, and writes the message in place without a view."""
+    buffers and ``(round, run)``, and writes the message in place without a view. ``out``
+    is float64, with the message's shape, and does not overlap ``v`` (``v`` itself is
+    allowed)."""
     f = _l2_factor(v, bound)
     for j in range(v.shape[0]):
         out[at + (j,)] = snap_add(v[j] * f, noise[at + (j,)], grid)

@@ -19,6 +19,7 @@ import contextlib
 import contextvars
 import functools
 import numbers
+import operator
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -309,6 +310,7 @@ class NoiseStream:
 def draw_grid_normals(rng: Any, count: int, *, sd: float, grid: float) -> np.ndarray:
     """``count`` Gaussian noise values of standard deviation ``sd`` on the ``grid`` (a
     :class:`NoiseStream`'s draw): :func:`gaussian_grid_noise` of ``rng``'s normals."""
+    count = operator.index(count)  # a shape would repeat numbers across a row
     if type(rng) is np.random.Generator:  # drawn and put on the grid in one compiled pass
         out = np.empty(count)
         _grid_normals_into(rng, sd / grid, grid, out)
@@ -335,6 +337,7 @@ def draw_normals(rng: Any, count: int) -> np.ndarray:
     A numpy ``Generator``'s are drawn in one compiled pass: numba's generator draws numpy's
     numbers, bitwise, and leaves the generator where numpy's call would, at about a third of
     the cost per number. The BCO agents' block path draws its unit vectors with it."""
+    count = operator.index(count)  # a shape would repeat numbers across a row
     if type(rng) is np.random.Generator:
         out = np.empty(count)
         _normals_into(rng, out)
