@@ -97,8 +97,12 @@ class ContextualAgent(Agent):
                  context_bound: float = 1.0, link: str = "identity",
                  multi_parameter: bool = False, **kwargs: Any):
         self.dim = check_int("dim", dim)
-        self.reward_bound = check_real("reward_bound", reward_bound, low=0.0)
-        self.context_bound = check_real("context_bound", context_bound, low=0.0)
+        # declared bounds up to 1e50: their squares and products with the noise scale stay
+        # finite (a bound of 1e200 overflowed in the calibration)
+        self.reward_bound = check_real("reward_bound", reward_bound, low=0.0, high=1e50,
+                                       high_open=False)
+        self.context_bound = check_real("context_bound", context_bound, low=0.0, high=1e50,
+                                        high_open=False)
         if link not in LINK_FUNCTIONS:
             raise ValueError(f"link must be one of {tuple(LINK_FUNCTIONS)}, got {link!r}")
         self.link = link

@@ -235,3 +235,12 @@ def test_diverged_estimates_still_give_finite_reports():
     obs = np.abs(user_obs(0, 4))
     msg = agent.local_report(obs, agent.act(obs), np.ones(4), obs, agent.public_state())
     assert np.isfinite(msg["gradient"]).all()
+
+
+@pytest.mark.parametrize("cls", [LDPOLS, LDPGLOC, LDPSGD, LDPLinUCB])
+@pytest.mark.parametrize("name", ["context_bound", "reward_bound"])
+def test_huge_declared_bounds_are_refused_by_name(cls, name):
+    """A declared bound whose square would overflow the calibration is a ValueError naming
+    it (it was a bare OverflowError)."""
+    with pytest.raises(ValueError, match=name):
+        cls(n_arms=3, dim=2, epsilon=1.0, horizon=100, **{name: 1e200})
