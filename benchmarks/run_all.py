@@ -40,6 +40,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str], bool]] = [
     ("glm_limits", [], ["--runs", "4", "--horizon", "400", "--repeat", "1"], True),
     ("bco_limits", [], ["--runs", "4", "--horizon", "600", "--repeat", "1"], False),
     ("combinatorial_limits", [], ["--runs", "4", "--horizon", "200", "--repeat", "1"], False),
+    ("nonparametric_limits", [], ["--runs", "4", "--horizon", "2000", "--repeat", "1"], False),
     ("bco_speed", [], ["--runs", "4", "--horizon", "600", "--repeat", "1"], False),
     ("combinatorial_speed", [], ["--runs", "4", "--horizon", "200", "--repeat", "1"], False),
     ("elimination_speed", [], ["--runs", "4", "--horizon", "2000", "--repeat", "1"], False),
