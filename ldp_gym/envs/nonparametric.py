@@ -167,19 +167,22 @@ def _reward_means(x: Any, code: int, n_arms: int) -> np.ndarray:
     return out.reshape(x.shape[:-1] + (n_arms,))
 
 
-@njit(cache=True, nogil=True)
-def _means_of(x, code, k_arms, out):  # pragma: no cover - compiled
-    """Every arm's mean at one context x (d,) into out (K,): the bumps (code 0) or the
-    checkerboard (code 1)."""
+@njit(cache=True, nogil=True, inline="always")
+def _means_of(x, i, code, k_arms, out):  # pragma: no cover - compiled
+    """Every arm's mean at the context ``x[i]`` (x (M, d)) into out (K,): the bumps (code 0)
+    or the checkerboard (code 1). The row is read by index: a numba view per context is a
+    reference-counted object."""
+    x0 = x[i, 0]
     if code == 0:
         scale = 2.0 * k_arms * k_arms
         for k in range(k_arms):
-            e = math.exp(-scale * (x[0] - (k + 1.0) / (k_arms + 1.0)) ** 2)
+            e = math.exp(-scale * (x0 - (k + 1.0) / (k_arms + 1.0)) ** 2)
             out[k] = 2.0 * e / (1.0 + e)
     else:
-        s = np.sign((x[0] - 0.5) * (x[1] - 0.5))
-        h = 1.0 - 4.0 * max(abs((2.0 * x[0]) % 1.0 / 2.0 - 0.25),
-                            abs((2.0 * x[1]) % 1.0 / 2.0 - 0.25))
+        x1 = x[i, 1]
+        s = np.sign((x0 - 0.5) * (x1 - 0.5))
+        h = 1.0 - 4.0 * max(abs((2.0 * x0) % 1.0 / 2.0 - 0.25),
+                            abs((2.0 * x1) % 1.0 / 2.0 - 0.25))
         out[0] = 0.5 - 0.5 * s * h
         out[1] = 0.5 + 0.5 * s * h
 
@@ -187,8 +190,11 @@ def _means_of(x, code, k_arms, out):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True)
 def _means(x, code, k_arms, out):  # pragma: no cover - compiled
     """Means (M, K) at the contexts x (M, d)."""
+    m = np.empty(k_arms)
     for i in range(x.shape[0]):
-        _means_of(x[i], code, k_arms, out[i])
+        _means_of(x, i, code, k_arms, m)
+        for k in range(k_arms):
+            out[i, k] = m[k]
 
 
 @njit(cache=True, nogil=True)
@@ -198,7 +204,7 @@ def _step_outcomes(x, code, k_arms, actions, u, rewards, mean, best,
     uniforms u (N,)) and mean, the best mean and the best arm, the first on ties."""
     m = np.empty(k_arms)
     for n in range(x.shape[0]):
-        _means_of(x[n], code, k_arms, m)
+        _means_of(x, n, code, k_arms, m)
         arg = 0
         for k in range(1, k_arms):
             if m[k] > m[arg]:
@@ -214,7 +220,7 @@ def _block_outcomes(x, code, k_arms, u, rewards, regret):  # pragma: no cover - 
     (M, K) at the contexts x (M, d)."""
     m = np.empty(k_arms)
     for i in range(x.shape[0]):
-        _means_of(x[i], code, k_arms, m)
+        _means_of(x, i, code, k_arms, m)
         top = m[0]
         for k in range(1, k_arms):
             top = max(top, m[k])
