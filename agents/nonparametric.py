@@ -103,27 +103,31 @@ DEFAULT_C = math.sqrt(2.0 / math.log(2.0))
 
 
 @njit(**_INLINE)
-def _leaf(x, lo, hi, split, left, active):  # pragma: no cover - compiled
-    """The active bin (node id) containing x: down the tree from the root, left when
-    ``x_j < midpoint`` of the node's split coordinate j, right otherwise."""
+def _leaf(obs, n, s, lo, hi, split, left, active):  # pragma: no cover - compiled
+    """The active bin (node id) of run n containing its context x = ``obs[n, s]``: down the
+    tree from the root, left when ``x_j < midpoint`` of the node's split coordinate j, right
+    otherwise. Arrays are read by index (a numba view per round is a reference-counted
+    object)."""
     node = 0
-    while not active[node]:
-        j = split[node]
-        mid = 0.5 * (lo[node, j] + hi[node, j])
-        node = left[node] if x[j] < mid else left[node] + 1
+    while not active[n, node]:
+        j = split[n, node]
+        mid = 0.5 * (lo[n, node, j] + hi[n, node, j])
+        node = left[n, node] if obs[n, s, j] < mid else left[n, node] + 1
     return node
 
 
 @njit(**_INLINE)
-def _pick(arms_row, u):  # pragma: no cover - compiled
-    """The ``floor(u m)``-th of the m active arms (u uniform in [0, 1)): uniform over them."""
+def _pick(arms, n, node, u):  # pragma: no cover - compiled
+    """The ``floor(u m)``-th of the m active arms ``arms[n, node]`` (u uniform in [0, 1)):
+    uniform over them."""
+    k_arms = arms.shape[2]
     m = 0
-    for k in range(arms_row.shape[0]):
-        if arms_row[k]:
+    for k in range(k_arms):
+        if arms[n, node, k]:
             m += 1
     j = min(int(u * m), m - 1)
-    for k in range(arms_row.shape[0]):
-        if arms_row[k]:
+    for k in range(k_arms):
+        if arms[n, node, k]:
             if j == 0:
                 return k
             j -= 1
@@ -461,9 +465,9 @@ def _rounds(mode, obs, rewards, forced, src, start, stop, rule, part, sums, draw
         for n in range(n_active.shape[0]):
             node, arm, y = -1, forced[n, s], 0.0
             if mode & (CHOOSE | REPORT | FAST):  # the user: its bin, its arm, its reward
-                node = _leaf(obs[n, s], lo[n], hi[n], split[n], left[n], active[n])
+                node = _leaf(obs, n, s, lo, hi, split, left, active)
                 if arm < 0 and (mode & CHOOSE):
-                    arm = _pick(arms[n, node], decisions[decision_pos[0]])
+                    arm = _pick(arms, n, node, decisions[decision_pos[0]])
                     decision_pos[0] += 1
                 actions[n, s] = arm
             if mode & (REPORT | FAST):
@@ -581,16 +585,16 @@ def partition_rounds_departures(mode, obs, rewards, forced, src, start, stop, ru
 
 
 @njit(**_INLINE)
-def _abse_leaf(x, lo, side, child, active):  # pragma: no cover - compiled
-    """The active hypercube containing x: child ``sum_j 1{x_j >= centre_j} 2^j`` of each
-    refined one."""
+def _abse_leaf(obs, n, s, lo, side, child, active):  # pragma: no cover - compiled
+    """The active hypercube of run n containing its context x = ``obs[n, s]``: child
+    ``sum_j 1{x_j >= centre_j} 2^j`` of each refined one (read by index, as :func:`_leaf`)."""
     node = 0
-    while not active[node]:
+    while not active[n, node]:
         idx = 0
-        for j in range(x.shape[0]):
-            if x[j] >= lo[node, j] + 0.5 * side[node]:
+        for j in range(obs.shape[2]):
+            if obs[n, s, j] >= lo[n, node, j] + 0.5 * side[n, node]:
                 idx += 1 << j
-        node = child[node] + idx
+        node = child[n, node] + idx
     return node
 
 
@@ -708,7 +712,7 @@ def abse_rounds(mode, obs, rewards, forced, start, stop, horizon, split_constant
             if n_nodes[n] + (1 << d) > cap:
                 return s
         for n in range(n_runs):
-            node = _abse_leaf(obs[n, s], lo[n], side[n], child[n], active[n])
+            node = _abse_leaf(obs, n, s, lo, side, child, active)
             arm = forced[n, s]
             if arm < 0 and (mode & CHOOSE):
                 arm = _round_robin(arms, pulls, n, node)
@@ -996,8 +1000,9 @@ class LDPMAB(LocalDPAgent):
     def bin_of(self, obs: Any) -> np.ndarray:
         """The active bin (node id) of each run's context (N,)."""
         x = _check_contexts(obs, self._n, self.dim)
-        return np.array([_leaf(x[i], self.lo[i], self.hi[i], self.split[i], self.left[i],
-                               self.active[i]) for i in range(self._n)], dtype=np.int64)
+        rows = np.ascontiguousarray(x, dtype=np.float64)[:, None]
+        return np.array([_leaf(rows, i, 0, self.lo, self.hi, self.split, self.left, self.active)
+                         for i in range(self._n)], dtype=np.int64)
 
     # ------------------------------------------------------------------ the kernel
     def _kernel(self, mode: int, obs: np.ndarray, rewards: np.ndarray, forced: np.ndarray,

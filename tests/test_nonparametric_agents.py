@@ -297,8 +297,9 @@ class OwnBinNoise(LDPMAB):
     def local_report(self, obs, actions, rewards, next_obs, public_state, source=0):
         msg = super().local_report(obs, actions, rewards, next_obs, public_state, source)
         p = {k: np.asarray(v) for k, v in public_state.items()}
-        mine = [NP._leaf(np.asarray(obs[i], float), p["lo"][i], p["hi"][i], p["split"][i],
-                         p["left"][i], p["active"][i]) for i in range(len(obs))]
+        rows = np.ascontiguousarray(obs, dtype=float)[:, None]
+        mine = [NP._leaf(rows, i, 0, p["lo"], p["hi"], p["split"], p["left"], p["active"])
+                for i in range(len(obs))]
         own = msg["bins"] == np.array(mine)[:, None]
         for part in ("U", "V"):
             msg[part] = np.where(own[..., None], msg[part], 0.0)
