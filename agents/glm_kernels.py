@@ -30,10 +30,11 @@ noise (L, N, ..., entries) on the mechanisms' grids; the state, updated in place
 ``actions`` (N, L), written. User-side code does the same operations for every
 input, with no data-dependent loop.
 
-Inside a round the kernels index arrays (``obs[at + (j,)]`` with ``at = (run, round)``,
-``msgs[at + (i, j)]``) rather than take views such as ``obs[n, s]``: each numba view is a
-reference-counted object, and views taken per round and per arm cost about a fifth of
-LDP-OLS's kernel time (a view of a run's state is taken once per run).
+Inside a round the kernels index arrays (``obs[n, s, j]``, ``msgs[at + (i, j)]`` with
+``at = (round, run)``) rather than take views such as ``obs[n, s]``: each numba view is a
+reference-counted object, and views taken per round and per arm cost about a sixth of
+LDP-OLS's kernel time (a view of a run's state is taken once per run). Loop bounds come
+from the kernel's own sizes, not from the shape of an array being written.
 """
 
 from __future__ import annotations
