@@ -39,7 +39,7 @@ import os
 
 import gymnasium as gym
 import numpy as np
-from mab_speed import cpu_time  # the same CPU-time measure (benchmarks/ is the script's path)
+from mab_speed import yardstick_row  # the shared table row (benchmarks/ is the script's path)
 from numba import njit
 
 import ldp_gym
@@ -172,21 +172,19 @@ def main() -> None:
     p.add_argument("--horizon", type=int, default=60_000)
     p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()
-    fns = (("numpy", numpy_agent), ("limit", limit_agent), ("ldp-gym", ldp_gym_agent))
+    fns = (numpy_agent, limit_agent, ldp_gym_agent)
     for agent in AGENT:  # compile and warm up
         c = constants(agent, 50)
-        for _, fn in fns:
+        for fn in fns:
             fn(agent, 2, 50, c)
     print(f"{args.runs} runs x {args.horizon} rounds, d = {DIM}; load average "
           f"{os.getloadavg()[0]:.2f}; best of {args.repeat}; CPU seconds (mean regret at T)")
     print(f"{'agent':<7}{'numpy':>19}{'limit':>19}{'ldp-gym':>19}{'x numpy':>9}{'% limit':>9}")
     for agent in AGENT:
         c = constants(agent, args.horizon)
-        cells = {name: min(cpu_time(fn, agent, args.runs, args.horizon, c)
-                           for _ in range(args.repeat)) for name, fn in fns}
-        text = "".join(f"{t:>9.2f} ({v:>7.2f})" for t, v in cells.values())
-        print(f"{agent:<7}{text}{cells['numpy'][0] / cells['ldp-gym'][0]:>9.2f}"
-              f"{100 * cells['limit'][0] / cells['ldp-gym'][0]:>8.0f}%", flush=True)
+        text, _ = yardstick_row(fns, args.repeat, agent, args.runs, args.horizon, c,
+                                value=">7.2f")
+        print(f"{agent:<7}{text}", flush=True)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ import os
 
 import gymnasium as gym
 import numpy as np
-from mab_speed import cpu_time  # the same CPU-time measure (benchmarks/ is the script's path)
+from mab_speed import yardstick_row  # the shared table row (benchmarks/ is the script's path)
 from numba import njit
 
 import ldp_gym
@@ -176,17 +176,12 @@ def main() -> None:
           f"average {os.getloadavg()[0]:.2f}; best of {args.repeat}; CPU seconds (mean regret "
           f"at T)")
     print(f"{'agent':<11}{'numpy':>17}{'limit':>17}{'ldp-gym':>17}{'x numpy':>9}{'% limit':>9}")
+    fns = (numpy_agent, limit_agent, ldp_gym_agent)
     for agent in AGENT:
-        for fn in (numpy_agent, limit_agent, ldp_gym_agent):  # compile and warm up
+        for fn in fns:  # compile and warm up
             fn(agent, 2, 50, c)
-        cells = {}
-        for name, fn in (("numpy", numpy_agent), ("limit", limit_agent),
-                         ("ldp-gym", ldp_gym_agent)):
-            cells[name] = min(cpu_time(fn, agent, args.runs, args.horizon, c)
-                              for _ in range(args.repeat))
-        text = "".join(f"{t:>9.2f} ({v:>5.0f})" for t, v in cells.values())
-        print(f"{agent:<11}{text}{cells['numpy'][0] / cells['ldp-gym'][0]:>9.2f}"
-              f"{100 * cells['limit'][0] / cells['ldp-gym'][0]:>8.0f}%", flush=True)
+        text, _ = yardstick_row(fns, args.repeat, agent, args.runs, args.horizon, c)
+        print(f"{agent:<11}{text}", flush=True)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ import os
 
 import gymnasium as gym
 import numpy as np
-from mab_speed import cpu_time  # the same CPU-time measure (benchmarks/ is the script's path)
+from mab_speed import yardstick_row  # the shared table row (benchmarks/ is the script's path)
 from numba import njit
 
 import ldp_gym
@@ -205,16 +205,11 @@ def main() -> None:
             c = constants(dim, k, horizon)
             for fn in (numpy_agent, limit_agent, ldp_gym_agent):  # compile and warm up
                 fn(agent, 2, 50, dim, k, c)
-            cells = {}
-            for name, fn in (("numpy", numpy_agent), ("limit", limit_agent),
-                             ("ldp-gym", ldp_gym_agent)):
-                cells[name] = min(cpu_time(fn, agent, args.runs, horizon, dim, k, c)
-                                  for _ in range(args.repeat))
-            per_step.append(cells["ldp-gym"][0] / horizon)
-            text = "".join(f"{t:>9.2f} ({v:>5.0f})" for t, v in cells.values())
+            text, seconds = yardstick_row((numpy_agent, limit_agent, ldp_gym_agent),
+                                          args.repeat, agent, args.runs, horizon, dim, k, c)
+            per_step.append(seconds[2] / horizon)
             ratio = f"{per_step[1] / per_step[0]:>8.1f}" if len(per_step) == 2 else ""
-            print(f"{agent:<9}{dim:>3}{k:>4}{text}{cells['numpy'][0] / cells['ldp-gym'][0]:>9.2f}"
-                  f"{100 * cells['limit'][0] / cells['ldp-gym'][0]:>8.0f}%{ratio}", flush=True)
+            print(f"{agent:<9}{dim:>3}{k:>4}{text}{ratio}", flush=True)
 
 
 if __name__ == "__main__":

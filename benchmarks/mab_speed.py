@@ -236,6 +236,19 @@ def cpu_time(fn, *args) -> tuple[float, float]:
     return time.process_time() - start, value
 
 
+def yardstick_row(fns, repeat: int, *args, value: str = ">5.0f") -> tuple[str, list[float]]:
+    """One row of a yardstick table (this script's and the ``*_limits.py`` ones).
+
+    Each of ``fns`` (numpy, limit, ldp-gym) runs on ``args``. Its cell is the best of
+    ``repeat`` CPU timings with the result it returned (a mean regret, formatted by
+    ``value``), then ``x numpy`` (numpy / ldp-gym) and ``% limit`` (limit / ldp-gym).
+    Returns the text and the three CPU times."""
+    cells = [min(cpu_time(fn, *args) for _ in range(repeat)) for fn in fns]
+    seconds = [t for t, _ in cells]
+    text = "".join(f"{t:>9.2f} ({v:{value}})" for t, v in cells)
+    return text + f"{seconds[0] / seconds[2]:>9.2f}{100 * seconds[1] / seconds[2]:>8.0f}%", seconds
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=100)
@@ -249,15 +262,11 @@ def main() -> None:
             fn(rule, 4, 200)
     print(f"{args.runs} runs x {args.horizon} rounds; load average {os.getloadavg()[0]:.2f}; "
           f"best of {args.repeat}; CPU seconds (mean regret at T)")
-    print(f"{'rule':<10}{'numpy':>16}{'limit':>16}{'ldp-gym':>16}{'x numpy':>10}{'% limit':>10}")
+    print(f"{'rule':<10}{'numpy':>17}{'limit':>17}{'ldp-gym':>17}{'x numpy':>9}{'% limit':>9}")
     for rule in rules:
-        cells = {}
-        for name, fn in (("numpy", numpy_rule), ("limit", limit_rule), ("ldp-gym", ldp_gym_rule)):
-            times = [cpu_time(fn, rule, args.runs, args.horizon) for _ in range(args.repeat)]
-            cells[name] = min(times)
-        text = "".join(f"{t:>8.2f} ({v:>5.0f})" for t, v in cells.values())
-        print(f"{rule:<10}{text}{cells['numpy'][0] / cells['ldp-gym'][0]:>10.2f}"
-              f"{100 * cells['limit'][0] / cells['ldp-gym'][0]:>9.0f}%")
+        text, _ = yardstick_row((numpy_rule, limit_rule, ldp_gym_rule), args.repeat, rule,
+                                args.runs, args.horizon)
+        print(f"{rule:<10}{text}", flush=True)
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ import os
 
 import gymnasium as gym
 import numpy as np
-from mab_speed import cpu_time  # the same CPU-time measure (benchmarks/ is the script's path)
+from mab_speed import yardstick_row  # the shared table row (benchmarks/ is the script's path)
 from numba import njit
 
 import ldp_gym
@@ -88,6 +88,18 @@ def _bumps(x0, centres, scale, out):  # pragma: no cover - compiled
         e = math.exp(-scale * (x0 - centres[k]) ** 2)
         out[k] = 2.0 * e / (1.0 + e)
         best = max(best, out[k])
+    return best
+
+
+@njit(cache=True, inline="always")
+def _limit_env_round(rng, centres, scale, x, means, us):  # pragma: no cover - compiled
+    """The env's round in the limits: a float32 context into x, the arms' means, one uniform
+    per arm into us; returns the best mean."""
+    for j in range(x.shape[0]):
+        x[j] = rng.random(dtype=np.float32)
+    best = _bumps(x[0], centres, scale, means)
+    for a in range(us.shape[0]):
+        us[a] = rng.random()
     return best
 
 
@@ -311,11 +323,7 @@ def _abse_limit(runs, horizon, rng, dim, centres, scale, T, split_constant,
         side[0], depth[0], rounds[0], active[0], n_nodes = 1.0, 0, 0, True, 1
         arms[0, :], pulls[0, :], sums[0, :] = True, 0, 0.0
         for _ in range(horizon):
-            for j in range(dim):  # the env: a float32 context, one uniform per arm
-                x[j] = rng.random(dtype=np.float32)
-            best = _bumps(x[0], centres, scale, means)
-            for a in range(k_arms):
-                us[a] = rng.random()
+            best = _limit_env_round(rng, centres, scale, x, means, us)
             node = 0  # the hypercube of x
             while not active[node]:
                 idx = 0
@@ -392,11 +400,7 @@ def _ldpmab_limit(runs, horizon, rng, dim, centres, scale, warmup, radius_c, eps
         depth[0], users[0], active[0], bins[0], n_active, n_nodes = 0, 0, True, 0, 1, 1
         arms[0, :], su[0, :], sv[0, :] = True, 0.0, 0.0
         for _ in range(horizon):
-            for j in range(dim):  # the env: a float32 context, one uniform per arm
-                x[j] = rng.random(dtype=np.float32)
-            best = _bumps(x[0], centres, scale, means)
-            for a in range(k_arms):
-                us[a] = rng.random()
+            best = _limit_env_round(rng, centres, scale, x, means, us)
             node = 0  # the user: the bin of x, an arm uniform among its active arms
             while not active[node]:
                 j = split[node]
@@ -524,10 +528,10 @@ def main() -> None:
                    help="rounds of ABSE; a fifth of them for LDPMAB")
     p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()
-    fns = (("numpy", numpy_agent), ("limit", limit_agent), ("ldp-gym", ldp_gym_agent))
+    fns = (numpy_agent, limit_agent, ldp_gym_agent)
     for agent in AGENT:  # compile and warm up
         c = constants(agent, 500)
-        for _, fn in fns:
+        for fn in fns:
             fn(agent, 2, 500, c)
     horizons = {agent: max(1, args.horizon // SHARE[agent]) for agent in AGENT}
     print(f"{args.runs} runs; T = {horizons['ABSE']} for ABSE, {horizons['LDPMAB']} for LDPMAB "
@@ -538,11 +542,8 @@ def main() -> None:
     for agent in AGENT:
         horizon = horizons[agent]
         c = constants(agent, horizon)
-        cells = {name: min(cpu_time(fn, agent, args.runs, horizon, c)
-                           for _ in range(args.repeat)) for name, fn in fns}
-        text = "".join(f"{t:>9.2f} ({v:>5.0f})" for t, v in cells.values())
-        print(f"{agent:<8}{horizon:>8}{text}{cells['numpy'][0] / cells['ldp-gym'][0]:>9.2f}"
-              f"{100 * cells['limit'][0] / cells['ldp-gym'][0]:>8.0f}%", flush=True)
+        text, _ = yardstick_row(fns, args.repeat, agent, args.runs, horizon, c)
+        print(f"{agent:<8}{horizon:>8}{text}", flush=True)
 
 
 if __name__ == "__main__":
