@@ -117,16 +117,22 @@ def _leaf(obs, n, s, lo, hi, split, left, active):  # pragma: no cover - compile
 
 
 @njit(**_INLINE)
+def _arms_left(arms, n, b):  # pragma: no cover - compiled
+    """The number of active arms of bin b of run n."""
+    m = 0
+    for k in range(arms.shape[2]):
+        if arms[n, b, k]:
+            m += 1
+    return m
+
+
+@njit(**_INLINE)
 def _pick(arms, n, node, u):  # pragma: no cover - compiled
     """The ``floor(u m)``-th of the m active arms ``arms[n, node]`` (u uniform in [0, 1)):
     uniform over them."""
-    k_arms = arms.shape[2]
-    m = 0
-    for k in range(k_arms):
-        if arms[n, node, k]:
-            m += 1
+    m = _arms_left(arms, n, node)
     j = min(int(u * m), m - 1)
-    for k in range(k_arms):
+    for k in range(arms.shape[2]):
         if arms[n, node, k]:
             if j == 0:
                 return k
@@ -487,10 +493,7 @@ def _rounds(mode, obs, rewards, forced, src, start, stop, rule, part, sums, draw
                 if mode & UPDATE:
                     _add_reported(su, sv, msgs.U, msgs.V, src, s, n, i, b)
                 else:
-                    nk = 0
-                    for k in range(k_arms):
-                        if arms[n, b, k]:
-                            nk += 1
+                    nk = _arms_left(arms, n, b)
                     if nk == 1 and depth[n, b] >= max_depth:
                         continue  # nothing of this bin can change any more
                     # (the departure NOISE_IN_BIN: noise only in the user's own bin)
@@ -507,10 +510,7 @@ def _rounds(mode, obs, rewards, forced, src, start, stop, rule, part, sums, draw
                 if not _explored(users, warmup, multi_source, n, b):
                     continue  # below the warm-up
                 j = depth[n, b]
-                nk = 0
-                for k in range(k_arms):
-                    if arms[n, b, k]:
-                        nk += 1
+                nk = _arms_left(arms, n, b)
                 if nk == 1 and j >= max_depth:
                     continue  # one arm at the cap: nothing can change
                 tau = taus[j]
@@ -555,7 +555,7 @@ def partition_rounds(mode, obs, rewards, forced, src, start, stop, rule, part, s
     every slot of its message into ``msgs`` (:func:`_report`), released by the caller's
     mechanisms. ``UPDATE``: the server adds the released messages of source ``src`` to the
     sums of the active bins (N(A) += 1; :func:`_add_reported`) and checks each bin
-    (:func:`_check_bin`), with elimination by eq. 16/29 and refinement by eq. 17. ``FAST``:
+    (Alg 2, lines 9-14), with elimination by eq. 16/29 and refinement by eq. 17. ``FAST``:
     the same sums, each slot the server can still read being ``snap(input) + noise`` with
     the noise the mechanisms drew (:func:`_add_released`), then the checks. ``rewards`` (N,
     L, K) holds every arm's reward or (N, L, 1) the given arm's; contexts ``obs`` (N, L, d)
