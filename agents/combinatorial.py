@@ -38,17 +38,18 @@ falls back to the checked path of the base class for anything else or any
 failure, so every error below is unchanged. The noise of these per-round paths
 comes from the mechanisms' ``__call__``.
 
-Block path (``block_play = PLAYS_OUTCOMES``): it serves CUCB, CUCB-LDP1 and CUCB-LDP2
-with a library family: top-K, paths, coverage. The env draws every base arm's
-outcomes of L rounds (N, L, m) ahead; they do not depend on the super arms. The
-runner hands them to :meth:`CombinatorialAgent.play_outcomes`, which plays the
-L rounds in one compiled kernel, :func:`_play_rounds`. Each round runs the
-per-round protocol with the user/server border kept:
+Block path (``block_play = PLAYS_OUTCOMES``): it serves all four agents with a library
+family: top-K, paths, coverage. The env draws every base arm's outcomes of L rounds (N, L,
+m) ahead; they do not depend on the super arms. The runner hands them to
+:meth:`CombinatorialAgent.play_outcomes`, which plays the L rounds in one compiled kernel,
+:func:`_play_rounds`. Each round runs the per-round protocol with the user/server border
+kept:
 
 1. the user's index and oracle (:func:`~ldp_gym.oracles.oracle_row`) on the public state;
 2. the user's message: the raw outcomes of S for CUCB, else :func:`ldp1_report_row`
    or :func:`ldp2_report_row`;
-3. the server's update from the message only.
+3. the server's update from the message only; for CUCB-DP, each outcome of S enters its
+   arm's tree.
 
 The env scores the super arms. CUCB's actions are bitwise those of
 ``act``/``observe``. The private agents' noise is drawn ahead in fixed chunks
@@ -57,7 +58,8 @@ by their :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` and added by
 release on the same draw, so their law is that of per-round play on another stream.
 The tests check this: bitwise on a replayed stream, Kolmogorov-Smirnov against per-round
 play, and audits of :meth:`CUCBLDP1.block_report` / :meth:`CUCBLDP2.block_report`,
-the kernel's report step. CUCB-DP plays round by round.
+the kernel's report step. CUCB-DP's trees take their noise from their own stream, as in
+per-round play, and give back what a piece of the block does not use.
 
 Feedback validation (``observe``): ``next_obs`` must have length 2m, and its mask
 must equal the action: feedback of another super arm is refused. The
@@ -172,21 +174,22 @@ def _cucb_a(t: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _tie_break_row(counts, index, u, out):  # pragma: no cover - compiled
-    """``oracle_weights`` of one run (m,) from the capped index ``index`` of its pulled arms.
+def _tie_break_row(counts, r, index, u, out):  # pragma: no cover - compiled
+    """``oracle_weights`` of run r (m,) from the capped index ``index`` (m,) of its pulled arms.
 
-    ``index`` is read where ``counts > 0``, and ``out`` may be ``index``. ``u`` holds the
-    uniforms ``rng.random`` drew for the run."""
-    m = counts.shape[0]
+    ``counts`` is the (N, m) array of pulls, read at row r (by index: a row view costs more
+    than the row's work in a compiled loop). ``index`` is read where ``counts[r] > 0``, and
+    ``out`` may be ``index``. ``u`` holds the uniforms ``rng.random`` drew for the run."""
+    m = index.shape[0]
     top = 0.0
     for i in range(m):
-        if counts[i] > 0:
+        if counts[r, i] > 0:
             v = index[i]
             if v < 1.0 and v > top:
                 top = v
     q = 0.25 - 0.25 * top
     for i in range(m):
-        if counts[i] > 0:
+        if counts[r, i] > 0:
             v = index[i]
             out[i] = v if v < 1.0 else 1.0 - q + 0.5 * q * (u[i] + 0.0)
         else:
@@ -197,7 +200,7 @@ def _tie_break_row(counts, index, u, out):  # pragma: no cover - compiled
 def _tie_break_rows(pulled, index, u):  # pragma: no cover - compiled
     """:func:`_tie_break_row` of every run, in place (``pulled`` (N, m) 0/1)."""
     for r in range(index.shape[0]):
-        _tie_break_row(pulled[r], index[r], u[r], index[r])
+        _tie_break_row(pulled, r, index[r], u[r], index[r])
 
 
 @njit(cache=True, nogil=True)
@@ -212,13 +215,13 @@ def _index_into(kind, counts, sums, a, b, c, out):  # pragma: no cover - compile
 
 
 @njit(cache=True, nogil=True)
-def _weights_row(kind, counts, sums, a, b, c, u, out):  # pragma: no cover - compiled
-    """``oracle_weights`` of one run (m,): :func:`_index_value` of every pulled arm, then
+def _weights_row(kind, counts, sums, r, a, b, c, u, out):  # pragma: no cover - compiled
+    """``oracle_weights`` of run r (m,): :func:`_index_value` of every pulled arm, then
     :func:`_tie_break_row`."""
-    for i in range(counts.shape[0]):
-        if counts[i] > 0:
-            out[i] = _index_value(kind, counts[i], sums[i], a, b, c)
-    _tie_break_row(counts, out, u, out)
+    for i in range(out.shape[0]):
+        if counts[r, i] > 0:
+            out[i] = _index_value(kind, counts[r, i], sums[r, i], a, b, c)
+    _tie_break_row(counts, r, out, u, out)
 
 
 @njit(cache=True, nogil=True)
@@ -228,7 +231,7 @@ def _weights_into(kind, counts, sums, a, b, c, u, out):  # pragma: no cover - co
     It runs :func:`_weights_row` of each run, ``a`` (N,): the same IEEE operations in the same
     order. ``u`` holds the uniforms ``rng.random`` drew for it."""
     for r in range(counts.shape[0]):
-        _weights_row(kind, counts[r], sums[r], a[r], b, c, u[r], out[r])
+        _weights_row(kind, counts, sums, r, a[r], b, c, u[r], out[r])
     return out
 
 
@@ -243,17 +246,18 @@ CHUNK = 1 << 16
 
 
 @njit(cache=True, nogil=True, inline="always")
-def ldp1_report_row(x, S, noise, pos, grid, values):  # pragma: no cover - compiled
-    """User side of CUCB-LDP1 on the block path, one user: for every base arm i of S
-    (increasing i) ``values[i] = snap_add(x_i, noise[pos], grid)``, ``pos`` moving on, 0
-    elsewhere; returns the next position. ``noise`` is the ``k g`` the user's
+def ldp1_report_row(x, r, s, S, noise, pos, grid, values):  # pragma: no cover - compiled
+    """User side of CUCB-LDP1 on the block path, one user, whose outcomes are ``x[r, s]``
+    (``x`` (N, L, m)): for every base arm i of S (increasing i)
+    ``values[i] = snap_add(x_i, noise[pos], grid)``, ``pos`` moving on, 0 elsewhere; returns
+    the next position. ``noise`` is the ``k g`` the user's
     :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism`, with budget epsilon/K, drew ahead.
     So the value is bitwise what the mechanism releases on ``x_i`` with the same draw, as in
     ``local_report``. ``x`` lies in the mechanism's [0, 1]; the caller checks this, so there
     is nothing to clip."""
-    for i in range(x.shape[0]):
+    for i in range(S.shape[0]):
         if S[i]:
-            values[i] = snap_add(np.float64(x[i]), noise[pos], grid)
+            values[i] = snap_add(np.float64(x[r, s, i]), noise[pos], grid)
             pos += 1
         else:
             values[i] = 0.0
@@ -261,78 +265,76 @@ def ldp1_report_row(x, S, noise, pos, grid, values):  # pragma: no cover - compi
 
 
 @njit(cache=True, nogil=True, inline="always")
-def ldp2_report_row(x, S, counts, noise, pos, grid):  # pragma: no cover - compiled
-    """User side of CUCB-LDP2 on the block path, one user.
+def ldp2_report_row(x, r, s, S, counts, noise, pos, grid):  # pragma: no cover - compiled
+    """User side of CUCB-LDP2 on the block path, one user: run r's outcomes ``x[r, s]``.
 
-    The arm is ``I = argmin_{i in S} counts_i`` over the public counts, ties to the smallest
+    The arm is ``I = argmin_{i in S} counts[r, i]`` over the public counts, ties to the smallest
     index; it is -1 for an empty S, and nothing is sent. The value is
     ``snap_add(x_I, noise[pos], grid)``: the mechanism's release of ``x_I``, budget epsilon.
     One noise value is used per user whether sent or not, as ``local_report``'s mechanism
     draws one per run. Returns ``(arm, value, next position)``."""
     arm, least = -1, np.iinfo(np.int64).max
-    for i in range(x.shape[0]):
-        if S[i] and counts[i] < least:
-            arm, least = i, counts[i]
-    value = snap_add(np.float64(x[arm]), noise[pos], grid) if arm >= 0 else 0.0
+    for i in range(S.shape[0]):
+        if S[i] and counts[r, i] < least:
+            arm, least = i, counts[r, i]
+    value = snap_add(np.float64(x[r, s, arm]), noise[pos], grid) if arm >= 0 else 0.0
     return arm, value, pos + 1
 
 
 @njit(cache=True, nogil=True)
 def _ldp1_report_rows(x, S, noise, pos, grid, values):  # pragma: no cover - compiled
-    """:func:`ldp1_report_row` of every run (``block_report``)."""
+    """:func:`ldp1_report_row` of every run (``block_report``), ``x`` (N, 1, m)."""
     p = pos[0]
     for r in range(x.shape[0]):
-        p = ldp1_report_row(x[r], S[r], noise, p, grid, values[r])
+        p = ldp1_report_row(x, r, 0, S[r], noise, p, grid, values[r])
     pos[0] = p
 
 
 @njit(cache=True, nogil=True)
 def _ldp2_report_rows(x, S, counts, noise, pos, grid, arms, values):  # pragma: no cover
-    """:func:`ldp2_report_row` of every run (``block_report``)."""
+    """:func:`ldp2_report_row` of every run (``block_report``), ``x`` (N, 1, m)."""
     p = pos[0]
     for r in range(x.shape[0]):
-        arms[r], values[r], p = ldp2_report_row(x[r], S[r], counts[r], noise, p, grid)
+        arms[r], values[r], p = ldp2_report_row(x, r, 0, S[r], counts, noise, p, grid)
     pos[0] = p
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _user_weights(index_kind, counts, cache, at, u, w):  # pragma: no cover - compiled
-    """Step 1 of a round, one run: the oracle's weights ``w``.
+def _user_weights(index_kind, counts, cache, r, at, u, w):  # pragma: no cover - compiled
+    """Step 1 of a round, run r: the oracle's weights ``w``.
 
     They come from the public state, that is the arms' ``counts`` and the ``cache`` of
-    :func:`_cached_value`; from CUCB's ``at = 1.5 ln t``; and from the decision uniforms ``u``
-    that ``act`` would draw for :func:`_tie_break_row`."""
-    if index_kind == 0:
-        for i in range(w.shape[0]):
-            if counts[i] > 0:
-                w[i] = min(cache[i] + np.sqrt(at / float(counts[i])), 1.0)
-        _tie_break_row(counts, w, u, w)
-    else:
-        _tie_break_row(counts, cache, u, w)
+    :func:`_cached_value` (both (N, m), read at row r); from CUCB's ``at = 1.5 ln t``; and from
+    the decision uniforms ``u`` that ``act`` would draw for :func:`_tie_break_row`."""
+    for i in range(w.shape[0]):
+        if counts[r, i] > 0:
+            w[i] = min(cache[r, i] + np.sqrt(at / float(counts[r, i])), 1.0) if index_kind == 0 \
+                else cache[r, i]
+    _tie_break_row(counts, r, w, u, w)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _pulled(index_kind, counts, sums, cache, i, b, c):  # pragma: no cover - compiled
-    """Step 3 for arm i, its sum already updated: ``T_i += 1`` and its cached value."""
-    counts[i] += 1
-    cache[i] = _cached_value(index_kind, counts[i], sums[i], b, c)
+def _pulled(index_kind, counts, sums, cache, r, i, b, c):  # pragma: no cover - compiled
+    """Step 3 for arm i of run r, its sum already updated: ``T_i += 1`` and its cached value."""
+    counts[r, i] += 1
+    cache[r, i] = _cached_value(index_kind, counts[r, i], sums[r, i], b, c)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _tree_update(trees, r, S, x, noise, p, p0, grid, counts, sums, cache, index_kind, b,
+def _tree_update(trees, r, s, S, x, noise, p, p0, grid, counts, sums, cache, index_kind, b,
                  c):  # pragma: no cover - compiled
-    """Step 3 of CUCB-DP for run r: each outcome of S (clipped to [0, 1]) enters its arm's
-    tree (:func:`~ldp_gym.wrappers.mechanisms.continual.tree_add`) with the next noise value
-    ``noise[p]``, the closed node's exact sum kept at ``p - p0`` for the trace, and the arm's
-    sum is the tree's noisy prefix sum; returns the next noise position."""
+    """Step 3 of CUCB-DP for run r: each outcome ``x[r, s, i]`` of S (clipped to [0, 1]) enters
+    its arm's tree (:func:`~ldp_gym.wrappers.mechanisms.continual.tree_add`) with the next
+    noise value ``noise[p]``, the closed node's exact sum kept at ``p - p0`` for the trace, and
+    the arm's sum is the tree's noisy prefix sum; returns the next noise position."""
     alpha, noisy, closed = trees
     for i in range(S.shape[0]):
         if S[i]:
-            closed[p - p0], sums[i] = tree_add(alpha[r, i], noisy[r, i], counts[i],
-                                               min(max(np.float64(x[i]), 0.0), 1.0), noise[p],
-                                               grid)
+            closed[p - p0], sums[r, i] = tree_add(alpha[r, i], noisy[r, i], counts[r, i],
+                                                  min(max(np.float64(x[r, s, i]), 0.0), 1.0),
+                                                  noise[p], grid)
             p += 1
-            _pulled(index_kind, counts, sums, cache, i, b, c)
+            _pulled(index_kind, counts, sums, cache, r, i, b, c)
     return p
 
 
@@ -360,13 +362,16 @@ def _play_rounds(rule, oracle, outcomes, start, stop, server, draws, release_noi
     ``release_noise = (noise, pos, grid, trees)``, the drawn noise read from ``pos[0]`` on
     and, for CUCB-DP, ``trees = (alpha, noisy, closed)``: the tree mechanism's arrays and
     the closed nodes' exact sums, one per element, for its trace.
+
+    The arrays are read by index, not through row views, which cost about a tenth of the kernel
+    here.
     """
     index_kind, release, b, c = rule
     oracle_kind, width, count, probs = oracle
     counts, sums, t = server
     a, u = draws
     noise, pos, grid, trees = release_noise
-    runs, length, m = outcomes.shape
+    runs, m = counts.shape
     w = np.empty(m)
     S = np.zeros(m, np.bool_)
     message = np.zeros(m)  # the user's message to the server (raw outcomes, or LDP1's values)
@@ -384,30 +389,28 @@ def _play_rounds(rule, oracle, outcomes, start, stop, server, draws, release_noi
     p = pos[0]
     for s in range(start, stop):
         for r in range(runs):
-            cr, sr, kr = counts[r], sums[r], cache[r]
-            _user_weights(index_kind, cr, kr, a[r, s - start] if index_kind == 0 else 0.0,
+            _user_weights(index_kind, counts, cache, r, a[r, s - start] if index_kind == 0 else 0.0,
                           u[s - start, r], w)
             S[:] = False
             oracle_row(oracle_kind, w, width, count, probs, vals, picks, uncovered, S)
-            x = outcomes[r, s]
             if release == 2:
-                arm, value, p = ldp2_report_row(x, S, cr, noise, p, grid)
+                arm, value, p = ldp2_report_row(outcomes, r, s, S, counts, noise, p, grid)
                 if arm >= 0:
-                    sr[arm] += value
-                    _pulled(index_kind, cr, sr, kr, arm, b, c)
+                    sums[r, arm] += value
+                    _pulled(index_kind, counts, sums, cache, r, arm, b, c)
             elif release == 3:
-                p = _tree_update(trees, r, S, x, noise, p, pos[0], grid, cr, sr, kr, index_kind,
-                                 b, c)
+                p = _tree_update(trees, r, s, S, outcomes, noise, p, pos[0], grid, counts, sums,
+                                 cache, index_kind, b, c)
             else:
                 if release == 1:
-                    p = ldp1_report_row(x, S, noise, p, grid, message)
+                    p = ldp1_report_row(outcomes, r, s, S, noise, p, grid, message)
                 else:
                     for i in range(m):
-                        message[i] = np.float64(x[i]) if S[i] else 0.0
+                        message[i] = np.float64(outcomes[r, s, i]) if S[i] else 0.0
                 for i in range(m):
                     if S[i]:
-                        sr[i] += message[i]
-                        _pulled(index_kind, cr, sr, kr, i, b, c)
+                        sums[r, i] += message[i]
+                        _pulled(index_kind, counts, sums, cache, r, i, b, c)
             t[r] += 1
             for i in range(m):
                 actions[r, s, i] = 1 if S[i] else 0
@@ -609,8 +612,8 @@ class CombinatorialAgent(Agent):
         """``PLAYS_OUTCOMES`` where :meth:`play_outcomes` is available, else ``ROUNDS``.
 
         This is the runner's block path, :class:`~ldp_gym.protocols.PlaysOutcomeBlocks`. It
-        needs a class with a compiled block path: CUCB, CUCB-LDP1 or CUCB-LDP2. It also needs
-        a library family with a compiled oracle: top-K, paths or coverage."""
+        needs a class with a compiled block path: CUCB, CUCB-LDP1, CUCB-LDP2 or CUCB-DP. It
+        also needs a library family with a compiled oracle: top-K, paths or coverage."""
         if self._release is not None and isinstance(self.family, Family) \
                 and self.family._kernel_spec() is not None:
             return BlockPlay.PLAYS_OUTCOMES
@@ -898,7 +901,7 @@ class CUCBLDP1(_LocalCombinatorial):
         x = _unit_outcomes(outcomes)
         noise, pos = self._block_noise(int(played.sum()))
         values = np.zeros(played.shape)
-        _ldp1_report_rows(x, played, noise, pos, self.mechanism.grid, values)
+        _ldp1_report_rows(x[:, None], played, noise, pos, self.mechanism.grid, values)
         return {"mask": played, "values": values}
 
     def report_schema(self):
@@ -994,7 +997,8 @@ class CUCBLDP2(_LocalCombinatorial):
         counts = np.ascontiguousarray(public_state["counts"], dtype=np.int64)
         noise, pos = self._block_noise(played.shape[0])
         arms, values = np.empty(played.shape[0], np.int64), np.empty(played.shape[0])
-        _ldp2_report_rows(x, played, counts, noise, pos, self.mechanism.grid, arms, values)
+        _ldp2_report_rows(x[:, None], played, counts, noise, pos, self.mechanism.grid, arms,
+                          values)
         return {"arm": arms, "value": values}
 
     def report_schema(self):

@@ -16,7 +16,7 @@ PLAYS_EVALUATED    ``EvaluatesBlocks``    ``BLOCK`` rounds of drawn randomness i
                                           FKM, ADX, Saha-Tewari, Hazan-Levy
 PLAYS_OUTCOMES     ``ScoresBlocks``       every base arm's outcomes of ``BLOCK`` rounds
                                           (``play_outcomes``), scored by the env: CUCB,
-                                          CUCB-LDP1/2 with a compiled oracle
+                                          CUCB-LDP1/2, CUCB-DP with a compiled oracle
 COMMITS            ``DrawsStretches``     the exact reward sum of the agent's arm over its
                                           commitment (``observe_committed``), only where
                                           every reward lies inside the agent's bounds:
