@@ -578,8 +578,14 @@ def _learning_rate(kind, horizon, k, t):  # pragma: no cover - compiled
 @njit(**_INLINE)
 def _distribution(kind, eta, losses, out):  # pragma: no cover - compiled
     """One run's distribution over the arms from its loss estimates, into ``out``: Exp3's
-    ``exp(-eta L)`` normalised; Tsallis-INF's ``4 (eta (L - x))^-2`` with x found by 12
-    Newton steps, normalised."""
+    ``exp(-eta L)`` normalised; Tsallis-INF's ``4 (eta (L - x))^-2`` normalised, with x the
+    root of ``sum_a 4 (eta (L_a - x))^-2 = 1`` (Zimmert and Seldin 2021, Alg 1).
+
+    Newton's method finds x, from ``min L - 2/eta``, where the smallest loss's weight alone is
+    1: right of the root, so x decreases to it, the weights being convex and increasing in x.
+    With ``q = 2/(eta (L - x))`` the weight is ``q^2`` and its derivative ``eta q^3``. At most
+    12 steps; it stops at a step that leaves x unchanged, after which every step would repeat
+    it (so the result is that of all 12 steps)."""
     k = losses.shape[0]
     total = 0.0
     if kind == EXP3:
@@ -594,12 +600,16 @@ def _distribution(kind, eta, losses, out):  # pragma: no cover - compiled
         for _ in range(12):
             mass, curve = 0.0, 0.0
             for a in range(k):
-                w = 4.0 / (eta * (losses[a] - x)) ** 2
-                mass += w
-                curve += w ** 1.5
-            x = x - (mass - 1.0) / (eta * curve)
+                q = 2.0 / (eta * (losses[a] - x))
+                mass += q * q
+                curve += q * q * q
+            step = x - (mass - 1.0) / (eta * curve)
+            if step == x:
+                break
+            x = step
         for a in range(k):
-            out[a] = 4.0 / (eta * (losses[a] - x)) ** 2
+            q = 2.0 / (eta * (losses[a] - x))
+            out[a] = q * q
             total += out[a]
     for a in range(k):
         out[a] /= total

@@ -1,7 +1,7 @@
-"""The MAB index rules through ``ldp_gym.run`` against two yardsticks, in one invocation.
+"""The compiled MAB rules through ``ldp_gym.run`` against two yardsticks, in one invocation.
 
-For UCB1, KL-UCB, Thompson sampling, LDP-UCB and DP-UCB (epsilon = 1) on ``LDPMAB-v0`` (the
-paper's five Bernoulli arms), N runs of T rounds, CPU seconds of:
+For UCB1, KL-UCB, Thompson sampling, LDP-UCB and DP-UCB (epsilon = 1), Exp3 and Tsallis-INF on
+``LDPMAB-v0`` (the paper's five Bernoulli arms), N runs of T rounds, CPU seconds of:
 
 * ``numpy``: the rule over runs as a user would write it in plain numpy, one vectorised step per
   round (ties broken at random, the chosen arm's reward drawn);
@@ -10,6 +10,15 @@ paper's five Bernoulli arms), N runs of T rounds, CPU seconds of:
   and Thompson's choice is the kernel's own :func:`~ldp_gym.agents.mab_kernels.choose` (its
   cached index bounds and pass chances), inlined into the limit's loop;
 * ``ldp-gym``: ``ldp_gym.run`` (the env draws blocks, the agent's compiled kernel plays them).
+
+Exp3 and Tsallis-INF sample each run's distribution with one uniform and add ``(1 - r)/p`` to
+the loss estimate of the arm played. Their numpy yardstick computes the distributions of all runs
+at once (Tsallis-INF's normaliser by Newton's method, at most 12 steps, until no run's root
+moves), their limit the kernel's arithmetic (its learning rate and distribution,
+:func:`~ldp_gym.agents.mab_kernels._learning_rate` and ``_distribution``, inlined) on
+the loss estimates (N, K), with no per-arm count or round counter. Fed the agent's and the env's
+generators, the limit gives ldp-gym's regret bitwise (checked on single runs, where the env's
+block draws are the limit's draws in order).
 
 Each figure is the best of ``--repeat`` timings (CPU time of this process, so another process's
 load costs little); the ratios ``ldp-gym / numpy`` (speed-up) and ``limit / ldp-gym`` (share of
@@ -30,12 +39,15 @@ from numba import njit
 from scipy import special
 
 import ldp_gym
-from ldp_gym.agents import DPUCB, KLUCB, LDPUCB, UCB1, ThompsonSampling
-from ldp_gym.agents.mab_kernels import choose
+from ldp_gym.agents import DPUCB, KLUCB, LDPUCB, UCB1, Exp3, ThompsonSampling, TsallisINF
+from ldp_gym.agents.mab_kernels import EXP3, TSALLIS_INF, _distribution, _learning_rate, choose
 from ldp_gym.envs.mab import DEFAULT_MEANS
+from ldp_gym.runner.loop import make_vector_env
 from ldp_gym.wrappers.mechanisms import LaplaceMechanism, TreeMechanism
 
 MEANS = np.array(DEFAULT_MEANS)
+#: the adversarial rules' kernel kinds
+ADVERSARIAL = {"Exp3": EXP3, "Tsallis-INF": TSALLIS_INF}
 
 
 def ldp_width(horizon: int) -> float:
@@ -67,6 +79,8 @@ def numpy_kl_ucb(p: np.ndarray, level: np.ndarray) -> np.ndarray:
 
 def numpy_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
     """The rule in plain numpy; returns the mean regret (so the work cannot be skipped)."""
+    if rule in ADVERSARIAL:
+        return numpy_adversarial(rule, runs, horizon, seed)
     rng = np.random.default_rng(seed)
     k = len(MEANS)
     counts, sums, wins = np.zeros((runs, k)), np.zeros((runs, k)), np.zeros((runs, k))
@@ -109,6 +123,34 @@ def numpy_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
             r = (released * ((i[:, None] >> bits) & 1)).sum(axis=1) - sums[rows, arm]
         counts[rows, arm] += 1
         sums[rows, arm] += r
+        regret += (MEANS.max() - MEANS[arm]).sum()
+    return regret / runs
+
+
+def numpy_adversarial(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
+    """Exp3 or Tsallis-INF in plain numpy: every run's distribution, one uniform to sample it."""
+    rng = np.random.default_rng(seed)
+    k, kind, agent_horizon = len(MEANS), ADVERSARIAL[rule], agent_for(rule, horizon).horizon or 0
+    losses, rows, regret = np.zeros((runs, k)), np.arange(runs), 0.0
+    for t in range(horizon):
+        eta = _learning_rate.py_func(kind, agent_horizon, k, t)
+        if kind == EXP3:
+            w = np.exp(-eta * losses - (-eta * losses).max(axis=1, keepdims=True))
+        else:  # q^2 with q = 2/(eta (L - x)), x by Newton's method on sum = 1 (derivative eta q^3)
+            x = losses.min(axis=1, keepdims=True) - 2.0 / eta
+            for _ in range(12):
+                q = 2.0 / (eta * (losses - x))
+                step = x - ((q * q).sum(axis=1, keepdims=True) - 1.0) \
+                    / (eta * (q * q * q).sum(axis=1, keepdims=True))
+                if (step == x).all():
+                    break
+                x = step
+            q = 2.0 / (eta * (losses - x))
+            w = q * q
+        p = w / w.sum(axis=1, keepdims=True)
+        arm = np.minimum((p.cumsum(axis=1) < rng.random((runs, 1))).sum(axis=1), k - 1)
+        r = (rng.random(runs) < MEANS[arm]).astype(np.float64)
+        losses[rows, arm] += (1.0 - r) / p[rows, arm]
         regret += (MEANS.max() - MEANS[arm]).sum()
     return regret / runs
 
@@ -207,7 +249,44 @@ def _limit_choice(kind, runs, horizon, means, rng, c):  # pragma: no cover - com
     return regret / runs
 
 
+@njit(cache=True, error_model="numpy")
+def _limit_adversarial(kind, runs, horizon, means, rng, env_rng, agent_horizon):  # pragma: no cover
+    """Exp3 and Tsallis-INF: the kernel's distribution and sample (``rng``), every arm's reward
+    (``env_rng``), the loss estimate's update."""
+    k = means.shape[0]
+    losses, probs, drawn = np.zeros((runs, k)), np.zeros((runs, k)), np.empty(k)
+    best_mean, regret = means.max(), 0.0
+    arms = np.empty(runs, np.int64)
+    for t in range(horizon):
+        eta = _learning_rate(kind, agent_horizon, k, t)
+        for r in range(runs):
+            _distribution(kind, eta, losses[r], probs[r])  # the kernel's, inlined
+            u, arm, cumulative = rng.random(), 0, 0.0
+            for a in range(k):  # the arm: how many partial sums lie below u
+                cumulative += probs[r, a]
+                if cumulative < u:
+                    arm += 1
+            arms[r] = min(arm, k - 1)
+        for r in range(runs):  # every arm's reward, as the env draws them
+            for a in range(k):
+                drawn[a] = 1.0 if env_rng.random() < means[a] else 0.0
+            arm = arms[r]
+            losses[r, arm] += (1.0 - drawn[arm]) / probs[r, arm]
+            regret += best_mean - means[arm]
+    return regret / runs
+
+
+def agent_for(rule: str, horizon: int, runs: int = 1):
+    """The rule's agent as ``ldp_gym.run`` builds it (from_env on the registered env)."""
+    cls, kwargs = AGENT[rule]
+    return cls.from_env(make_vector_env("LDPMAB-v0", runs, horizon, means=MEANS), **kwargs)
+
+
 def limit_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
+    if rule in ADVERSARIAL:  # one generator for both streams, as the other limits
+        rng = np.random.default_rng(seed)
+        return _limit_adversarial(ADVERSARIAL[rule], runs, horizon, MEANS, rng, rng,
+                                  agent_for(rule, horizon).horizon or 0)
     kind = {"UCB1": 0, "KL-UCB": 1, "Thompson": 2, "LDP-UCB": 3, "DP-UCB": 4}[rule]
     if kind in (1, 2):
         return _limit_choice(kind, runs, horizon, MEANS, np.random.default_rng(seed), 0.0)
@@ -221,7 +300,8 @@ def limit_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
 
 # ----------------------------------------------------------------------------- ldp-gym
 AGENT = {"UCB1": (UCB1, {}), "KL-UCB": (KLUCB, {}), "Thompson": (ThompsonSampling, {}),
-         "LDP-UCB": (LDPUCB, {"epsilon": 1.0}), "DP-UCB": (DPUCB, {"epsilon": 1.0})}
+         "LDP-UCB": (LDPUCB, {"epsilon": 1.0}), "DP-UCB": (DPUCB, {"epsilon": 1.0}),
+         "Exp3": (Exp3, {}), "Tsallis-INF": (TsallisINF, {})}
 
 
 def ldp_gym_rule(rule: str, runs: int, horizon: int, seed: int = 0) -> float:
@@ -254,7 +334,7 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=100)
     p.add_argument("--horizon", type=int, default=100_000)
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--rules", default="UCB1,KL-UCB,Thompson,LDP-UCB,DP-UCB")
+    p.add_argument("--rules", default="UCB1,KL-UCB,Thompson,LDP-UCB,DP-UCB,Exp3,Tsallis-INF")
     args = p.parse_args()
     rules = args.rules.split(",")
     for rule in rules:  # compile and warm up
@@ -262,11 +342,11 @@ def main() -> None:
             fn(rule, 4, 200)
     print(f"{args.runs} runs x {args.horizon} rounds; load average {os.getloadavg()[0]:.2f}; "
           f"best of {args.repeat}; CPU seconds (mean regret at T)")
-    print(f"{'rule':<10}{'numpy':>17}{'limit':>17}{'ldp-gym':>17}{'x numpy':>9}{'% limit':>9}")
+    print(f"{'rule':<12}{'numpy':>17}{'limit':>17}{'ldp-gym':>17}{'x numpy':>9}{'% limit':>9}")
     for rule in rules:
         text, _ = yardstick_row((numpy_rule, limit_rule, ldp_gym_rule), args.repeat, rule,
                                 args.runs, args.horizon)
-        print(f"{rule:<10}{text}", flush=True)
+        print(f"{rule:<12}{text}", flush=True)
 
 
 if __name__ == "__main__":
