@@ -576,8 +576,9 @@ def _learning_rate(kind, horizon, k, t):  # pragma: no cover - compiled
 
 
 @njit(**_INLINE)
-def _distribution(kind, eta, losses, out):  # pragma: no cover - compiled
-    """One run's distribution over the arms from its loss estimates, into ``out``: Exp3's
+def _distribution(kind, eta, losses, r, out):  # pragma: no cover - compiled
+    """Run r's distribution over the arms from its loss estimates ``losses[r]``, into
+    ``out[r]`` (both (N, K), read by index rather than through row views). Exp3's
     ``exp(-eta L)`` normalised; Tsallis-INF's ``4 (eta (L - x))^-2`` normalised, with x the
     root of ``sum_a 4 (eta (L_a - x))^-2 = 1`` (Zimmert and Seldin 2021, Alg 1).
 
@@ -586,21 +587,24 @@ def _distribution(kind, eta, losses, out):  # pragma: no cover - compiled
     With ``q = 2/(eta (L - x))`` the weight is ``q^2`` and its derivative ``eta q^3``. At most
     12 steps; it stops at a step that leaves x unchanged, after which every step would repeat
     it (so the result is that of all 12 steps)."""
-    k = losses.shape[0]
+    k = losses.shape[1]
     total = 0.0
     if kind == EXP3:
         top = -np.inf
         for a in range(k):
-            top = max(top, -eta * losses[a])
+            top = max(top, -eta * losses[r, a])
         for a in range(k):
-            out[a] = math.exp(-eta * losses[a] - top)
-            total += out[a]
+            out[r, a] = math.exp(-eta * losses[r, a] - top)
+            total += out[r, a]
     else:
-        x = losses.min() - 2.0 / eta
+        x = losses[r, 0]
+        for a in range(1, k):
+            x = min(x, losses[r, a])
+        x -= 2.0 / eta
         for _ in range(12):
             mass, curve = 0.0, 0.0
             for a in range(k):
-                q = 2.0 / (eta * (losses[a] - x))
+                q = 2.0 / (eta * (losses[r, a] - x))
                 mass += q * q
                 curve += q * q * q
             step = x - (mass - 1.0) / (eta * curve)
@@ -608,22 +612,24 @@ def _distribution(kind, eta, losses, out):  # pragma: no cover - compiled
                 break
             x = step
         for a in range(k):
-            q = 2.0 / (eta * (losses[a] - x))
-            out[a] = q * q
-            total += out[a]
+            q = 2.0 / (eta * (losses[r, a] - x))
+            out[r, a] = q * q
+            total += out[r, a]
     for a in range(k):
-        out[a] /= total
+        out[r, a] /= total
 
 
 @njit(**_INLINE)
-def _sample(p, u):  # pragma: no cover - compiled
-    """The arm of uniform ``u`` under distribution ``p``: how many partial sums lie below u."""
+def _sample(p, r, u):  # pragma: no cover - compiled
+    """The arm of uniform ``u`` under run r's distribution ``p[r]``: how many partial sums lie
+    below u."""
+    k = p.shape[1]
     arm, cumulative = 0, 0.0
-    for a in range(p.shape[0]):
-        cumulative += p[a]
+    for a in range(k):
+        cumulative += p[r, a]
         if cumulative < u:
             arm += 1
-    return min(arm, p.shape[0] - 1)
+    return min(arm, k - 1)
 
 
 @njit(**_JIT)
@@ -653,8 +659,8 @@ def adversarial_rounds(mode, kind, horizon, rng, rewards, actions, counts, losse
     for s in range(actions.shape[1]):
         if mode & CHOOSE:
             for r in range(n):
-                _distribution(kind, _learning_rate(kind, horizon, k, t[r]), losses[r], probs[r])
-                actions[r, s] = _sample(probs[r], rng.random())
+                _distribution(kind, _learning_rate(kind, horizon, k, t[r]), losses, r, probs)
+                actions[r, s] = _sample(probs, r, rng.random())
         if mode & UPDATE:
             for r in range(n):
                 arm = actions[r, s]
@@ -670,7 +676,7 @@ def distributions(kind, horizon, losses, t, out):  # pragma: no cover - compiled
     draws from it."""
     n, k = losses.shape
     for r in range(n):
-        _distribution(kind, _learning_rate(kind, horizon, k, t[r]), losses[r], out[r])
+        _distribution(kind, _learning_rate(kind, horizon, k, t[r]), losses, r, out)
     return out
 
 

@@ -260,7 +260,7 @@ def _limit_adversarial(kind, runs, horizon, means, rng, env_rng, agent_horizon):
     for t in range(horizon):
         eta = _learning_rate(kind, agent_horizon, k, t)
         for r in range(runs):
-            _distribution(kind, eta, losses[r], probs[r])  # the kernel's, inlined
+            _distribution(kind, eta, losses, r, probs)  # the kernel's, inlined
             u, arm, cumulative = rng.random(), 0, 0.0
             for a in range(k):  # the arm: how many partial sums lie below u
                 cumulative += probs[r, a]
