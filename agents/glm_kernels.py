@@ -307,13 +307,13 @@ def _release_vector(v, part, at, msgs):
 
 @njit(**_INLINE)
 def _l2_ball(grad, ball, index, kept, out):
-    """``grad`` released into ``out`` by the l2-ball mechanism ``ball = (radius,
+    """``grad`` released into ``out[index]`` by the l2-ball mechanism ``ball = (radius,
     output_radius, p_keep_side, direction, sign, side, sphere)`` with its draws at ``index``.
 
-    The clipped input is kept in ``kept`` for the replay test."""
+    The clipped input is kept in ``kept[index]`` for the replay test."""
     radius, output_radius, p_keep_side, direction, sign, side, sphere = ball
-    l2_ball(grad, radius, output_radius, p_keep_side, direction[index], sign[index],
-            side[index], sphere[index], kept, out)
+    l2_ball(grad, radius, output_radius, p_keep_side, direction, sign[index], side[index],
+            sphere, kept, out, index)
 
 
 # --------------------------------------------------------------------------- LDP-OLS, LDP-LinUCB
@@ -442,7 +442,7 @@ def sgd_rounds(mode, obs, rewards, forced, rule, clip, ball, server, msgs, actio
                 resid = _mean(_dot(x, theta_n), link) - r
                 for j in range(d):
                     grad[j] = resid * x[j]
-                _l2_ball(grad, ball, (s, n), msg_in[s, n], msg[s, n])
+                _l2_ball(grad, ball, (s, n), msg_in, msg)
             if mode & UPDATE:
                 t[n] += 1
                 eta = step / t[n]
@@ -589,7 +589,7 @@ def multi_sgd_rounds(mode, obs, rewards, forced, rule, clip, ball, server, msgs,
                     resid = _mean(_dot(xs, theta[n, k]), link) - rs
                     for j in range(d):
                         grad[j] = resid * xs[j]
-                    _l2_ball(grad, ball, (s, n, k), msg_in[s, n, k], msg[s, n, k])
+                    _l2_ball(grad, ball, (s, n, k), msg_in, msg)
             if mode & UPDATE:
                 _han_server_slots(msg_arm[s, n] >= 0, msg_arm[s, n], k_arms, used)
                 for k in range(k_arms):

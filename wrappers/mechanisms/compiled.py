@@ -104,14 +104,15 @@ def release_outer(x, bound, noise, grid, out, at=()):
             idx += 1
 
 
-@njit(**_JIT)
-def _l2_ball_target(xc, norm, direction, j):
+@njit(**_INLINE)
+def _l2_ball_target(xc, norm, direction, at, j):
     """Coordinate j of the direction the l2-ball mechanism keeps: x's, or a uniform one for 0."""
-    return xc[j] / max(norm, 1e-300) if norm > 0 else direction[j]
+    return xc[at + (j,)] / max(norm, 1e-300) if norm > 0 else direction[at + (j,)]
 
 
-@njit(**_JIT)
-def l2_ball(x, radius, output_radius, p_keep_side, direction, u_sign, u_side, sphere, xc, out):
+@njit(**_INLINE)
+def l2_ball(x, radius, output_radius, p_keep_side, direction, u_sign, u_side, sphere, xc, out,
+            at=()):
     """Duchi et al.'s l2-ball mechanism on one vector with its drawn randomness: ``direction``
     and ``sphere`` standard normals (d,), ``u_sign`` and ``u_side`` uniforms.
 
@@ -119,16 +120,21 @@ def l2_ball(x, radius, output_radius, p_keep_side, direction, u_sign, u_side, sp
     probability ``1/2 + ||x||/(2 radius)`` keep its direction, or a uniform one for x = 0,
     else flip it. With probability ``p_keep_side`` report uniformly on the hemisphere of
     radius ``output_radius`` facing it, else on the other one.
+
+    ``at`` indexes the leading axes of ``direction``, ``sphere``, ``xc`` and ``out``, as in
+    :func:`release_vector`: a kernel passes its whole buffers and ``(round, run)``.
     """
     d = x.shape[0]
-    clip_l2_into(x, radius, xc)
+    f = _l2_factor(x, radius)  # clip_l2_into, at an index
+    for j in range(d):
+        xc[at + (j,)] = x[j] * f
     norm = 0.0
     for j in range(d):
-        norm += xc[j] * xc[j]
+        norm += xc[at + (j,)] * xc[at + (j,)]
     norm = math.sqrt(norm)
     dnorm = 0.0
     for j in range(d):
-        tj = _l2_ball_target(xc, norm, direction, j)
+        tj = _l2_ball_target(xc, norm, direction, at, j)
         dnorm += tj * tj
     dnorm = math.sqrt(dnorm)
     p_plus = min(max(0.5 + norm / (2.0 * radius), 0.0), 1.0)
@@ -136,15 +142,16 @@ def l2_ball(x, radius, output_radius, p_keep_side, direction, u_sign, u_side, sp
     side = 1.0 if u_side < p_keep_side else -1.0
     znorm = 0.0
     for j in range(d):
-        znorm += sphere[j] * sphere[j]
+        znorm += sphere[at + (j,)] * sphere[at + (j,)]
     znorm = math.sqrt(znorm)
     proj = 0.0
     for j in range(d):
-        out[j] = sphere[j] / znorm
-        proj += out[j] * (_l2_ball_target(xc, norm, direction, j) / dnorm * (sign * side))
+        out[at + (j,)] = sphere[at + (j,)] / znorm
+        proj += out[at + (j,)] * (_l2_ball_target(xc, norm, direction, at, j) / dnorm
+                                  * (sign * side))
     flip = -1.0 if proj < 0 else 1.0
     for j in range(d):
-        out[j] = output_radius * (flip * out[j])
+        out[at + (j,)] = output_radius * (flip * out[at + (j,)])
 
 
 @njit(**_JIT)
@@ -166,8 +173,8 @@ def l2_ball_rows(x, radius, output_radius, p_keep_side, direction, u_sign, u_sid
                  out):
     """:func:`l2_ball` on every row of x (M, d)."""
     for i in range(x.shape[0]):
-        l2_ball(x[i], radius, output_radius, p_keep_side, direction[i], u_sign[i], u_side[i],
-                sphere[i], xc[i], out[i])
+        l2_ball(x[i], radius, output_radius, p_keep_side, direction, u_sign[i], u_side[i],
+                sphere, xc, out, (i,))
 
 
 @njit(**_JIT)
