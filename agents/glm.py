@@ -505,7 +505,6 @@ class _LDPContextual(LocalDPAgent, ContextualAgent):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_round"] = None  # compiled entry points and views: rebuilt on the next round
-        state["_block_msgs"] = None  # scratch
         return state
 
     @property
