@@ -1290,8 +1290,11 @@ class ShuffleSE(ShuffleDPAgent, _BatchedSE):
         e, s = self.epoch[rows], self.active[rows].sum(axis=1)
         log_term = np.log(4.0 * s * e ** 2 / self.beta)
         self.R[rows] = np.ceil(8.0 * log_term * 4.0 ** e).astype(np.int64)
-        sizes, which = np.unique(self.R[rows], return_inverse=True)  # one gamma per batch size
-        self.gamma[rows] = self._p0[rows] = np.array(
+        # a survivor's users send nothing, so its epoch has no blanket to size (its gamma
+        # stays the last batch's): the bisection for its large R took most of a cold run
+        sending = rows[s >= 2]
+        sizes, which = np.unique(self.R[sending], return_inverse=True)  # one gamma per size
+        self.gamma[sending] = self._p0[sending] = np.array(
             [blanket_gamma(int(size), self.epsilon, self.delta) for size in sizes])[which]
 
     def _estimate(self, rows):
