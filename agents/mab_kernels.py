@@ -684,12 +684,26 @@ def distributions(kind, horizon, losses, t, out):  # pragma: no cover - compiled
 
 
 @njit(**_INLINE)
-def _scheduled(active, owed_to, size):  # pragma: no cover - compiled
-    """The first active arm owed pulls this epoch (fewer than ``size``); -1 if none."""
-    for a in range(active.shape[0]):
-        if active[a] and owed_to[a] < size:
+def _scheduled(active, owed_to, r, size):  # pragma: no cover - compiled
+    """Run r's first active arm owed pulls this epoch (fewer than ``size``); -1 if none. The
+    (N, K) arrays are read by index, not through row views."""
+    for a in range(active.shape[1]):
+        if active[r, a] and owed_to[r, a] < size:
             return a
     return -1
+
+
+@njit(**_INLINE)
+def _first_two_active(active, r):  # pragma: no cover - compiled
+    """Run r's first active arm (0 if none, as ``np.argmax``), and whether a second one is
+    active."""
+    first = -1
+    for a in range(active.shape[1]):
+        if active[r, a]:
+            if first >= 0:
+                return first, True
+            first = a
+    return max(first, 0), False
 
 
 #: The words of random bits left before each user's message; fewer, and the kernel returns
@@ -732,13 +746,14 @@ def elimination_rounds(mode, kind, start, run, words, cur, rewards, actions, act
     stop = False
     for s in range(start, length):
         for r in range(run if s == start else 0, n):
+            survivor, several = _first_two_active(active, r)
             if mode & CHOOSE:
-                arm = _scheduled(active[r], epoch_counts[r], size[r])
-                actions[r, s] = arm if arm >= 0 else np.argmax(active[r])
+                arm = _scheduled(active, epoch_counts, r, size[r])
+                actions[r, s] = arm if arm >= 0 else survivor
             if not mode & UPDATE:
                 continue
             arm = actions[r, s]
-            if active[r].sum() >= 2:  # the survivor's users send nothing
+            if several:  # the survivor's users send nothing
                 begin = cur[0]
                 if words.shape[0] - begin < WORDS_GUARD:
                     cur[1] = 1
@@ -756,7 +771,7 @@ def elimination_rounds(mode, kind, start, run, words, cur, rewards, actions, act
                     return s, r
                 held[r, arm] += message
                 epoch_counts[r, arm] += 1
-                if _scheduled(active[r], epoch_counts[r], size[r]) < 0:
+                if _scheduled(active, epoch_counts, r, size[r]) < 0:
                     ended[r] = stop = True
             counts[r, arm] += 1
             t[r] += 1
