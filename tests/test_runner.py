@@ -796,3 +796,17 @@ def test_to_frame_is_tidy_and_holds_every_number():
         assert list(part.columns) == [100, 200, 300]
     assert set(frame[frame.agent == "DP-SE"].privacy) == {str(res.meta["privacy"]["DP-SE"])}
     assert set(frame[frame.agent == "UCB1"].privacy) == {"none"}
+
+
+@pytest.mark.parametrize("bad", [lambda a: a + 5, lambda a: a - 1, lambda a: a.astype(float),
+                                 lambda a: a[:, :-1]])
+def test_a_block_of_actions_that_are_not_arms_is_refused(bad):
+    """The block player reads each chosen arm's regret in one compiled pass, which also checks
+    that every action is an arm of the block (an integer in [0, K)) and the shape is (N, L)."""
+
+    class Wrong(UCB1):
+        def play_block(self, obs, rewards):
+            return bad(super().play_block(obs, rewards))
+
+    with pytest.raises(ValueError, match=r"a block's actions must be arms in \[0, 5\) of shape"):
+        ldp_gym.run("LDPMAB-v0", {"W": Wrong}, horizon=50, n_runs=3, seed=0, progress=False)

@@ -48,6 +48,7 @@ from typing import Any, cast
 
 import numpy as np
 from gymnasium.vector import VectorWrapper
+from numba import njit
 
 from ..envs.base import BanditVectorEnv
 from ..protocols import (
@@ -134,6 +135,20 @@ class _Evaluated:
         return obs, np.ones(regrets.shape[::-1], dtype=np.int64), np.ascontiguousarray(regrets.T)
 
 
+@njit(cache=True, nogil=True)
+def _chosen_regret(regrets, actions, out):  # pragma: no cover - compiled
+    """``out[n, s] = regrets[n, s, actions[n, s]]`` in one pass; False (``out`` unfinished)
+    if an action is not an arm in ``[0, K)``."""
+    runs, length, k_arms = regrets.shape
+    for n in range(runs):
+        for s in range(length):
+            a = actions[n, s]
+            if a < 0 or a >= k_arms:
+                return False
+            out[n, s] = regrets[n, s, a]
+    return True
+
+
 class _Committed:
     """Agents that commit: the exact reward sum of their action over their commitment."""
 
@@ -193,11 +208,11 @@ class _Drawn:
     def play(self, obs: np.ndarray, limit: np.ndarray) -> tuple[np.ndarray, ...]:
         obs_block, rewards, regrets = next(self.blocks)
         actions = self.play_block(obs_block, rewards)
-        if actions.shape != rewards.shape[:2] or (actions < 0).any() \
-                or (actions >= rewards.shape[2]).any():
+        regret = np.empty(rewards.shape[:2])
+        if actions.shape != rewards.shape[:2] or actions.dtype.kind not in "iu" \
+                or not _chosen_regret(regrets, actions, regret):
             raise ValueError(f"a block's actions must be arms in [0, {rewards.shape[2]}) of "
                              f"shape {rewards.shape[:2]}")
-        regret = np.take_along_axis(regrets, actions[..., None], axis=2)[..., 0]
         if self.env.core.task != "regret":  # best-arm identification's BestArmCore
             self.recommended = cast(Any, self.env.core).recommendations(actions)
         return obs_block[:, -1], np.ones(actions.shape, dtype=np.int64), regret
