@@ -99,6 +99,24 @@ def _means(rng: np.random.Generator, runs: int, c: dict) -> tuple[np.ndarray, np
 
 
 # ----------------------------------------------------------------------------- numpy yardstick
+def _numpy_super_arm(counts: np.ndarray, sums: np.ndarray, n: np.ndarray, width: np.ndarray,
+                     u: np.ndarray, k: int) -> np.ndarray:
+    """The user's super arm S (N, m) bool: the capped index ``min(sums/n + width, 1)``, ties at
+    the cap broken by the uniforms u (unpulled arms first, above every uncapped index), then
+    the top-K oracle."""
+    unpulled = counts == 0
+    index = np.minimum(sums / n + width, 1.0)
+    uncapped = ~unpulled & (index < 1.0)
+    top = np.where(uncapped, index, 0.0).max(axis=1, initial=0.0)[:, None]
+    q = 0.25 - 0.25 * top  # capped arms above every uncapped one, unpulled first
+    w = np.where(uncapped, index, 1.0 - q + 0.5 * q * (u + unpulled))
+    pick = np.argpartition(-w, k - 1, axis=1)[:, :k]
+    wk = np.take_along_axis(w, pick, axis=1)
+    S = np.zeros(counts.shape, dtype=bool)
+    np.put_along_axis(S, pick, (wk > 0.0) | (wk == wk.max(axis=1, keepdims=True)), axis=1)
+    return S
+
+
 def numpy_agent(agent: str, runs: int, horizon: int, c: dict, seed: int = 0) -> float:
     """The agent in plain numpy; returns the mean regret (so the work cannot be skipped)."""
     rng = np.random.default_rng(seed)
@@ -108,18 +126,9 @@ def numpy_agent(agent: str, runs: int, horizon: int, c: dict, seed: int = 0) -> 
     for t in range(horizon):
         x = rng.random((runs, m)) < mu  # the env: every base arm's outcome
         u = rng.random((runs, m))  # the agent's tie-break uniforms
-        unpulled = counts == 0
         n = np.maximum(counts, 1)
         width = c["width"] / np.sqrt(n) if ldp else np.sqrt(c["a"] * math.log(max(t, 1)) / n)
-        index = np.minimum(sums / n + width, 1.0)
-        uncapped = ~unpulled & (index < 1.0)
-        top = np.where(uncapped, index, 0.0).max(axis=1, initial=0.0)[:, None]
-        q = 0.25 - 0.25 * top  # capped arms above every uncapped one, unpulled first
-        w = np.where(uncapped, index, 1.0 - q + 0.5 * q * (u + unpulled))
-        pick = np.argpartition(-w, k - 1, axis=1)[:, :k]
-        wk = np.take_along_axis(w, pick, axis=1)
-        S = np.zeros((runs, m), dtype=bool)
-        np.put_along_axis(S, pick, (wk > 0.0) | (wk == wk.max(axis=1, keepdims=True)), axis=1)
+        S = _numpy_super_arm(counts, sums, n, width, u, k)
         regret += (opt - np.where(S, mu, 0.0).sum(axis=1)).sum()
         counts += S
         if ldp:  # the user's LaplaceMechanism on each outcome of S: clip, snap, discrete Laplace
@@ -142,18 +151,9 @@ def numpy_private(agent: str, runs: int, horizon: int, c: dict, seed: int = 0) -
     for _ in range(horizon):
         x = rng.random((runs, m)) < mu  # the env: every base arm's outcome
         u = rng.random((runs, m))  # the agent's tie-break uniforms
-        unpulled = counts == 0
         n = np.maximum(counts, 1)
         width = np.sqrt(b / n) + cc / n if dp else b / np.sqrt(n)
-        index = np.minimum(sums / n + width, 1.0)
-        uncapped = ~unpulled & (index < 1.0)
-        top = np.where(uncapped, index, 0.0).max(axis=1, initial=0.0)[:, None]
-        h = 0.25 - 0.25 * top  # capped arms above every uncapped one, unpulled first
-        w = np.where(uncapped, index, 1.0 - h + 0.5 * h * (u + unpulled))
-        pick = np.argpartition(-w, k - 1, axis=1)[:, :k]
-        wk = np.take_along_axis(w, pick, axis=1)
-        S = np.zeros((runs, m), dtype=bool)
-        np.put_along_axis(S, pick, (wk > 0.0) | (wk == wk.max(axis=1, keepdims=True)), axis=1)
+        S = _numpy_super_arm(counts, sums, n, width, u, k)
         regret += (opt - np.where(S, mu, 0.0).sum(axis=1)).sum()
         if dp:  # each outcome of S enters its arm's tree: the node of level j closes, released
             r, i = np.nonzero(S)
