@@ -136,7 +136,8 @@ class _Evaluated:
 
 
 @njit(cache=True, nogil=True)
-def _chosen_regret(regrets, actions, out):  # pragma: no cover - compiled
+def _chosen_regret(regrets: np.ndarray, actions: np.ndarray,
+                   out: np.ndarray) -> bool:  # pragma: no cover - compiled
     """``out[n, s] = regrets[n, s, actions[n, s]]`` in one pass; False (``out`` unfinished)
     if an action is not an arm in ``[0, K)``."""
     runs, length, k_arms = regrets.shape
