@@ -898,7 +898,7 @@ class CUCBLDP1(_LocalCombinatorial):
         that :meth:`play_outcomes`' report step (:func:`ldp1_report_row`) builds for super arms
         ``actions`` (N, m) on outcomes (N, m) in [0, 1], from the block path's noise."""
         played = _at_most_k(actions, self.K)
-        x = _unit_outcomes(outcomes)
+        x = _report_inputs(played, outcomes, self.n_arms)
         noise, pos = self._block_noise(int(played.sum()))
         values = np.zeros(played.shape)
         _ldp1_report_rows(x[:, None], played, noise, pos, self.mechanism.grid, values)
@@ -924,11 +924,17 @@ def _at_most_k(actions: Any, K: int) -> np.ndarray:
     return check_at_most_k(np.asarray(actions).astype(bool), K, "actions")
 
 
-def _unit_outcomes(outcomes: Any) -> np.ndarray:
-    """Outcomes for the block path's report step: finite and in [0, 1], else one clear error.
+def _report_inputs(played: np.ndarray, outcomes: Any, m: int) -> np.ndarray:
+    """The outcomes for ``block_report``'s compiled report step, checked against ``played``.
 
-    The kernel's release does not clip, as the env's outcomes lie in [0, 1]."""
+    Both must be (N, m) and the outcomes finite and in [0, 1], else one clear error: the
+    compiled step reads them by index, so mismatched shapes would read and write out of
+    bounds. The kernel's release does not clip, as the env's outcomes lie in [0, 1]."""
+    if played.ndim != 2 or played.shape[1] != m:
+        raise ValueError(f"actions must be super arms (N, m={m}), got shape {played.shape}")
     x = np.ascontiguousarray(outcomes, dtype=np.float64)
+    if x.shape != played.shape:
+        raise ValueError(f"outcomes must have the shape of actions {played.shape}, got {x.shape}")
     if not (np.isfinite(x).all() and (x >= 0.0).all() and (x <= 1.0).all()):
         raise ValueError("outcomes must be finite and in [0, 1]")
     return x
@@ -993,8 +999,11 @@ class CUCBLDP2(_LocalCombinatorial):
         ``actions`` (N, m) on outcomes (N, m) in [0, 1] given the broadcast counts, from the
         block path's noise."""
         played = np.asarray(actions).astype(bool)
-        x = _unit_outcomes(outcomes)
+        x = _report_inputs(played, outcomes, self.n_arms)
         counts = np.ascontiguousarray(public_state["counts"], dtype=np.int64)
+        if counts.shape != played.shape:
+            raise ValueError(f"public_state['counts'] must have the shape of actions "
+                             f"{played.shape}, got {counts.shape}")
         noise, pos = self._block_noise(played.shape[0])
         arms, values = np.empty(played.shape[0], np.int64), np.empty(played.shape[0])
         _ldp2_report_rows(x[:, None], played, counts, noise, pos, self.mechanism.grid, arms,

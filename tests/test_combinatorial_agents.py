@@ -891,3 +891,28 @@ def test_ldp1_reports_refuse_more_than_k_arms_and_block_report_unit_outcomes():
     feedback = np.concatenate([np.full((1, agent.n_arms), 0.5), too_many.astype(float)], axis=1)
     with pytest.raises(ValueError, match="more than K"):
         wrapped._release_batch(feedback)
+
+
+@pytest.mark.parametrize("cls", [CUCBLDP1, CUCBLDP2])
+def test_block_report_refuses_outcomes_or_counts_of_another_shape(cls):
+    """The compiled report step reads the outcomes (and CUCB-LDP2's counts) by index: rows or
+    arms that do not match the super arms used to be read and written out of bounds (the
+    process aborted in malloc). Each mismatch is now one ValueError naming the input."""
+    env = gym.make("LDPCombinatorialBandit-v0")
+    agent = cls.from_env(env, epsilon=1.0, seed=0, num_envs=1)
+    m, K = agent.n_arms, agent.K
+    S = np.zeros((1, m), np.int8)
+    S[0, :K] = 1
+    counts = {"counts": np.zeros((1, m), np.int64)}
+    extra = (counts,) if cls is CUCBLDP2 else ()
+    for actions, outcomes, msg in ((S, np.full((2, m), 0.5), "outcomes must have the shape"),
+                                   (np.repeat(S, 2, 0), np.full((1, m), 0.5), "outcomes must"),
+                                   (S[:, :-1], np.full((1, m - 1), 0.5), "actions must be super"),
+                                   (S[0], np.full(m, 0.5), "actions must be super")):
+        with pytest.raises(ValueError, match=msg):
+            agent.block_report(actions, outcomes, *extra)
+    if cls is CUCBLDP2:
+        with pytest.raises(ValueError, match=r"public_state\['counts'\] must have the shape"):
+            agent.block_report(S, np.full((1, m), 0.5), {"counts": np.zeros((2, m), np.int64)})
+    assert set(agent.block_report(S, np.full((1, m), 0.5), *extra)) == (
+        {"mask", "values"} if cls is CUCBLDP1 else {"arm", "value"})
