@@ -1283,7 +1283,7 @@ class ShuffleSE(ShuffleDPAgent, _BatchedSE):
 
     def _init_state(self, n):
         self.beta = 1.0 / self.horizon if self._beta is None else self._beta
-        self.gamma = np.zeros(n)                         # the blanket's gamma per batch size
+        self.gamma = np.zeros(n)  # the blanket's gamma of the run's batches (0: none yet)
         super()._init_state(n)
 
     def _plan(self, rows):
