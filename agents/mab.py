@@ -1193,11 +1193,12 @@ class _BatchedSE(_Compiled):
         words = self.user_stream.take(want) if update else _NO_WORDS
         cur = np.zeros(2, dtype=np.int64)  # the words taken, and "more words" from the kernel
         ended = np.zeros(self._n, dtype=bool)
+        state = (self.active, self.epoch_counts, self.held, self.R, self._p0, self._p1,
+                 self.counts, self.t, ended)
         while s < length:
             s, run = kernels.elimination_rounds(
-                mode, self._message_kind, s, run, words, cur, rewards, actions, self.active,
-                self.epoch_counts, self.held, self.R, self._p0, self._p1, self.counts, self.t,
-                ended, self.lower, self.upper)
+                mode, self._message_kind, s, run, words, cur, rewards, actions, state,
+                (self.lower, self.upper))
             if cur[1]:
                 left = words.shape[0] - int(cur[0])
                 self.user_stream.give_back(left)

@@ -712,11 +712,15 @@ WORDS_GUARD = 64
 
 
 @njit(**_JIT)
-def elimination_rounds(mode, kind, start, run, words, cur, rewards, actions, active,
-                       epoch_counts, held, size, p0, p1, counts, t, ended, lower,
-                       upper):  # pragma: no cover - compiled
+def elimination_rounds(mode, kind, start, run, words, cur, rewards, actions, state,
+                       bounds):  # pragma: no cover - compiled
     """Rounds of a batched elimination over all runs, round-major, from run ``run`` of round
     ``start``.
+
+    ``state = (active, epoch_counts, held, size, p0, p1, counts, t, ended)``: the schedule's
+    and the aggregator's arrays, updated in place (``size`` the epoch's batch size per arm,
+    ``p0``, ``p1`` the users' parameters, ``ended`` the runs whose epoch ended);
+    ``bounds = (lower, upper)``, the rewards' declared bounds.
 
     :data:`CHOOSE` writes each run's scheduled arm (the first active arm owed pulls this
     epoch, else the survivor) into ``actions``. :data:`UPDATE` counts ``actions``' rounds
@@ -741,6 +745,8 @@ def elimination_rounds(mode, kind, start, run, words, cur, rewards, actions, act
         ran out, with ``cur[1] = 1`` and ``cur[0]`` at that user's first word, for more words;
         at ``(L, 0)`` when every round is done.
     """
+    active, epoch_counts, held, size, p0, p1, counts, t, ended = state
+    lower, upper = bounds
     n, length = actions.shape
     every_arm = rewards.shape[2] > 1
     stop = False
