@@ -215,21 +215,39 @@ def _saha_tewari_update(grad_sum, w, rewards, eta, radius, x):  # pragma: no cov
             x[i, j] = -factor * grad_sum[i, j]
 
 
+@njit(**_INLINE)
+def _hazan_levy_radius(norm, curvature, eta, radius, iterations):  # pragma: no cover - compiled
+    """``(r, steps)``: r in [0, radius) the root of ``phi(r) = curvature r + (2/eta) r /
+    (radius^2 - r^2) - norm``, by at most ``iterations`` Newton steps (``steps`` taken).
+
+    phi is increasing and convex on [0, radius). Newton's method starts at an upper bound of the
+    root: the smaller of the roots without the barrier and without the quadratic. It decreases
+    monotonically to the root, every iterate inside the ball; r is kept strictly inside, also
+    where the root rounds to the radius."""
+    r2, k = radius * radius, 2.0 / eta
+    r = min(norm / curvature, _barrier_root(eta * norm, radius))
+    steps = 0
+    for _ in range(iterations):
+        gap = r2 - r * r
+        phi = curvature * r + k * r / gap - norm
+        if phi <= 0.0:
+            break
+        step = phi / (curvature + k * (r2 + r * r) / (gap * gap))
+        steps += 1
+        if not r - step < r:   # converged to rounding
+            break
+        r = max(r - step, 0.0)
+    return min(r, radius * _INSIDE), steps
+
+
 @njit(**_JIT)
 def _hazan_levy_update(c, w, rewards, mu, curvature, eta, radius, iterations,
                        x):  # pragma: no cover - compiled
     """``c += g_t - mu x_t`` (g_t = f_t(y_t) w, f = -reward) and the FTRL point
-    ``x = argmin c^T x + (curvature/2) ||x||^2 + R(x)/eta = -r c/||c||``, r in [0, radius) the
-    root of ``phi(r) = curvature r + (2/eta) r / (radius^2 - r^2) - ||c||``.
-
-    phi is increasing and convex on [0, radius). Newton's method starts at an upper bound of the
-    root: the smaller of the roots without the barrier and without the quadratic. It decreases
-    monotonically to the root, every iterate inside the ball. Returns the most Newton steps any
-    row took.
+    ``x = argmin c^T x + (curvature/2) ||x||^2 + R(x)/eta = -r c/||c||``, r the root of
+    :func:`_hazan_levy_radius` at ``norm = ||c||``. Returns the most Newton steps any row took.
     """
     n, d = x.shape
-    r2 = radius * radius
-    k = 2.0 / eta
     most = 0
     for i in range(n):
         s = 0.0
@@ -237,20 +255,8 @@ def _hazan_levy_update(c, w, rewards, mu, curvature, eta, radius, iterations,
             c[i, j] -= rewards[i] * w[i, j] + mu * x[i, j]
             s += c[i, j] * c[i, j]
         norm = math.sqrt(s)
-        r = min(norm / curvature, _barrier_root(eta * norm, radius))
-        steps = 0
-        for _ in range(iterations):
-            gap = r2 - r * r
-            phi = curvature * r + k * r / gap - norm
-            if phi <= 0.0:
-                break
-            step = phi / (curvature + k * (r2 + r * r) / (gap * gap))
-            steps += 1
-            if not r - step < r:   # converged to rounding
-                break
-            r = max(r - step, 0.0)
+        r, steps = _hazan_levy_radius(norm, curvature, eta, radius, iterations)
         most = max(most, steps)
-        r = min(r, radius * _INSIDE)  # strictly inside, also where the root rounds to R
         factor = -r / norm if norm > 0.0 else 0.0
         for j in range(d):
             x[i, j] = factor * c[i, j]

@@ -34,7 +34,8 @@ agents need, and strongly convex, as Hazan-Levy needs), N runs of T rounds, CPU 
 The constants (rho, the step, the gain ``d / rho`` or ``d / (2 rho)``, the cap ``(1 - xi) R``,
 the loss clip; the barrier agents' delta, eta, mu and most Newton steps) are read off the agent
 built by ``from_env`` (the tuple its block kernel takes), the loss and noise off the env's
-core; the barrier's root and the bound of the FTRL points (``_barrier_root``, ``_INSIDE``) are
+core; the barrier's root, Hazan-Levy's Newton on it and the bound of the FTRL points
+(``_barrier_root``, ``_hazan_levy_radius``, ``_INSIDE``) are
 ldp-gym's. The mean regret at T of each is printed to check that the three play the same
 algorithm: the figures must agree within the noise of N runs (the yardsticks draw other
 centres and other streams than ldp-gym; for the barrier agents checked at 1000 runs, T = 6000,
@@ -49,18 +50,17 @@ figures of the same invocation. Usage::
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 
 import gymnasium as gym
 import numpy as np
-from mab_speed import yardstick_row  # the shared table row (benchmarks/ is the script's path)
+from mab_speed import yardstick_parser, yardstick_row  # benchmarks/ is the script's path
 from numba import njit
 
 import ldp_gym
 from ldp_gym.agents import FKM, HazanLevy, SahaTewari, TwoPointGD
-from ldp_gym.agents.bco import _HAZAN_LEVY, _INSIDE, _barrier_root
+from ldp_gym.agents.bco import _HAZAN_LEVY, _INSIDE, _barrier_root, _hazan_levy_radius
 
 DIM = 5
 AGENT = {"FKM": FKM, "ADX": TwoPointGD, "Saha-Tewari": SahaTewari, "Hazan-Levy": HazanLevy}
@@ -227,7 +227,7 @@ def _barrier_limit(hazan, runs, horizon, agent_rng, env_rng, centres, radius, mu
                    mu_agent, iterations, loss_cap):  # pragma: no cover - compiled
     d = centres.shape[1]
     x, u, y, w, tot = np.empty(d), np.empty(d), np.empty(d), np.empty(d), np.empty(d)
-    r2, gain, k2, regret = radius * radius, d / scale, 2.0 / eta, 0.0
+    r2, gain, regret = radius * radius, d / scale, 0.0
     for n in range(runs):
         x[:] = 0.0
         tot[:] = 0.0
@@ -266,20 +266,10 @@ def _barrier_limit(hazan, runs, horizon, agent_rng, env_rng, centres, radius, mu
                 tot[j] -= reward * w[j] + mu_agent * x[j] if hazan else reward * w[j]
                 s += tot[j] * tot[j]
             norm = math.sqrt(s)
-            r = _barrier_root(eta * norm, radius)
-            if hazan:  # Newton from above on the root of phi
-                curv = mu_agent * t
-                r = min(norm / curv, r)
-                for _ in range(iterations):
-                    g = r2 - r * r
-                    phi = curv * r + k2 * r / g - norm
-                    if phi <= 0.0:
-                        break
-                    step = phi / (curv + k2 * (r2 + r * r) / (g * g))
-                    if not r - step < r:
-                        break
-                    r = max(r - step, 0.0)
-                r = min(r, radius * _INSIDE)
+            if hazan:  # the agent's Newton from above on the root of phi
+                r = _hazan_levy_radius(norm, mu_agent * t, eta, radius, iterations)[0]
+            else:
+                r = _barrier_root(eta * norm, radius)
             factor = r / norm if norm > 0.0 else 0.0
             for j in range(d):  # the FTRL point -r S / |S|
                 x[j] = -factor * tot[j]
@@ -308,11 +298,7 @@ def ldp_gym_agent(agent: str, runs: int, horizon: int, c: dict, seed: int = 0) -
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--runs", type=int, default=100)
-    p.add_argument("--horizon", type=int, default=60_000)
-    p.add_argument("--repeat", type=int, default=3)
-    args = p.parse_args()
+    args = yardstick_parser(__doc__, 60_000).parse_args()
     fns = (numpy_agent, limit_agent, ldp_gym_agent)
     for agent in AGENT:  # compile and warm up
         c = constants(agent, 50)
