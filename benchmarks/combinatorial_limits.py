@@ -50,13 +50,12 @@ and of noise in a second thread); the ratios ``ldp-gym / numpy`` (speed-up) and
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 
 import gymnasium as gym
 import numpy as np
-from mab_speed import yardstick_row  # the shared table row (benchmarks/ is the script's path)
+from mab_speed import yardstick_parser, yardstick_row  # benchmarks/ is the script's path
 from numba import njit
 
 import ldp_gym
@@ -311,11 +310,7 @@ YARDSTICKS = {"CUCB": (numpy_agent, limit_agent), "CUCB-LDP1": (numpy_agent, lim
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--runs", type=int, default=100)
-    p.add_argument("--horizon", type=int, default=20_000)
-    p.add_argument("--repeat", type=int, default=3)
-    args = p.parse_args()
+    args = yardstick_parser(__doc__, 20_000).parse_args()
     c = constants(args.horizon)
     print(f"{args.runs} runs x {args.horizon} rounds; m = {c['m']}, K = {c['K']}, top-K; load "
           f"average {os.getloadavg()[0]:.2f}; best of {args.repeat}; CPU seconds (mean regret "

@@ -47,11 +47,10 @@ figures of the same invocation. Usage::
 
 from __future__ import annotations
 
-import argparse
 import os
 
 import numpy as np
-from mab_speed import cpu_time, yardstick_row  # the shared table row (benchmarks/ is the script's path)
+from mab_speed import cpu_time, yardstick_parser, yardstick_row  # benchmarks/ is the script's path
 from numba import njit
 
 import ldp_gym
@@ -267,11 +266,7 @@ def rounds_agent(name: str, runs: int, horizon: int, seed: int = 0) -> float:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--runs", type=int, default=100)
-    p.add_argument("--horizon", type=int, default=100_000)
-    p.add_argument("--repeat", type=int, default=3)
-    args = p.parse_args()
+    args = yardstick_parser(__doc__, 100_000).parse_args()
     fns = (numpy_agent, limit_agent, ldp_gym_agent)
     for name in AGENT:  # compile and warm up
         c = constants(name, 2000)

@@ -48,13 +48,12 @@ two sizes. Usage::
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 
 import gymnasium as gym
 import numpy as np
-from mab_speed import yardstick_row  # the shared table row (benchmarks/ is the script's path)
+from mab_speed import yardstick_parser, yardstick_row  # benchmarks/ is the script's path
 from numba import njit
 
 import ldp_gym
@@ -472,12 +471,7 @@ def ldp_gym_agent(agent: str, runs: int, horizon: int, dim: int, k: int, c: dict
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--runs", type=int, default=100)
-    p.add_argument("--horizon", type=int, default=20_000,
-                   help="rounds at d = 2; a tenth of them at d = 20")
-    p.add_argument("--repeat", type=int, default=3)
-    args = p.parse_args()
+    args = yardstick_parser(__doc__, 20_000, "rounds at d = 2; a tenth of them at d = 20").parse_args()
     print(f"{args.runs} runs; T = {args.horizon} at d = 2, {args.horizon // 10} at d = 20; load "
           f"average {os.getloadavg()[0]:.2f}; best of {args.repeat}; CPU seconds (mean regret "
           f"at T)")

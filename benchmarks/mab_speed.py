@@ -316,6 +316,17 @@ def cpu_time(fn, *args) -> tuple[float, float]:
     return time.process_time() - start, value
 
 
+def yardstick_parser(doc: str, horizon: int,
+                     horizon_help: str | None = None) -> argparse.ArgumentParser:
+    """The flags every yardstick script takes: ``--runs`` (100), ``--horizon`` (its default
+    ``horizon``) and ``--repeat`` (3), described by the first line of the script's ``doc``."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("--runs", type=int, default=100)
+    p.add_argument("--horizon", type=int, default=horizon, help=horizon_help)
+    p.add_argument("--repeat", type=int, default=3)
+    return p
+
+
 def yardstick_row(fns, repeat: int, *args, value: str = ">5.0f") -> tuple[str, list[float]]:
     """One row of a yardstick table (this script's and the ``*_limits.py`` ones).
 
@@ -330,10 +341,7 @@ def yardstick_row(fns, repeat: int, *args, value: str = ">5.0f") -> tuple[str, l
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--runs", type=int, default=100)
-    p.add_argument("--horizon", type=int, default=100_000)
-    p.add_argument("--repeat", type=int, default=3)
+    p = yardstick_parser(__doc__, 100_000)
     p.add_argument("--rules", default="UCB1,KL-UCB,Thompson,LDP-UCB,DP-UCB,Exp3,Tsallis-INF")
     args = p.parse_args()
     rules = args.rules.split(",")

@@ -62,13 +62,12 @@ the limit) compare figures of the same invocation. Usage::
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 
 import gymnasium as gym
 import numpy as np
-from mab_speed import yardstick_row  # the shared table row (benchmarks/ is the script's path)
+from mab_speed import yardstick_parser, yardstick_row  # benchmarks/ is the script's path
 from numba import njit
 
 import ldp_gym
@@ -522,12 +521,7 @@ def ldp_gym_agent(agent: str, runs: int, horizon: int, c: dict, seed: int = 0) -
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--runs", type=int, default=100)
-    p.add_argument("--horizon", type=int, default=100_000,
-                   help="rounds of ABSE; a fifth of them for LDPMAB")
-    p.add_argument("--repeat", type=int, default=3)
-    args = p.parse_args()
+    args = yardstick_parser(__doc__, 100_000, "rounds of ABSE; a fifth of them for LDPMAB").parse_args()
     fns = (numpy_agent, limit_agent, ldp_gym_agent)
     for agent in AGENT:  # compile and warm up
         c = constants(agent, 500)
