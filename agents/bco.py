@@ -76,7 +76,6 @@ from gymnasium import spaces
 from numba import njit
 from typing_extensions import override
 
-from ldp_gym.envs.bco import box_status
 from ldp_gym.protocols import BlockPlay
 from ldp_gym.validation import check_actions, check_int, check_real
 from ldp_gym.wrappers.mechanisms.noise import draw_normals
@@ -113,24 +112,31 @@ def _unit_row(z, i):  # pragma: no cover - compiled
         z[i, j] /= norm
 
 
-@njit(**_JIT)
-def _sphere_play(z, rho, y, out):  # pragma: no cover - compiled
-    """Turn the Gaussian rows ``z`` (N, d) into unit rows u, in place, and write the points.
-
+@njit(**_INLINE)
+def _sphere_play(z, s, rho, y, u, out):  # pragma: no cover - compiled
+    """The Gaussian rows ``z[s]`` (N, d) made unit rows into u, and the points written:
     ``out[:, :d] = y + rho u`` and, when out has 2d columns, ``out[:, d:] = y - rho u``.
-    """
-    n, d = z.shape
+
+    ``z`` (L, N, d) holds the draws of L rounds; the block path reads round s of them in
+    place, the per-round path passes its (N, d) draws as ``z[None]`` with ``u`` on the same
+    memory (each row is read before it is written)."""
+    n, d = u.shape
     two = out.shape[1] == 2 * d
     for i in range(n):
-        _unit_row(z, i)
+        q = 0.0
         for j in range(d):
-            step = rho * z[i, j]
+            q += z[s, i, j] * z[s, i, j]
+        norm = math.sqrt(q)
+        for j in range(d):
+            v = z[s, i, j] / norm
+            u[i, j] = v
+            step = rho * v
             out[i, j] = y[i, j] + step
             if two:
                 out[i, d + j] = y[i, j] - step
 
 
-@njit(**_JIT)
+@njit(**_INLINE)
 def _step_project(y, u, values, scale, cap):  # pragma: no cover - compiled
     """``y_i <- Proj_{cap B}(y_i + scale values_i u_i)`` row by row, in place. The projection is
     radial: ``y min(1, cap / ||y||)``."""
@@ -284,16 +290,24 @@ def _world_round(x, xa, radius, play, feedback, world, s):  # pragma: no cover -
     """Round ``s`` of a block kernel after act.
 
     The setting's compiled round runs its checks, projection and round on a copy ``xa`` of
-    the points. Then observe checks the agent's own action, and ``feedback`` gives what the
-    learner sees. The round's regret and projected flags are kept. Returns False for an
-    action the env or ``observe`` refuses; nothing of that round is then played or learned.
+    the points. Then observe's check of the agent's own action, made as it is copied (every
+    value finite and in ``[-radius, radius]``, as :func:`~ldp_gym.envs.bco.box_status` 0),
+    and ``feedback`` gives what the learner sees. The round's regret and projected flags are
+    kept. Returns False for an action the env or ``observe`` refuses; nothing of that round is
+    then played or learned.
     """
     draws, args, params, noise, rewards, losses, regret, projected, seen, mech, regrets, \
         flags = world
-    xa[:] = x
+    refused = False  # observe's check of the agent's own action (finite, in the box), as copied
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            v = x[i, j]
+            xa[i, j] = v
+            if not (v <= radius and v >= -radius):
+                refused = True
     if not play(xa, draws[s], *args):
         return False
-    if box_status(x.reshape(-1), radius):
+    if refused:
         return False
     feedback(x, losses, rewards, noise[s], params, seen, mech[s])
     regrets[s, :] = regret
@@ -302,11 +316,10 @@ def _world_round(x, xa, radius, play, feedback, world, s):  # pragma: no cover -
 
 
 @njit(**_INLINE)
-def _clipped_seen(seen, column, loss_cap, out):  # pragma: no cover - compiled
-    """``out``: the losses seen (``seen[:, column]``) clipped to ``[-loss_cap, loss_cap]``, as
-    ``observe`` clips them (:attr:`BCOAgent.loss_cap`)."""
-    for i in range(out.shape[0]):
-        out[i] = min(max(seen[i, column], -loss_cap), loss_cap)
+def _clipped_seen(seen, i, column, loss_cap):  # pragma: no cover - compiled
+    """Run i's loss seen (``seen[i, column]``) clipped to ``[-loss_cap, loss_cap]``, as
+    ``observe`` clips it (:attr:`BCOAgent.loss_cap`)."""
+    return min(max(seen[i, column], -loss_cap), loss_cap)
 
 
 def _gd_block(normals, state, rule, play, feedback, world, x):  # pragma: no cover - compiled
@@ -322,24 +335,19 @@ def _gd_block(normals, state, rule, play, feedback, world, x):  # pragma: no cov
     y, u = state
     rho, t0, mu, eta, gain, cap, loss_cap, radius, two = rule
     seen = world[8]
-    n_rounds, n = normals.shape[0], normals.shape[1]
+    n_rounds = normals.shape[0]
     xa = np.empty_like(x)
-    diff, other = np.empty(n), np.empty(n)
+    values = np.empty(x.shape[0])
     for s in range(n_rounds):
-        u[:] = normals[s]
-        _sphere_play(u, rho, y, x)            # act: u made unit, x = y + rho u (and y - rho u)
+        _sphere_play(normals, s, rho, y, u, x)  # act: u made unit, x = y + rho u (and y - rho u)
         if not _world_round(x, xa, radius, play, feedback, world, s):
             return s
         t = t0 + s + 1
         step = 1.0 / (mu * t) if mu > 0.0 else eta
-        if two:                                # D = f(x_1) - f(x_2), from the observation
-            _clipped_seen(seen, 1, loss_cap, diff)
-            _clipped_seen(seen, 2, loss_cap, other)
-            diff -= other
-            _step_project(y, u, diff, -step * gain, cap)
-        else:                                  # f = -reward
-            _clipped_seen(seen, 0, loss_cap, diff)
-            _step_project(y, u, diff, step * gain, cap)
+        for i in range(values.shape[0]):  # D = f(x_1) - f(x_2) from the observation; f = -reward
+            values[i] = _clipped_seen(seen, i, 1, loss_cap) - _clipped_seen(seen, i, 2, loss_cap) \
+                if two else _clipped_seen(seen, i, 0, loss_cap)
+        _step_project(y, u, values, (-step if two else step) * gain, cap)
     return n_rounds
 
 
@@ -375,7 +383,8 @@ def _barrier_block(normals, state, rule, play, feedback, world,
             _ellipsoid(center, u, True, radius, eta * mu * (t + 1), 1.0, d / 1.0, x, w)
         if not _world_round(x, xa, radius, play, feedback, world, s):
             return s
-        _clipped_seen(seen, 0, loss_cap, seen_loss)
+        for i in range(n):
+            seen_loss[i] = _clipped_seen(seen, i, 0, loss_cap)
         if kind == _SAHA_TEWARI:
             _saha_tewari_update(totals, w, seen_loss, eta, radius, center)
         else:
@@ -799,7 +808,7 @@ class FKM(_GradientDescent):
     def _act(self, obs: np.ndarray) -> np.ndarray:
         self.rng.standard_normal(out=self.u)
         x = np.empty_like(self.y)
-        _sphere_play(self.u, self.rho, self.y, x)   # u made unit; x = y + rho u
+        _sphere_play(self.u[None], 0, self.rho, self.y, self.u, x)   # u made unit; x = y + rho u
         return x
 
     def _learn(self, obs, actions, rewards, next_obs):
@@ -1085,7 +1094,7 @@ class TwoPointGD(_GradientDescent):
     def _act(self, obs: np.ndarray) -> np.ndarray:
         self.rng.standard_normal(out=self.u)
         out = np.empty((self.u.shape[0], 2 * self.dim))
-        _sphere_play(self.u, self.rho, self.y, out)   # u made unit; [y + rho u, y - rho u]
+        _sphere_play(self.u[None], 0, self.rho, self.y, self.u, out)  # u unit; [y + rho u, y - rho u]
         return out
 
     def _learn(self, obs, actions, rewards, next_obs):

@@ -316,12 +316,13 @@ def _logistic_comparators(t, n_b, exp_offsets, offsets, scale, out):
                                 scale * offsets[i, 0], scale * offsets[i, 1])[0]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def box_status(x, radius):
-    """Status of the flat x: -1 if a value is NaN or infinite, 1 if a finite value leaves
-    [-radius, radius], else 0. The shared validation refuses NaN and infinite values."""
+    """Status of the values of x (any shape): -1 if one is NaN or infinite, 1 if a finite one
+    leaves [-radius, radius], else 0. The shared validation refuses NaN and infinite values.
+    Inlined, and read in place: the block kernels call it every round."""
     out = 0
-    for v in x:
+    for v in x.flat:
         if not math.isfinite(v):
             return -1
         if v > radius or v < -radius:
@@ -392,7 +393,7 @@ def _play_admitted(x, uniforms, fpar, ipar, centres, direction, offsets, counts,
     """The block path's round (:meth:`BCOCore.round_kernel`): the checks and projection of
     :meth:`BCOVectorEnv.step`, then :func:`_play`. The points x (N, k*d) must be finite, else
     nothing is played and False is returned. The projection is :func:`_admit_rows`, in place."""
-    status = box_status(x.reshape(-1), fpar[0])  # one pass: finite, and inside the box?
+    status = box_status(x, fpar[0])  # one pass: finite, and inside the box?
     if status < 0:
         return False
     if status:
