@@ -219,7 +219,7 @@ class Messages(NamedTuple):
 # The helpers take the arrays they read, unpacked once per call of the rounds, and return one
 # number, once (no return from inside a loop): passing the structures into the per-bin helpers,
 # or returning a tuple from the noise helper, made the rounds 35-45 % slower; early returns
-# from loops in _explored, _narrow and _pick, and counting a bin's arms with _arms_left in the
+# from loops in _explored, _narrow, _pick and _fits, and counting a bin's arms with _arms_left in the
 # per-bin loop, cost 25 % more than the single-exit helpers and the count in the loop.
 
 
@@ -331,7 +331,7 @@ def _fits(mode, forced_row, depth, bins, n_active, n_nodes, cap, max_depth, need
 
     The capacity must hold a refinement of every splittable bin. Returns the noise values the
     round needs, ``need_per_slot`` per active slot, or -1 when it does not fit."""
-    need_dec, need_noise = 0, 0
+    need_dec, need_noise, fits = 0, 0, True
     for n in range(n_active.shape[0]):
         na = n_active[n]
         if mode & (UPDATE | FAST):
@@ -339,13 +339,12 @@ def _fits(mode, forced_row, depth, bins, n_active, n_nodes, cap, max_depth, need
             for i in range(na):
                 if depth[n, bins[n, i]] < max_depth:
                     splittable += 1
-            if n_nodes[n] + 2 * splittable > cap:
-                return -1
+            fits &= n_nodes[n] + 2 * splittable <= cap
             need_dec += na
         if (mode & CHOOSE) and forced_row[n] < 0:
             need_dec += 1
         need_noise += na * need_per_slot
-    return need_noise if need_dec <= decisions_left else -1
+    return need_noise if fits and need_dec <= decisions_left else -1
 
 
 @njit(**_INLINE)
