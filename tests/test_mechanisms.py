@@ -435,6 +435,25 @@ def test_compiled_releases_at_an_index_are_the_releases_of_the_row():
         assert np.array_equal(clipped, expect), (v, clipped)
 
 
+@pytest.mark.parametrize("p", [9.1e-13, 1e-4, 0.05, 1 / 3, 0.6, 1.0])
+def test_compiled_discrete_laplace_is_numpys_and_refuses_a_shape(p):
+    """The discrete Laplace streams' compiled draw gives bitwise the numbers of numpy's
+    geometric pairs ``(g[0::2] - g[1::2]) grid``, across both of numpy's geometric samplers
+    (search for p >= 1/3, inversion below), and leaves the generator where numpy would; a
+    shape instead of a count is refused."""
+    from ldp_gym.wrappers.mechanisms.noise import draw_discrete_laplace
+
+    grid = 2.0 ** -38
+    for count in (0, 1, 4097):
+        a, b = np.random.default_rng(5), np.random.default_rng(5)
+        g = b.geometric(p, size=2 * count)
+        assert np.array_equal(draw_discrete_laplace(a, count, p=p, grid=grid),
+                              (g[0::2] - g[1::2]) * grid)
+        assert a.random() == b.random()
+    with pytest.raises(TypeError):
+        draw_discrete_laplace(np.random.default_rng(0), (2, 3), p=p, grid=grid)
+
+
 def test_draw_normals_are_numpys_and_refuse_a_shape():
     """The compiled draw gives ``standard_normal``'s numbers and leaves the generator where
     it would; a shape instead of a count is refused (it would repeat numbers across rows)."""
