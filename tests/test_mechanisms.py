@@ -435,12 +435,13 @@ def test_compiled_releases_at_an_index_are_the_releases_of_the_row():
         assert np.array_equal(clipped, expect), (v, clipped)
 
 
-@pytest.mark.parametrize("p", [9.1e-13, 1e-4, 0.05, 1 / 3, 0.6, 1.0])
+@pytest.mark.parametrize("p", [3e-19, 9.1e-13, 1e-4, 0.05, 1 / 3, 0.6, 1.0])
 def test_compiled_discrete_laplace_is_numpys_and_refuses_a_shape(p):
     """The discrete Laplace streams' compiled draw gives bitwise the numbers of numpy's
     geometric pairs ``(g[0::2] - g[1::2]) grid``, across both of numpy's geometric samplers
-    (search for p >= 1/3, inversion below), and leaves the generator where numpy would; a
-    shape instead of a count is refused."""
+    (search for p >= 1/3, inversion below) and where numpy's draws saturate at int64 (tiny
+    p), and leaves the generator where numpy would; a shape instead of a count, and a p numpy
+    refuses, are refused."""
     from ldp_gym.wrappers.mechanisms.noise import draw_discrete_laplace
 
     grid = 2.0 ** -38
@@ -452,6 +453,9 @@ def test_compiled_discrete_laplace_is_numpys_and_refuses_a_shape(p):
         assert a.random() == b.random()
     with pytest.raises(TypeError):
         draw_discrete_laplace(np.random.default_rng(0), (2, 3), p=p, grid=grid)
+    for bad in (0.0, -p, 1.5, np.nan, np.inf):
+        with pytest.raises(ValueError, match="p <= 0"):
+            draw_discrete_laplace(np.random.default_rng(0), 3, p=bad, grid=grid)
 
 
 def test_draw_normals_are_numpys_and_refuse_a_shape():

@@ -371,10 +371,13 @@ def draw_discrete_laplace(rng: Any, count: int, *, p: float, grid: float) -> np.
 
     The draws thus form a stream: chunk sizes do not matter. A numpy ``Generator``'s pairs are
     drawn in one compiled pass (:func:`_discrete_laplace_into`): numba's generator draws
-    numpy's geometric numbers, bitwise, in 40-65 % of the time (no temporary arrays).
+    numpy's geometric numbers, bitwise, in 40-65 % of the time (no temporary arrays). That
+    pass takes a float ``grid`` and ``p >= 2^-50``, where no geometric draw overflows int64
+    (numba's would wrap where numpy's saturates); other values, and a ``p`` numpy refuses,
+    go to numpy. The mechanisms' ``p`` is about 2^-40 or more.
     """
     count = operator.index(count)  # a shape would repeat numbers across a row
-    if type(rng) is np.random.Generator:
+    if type(rng) is np.random.Generator and isinstance(grid, float) and 2.0 ** -50 <= p <= 1.0:
         out = np.empty(count)
         _discrete_laplace_into(rng, p, grid, out)
         return out
