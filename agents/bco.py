@@ -113,13 +113,16 @@ def _unit_row(z, i):  # pragma: no cover - compiled
 
 
 @njit(**_INLINE)
-def _sphere_play(z, s, rho, y, u, out):  # pragma: no cover - compiled
+def _sphere_play(z, s, rho, y, u, out, bound):  # pragma: no cover - compiled
     """The Gaussian rows ``z[s]`` (N, d) made unit rows into u, and the points written:
     ``out[:, :d] = y + rho u`` and, when out has 2d columns, ``out[:, d:] = y - rho u``.
 
     ``z`` (L, N, d) holds the draws of L rounds; the block path reads round s of them in
     place, the per-round path passes its (N, d) draws as ``z[None]`` with ``u`` on the same
-    memory (each row is read before it is written)."""
+    memory (each row is read before it is written). The points are clamped to the box
+    ``[-bound, bound]``: y lies in the ball of radius ``bound - rho``, so only rounding
+    can carry a coordinate past it (by an ulp, seen at d = 1), which the action space refuses.
+    The clamp leaves every other point as it is."""
     n, d = u.shape
     two = out.shape[1] == 2 * d
     for i in range(n):
@@ -131,9 +134,9 @@ def _sphere_play(z, s, rho, y, u, out):  # pragma: no cover - compiled
             v = z[s, i, j] / norm
             u[i, j] = v
             step = rho * v
-            out[i, j] = y[i, j] + step
+            out[i, j] = min(max(y[i, j] + step, -bound), bound)
             if two:
-                out[i, d + j] = y[i, j] - step
+                out[i, d + j] = min(max(y[i, j] - step, -bound), bound)
 
 
 @njit(**_INLINE)
@@ -339,7 +342,7 @@ def _gd_block(normals, state, rule, play, feedback, world, x):  # pragma: no cov
     xa = np.empty_like(x)
     values = np.empty(x.shape[0])
     for s in range(n_rounds):
-        _sphere_play(normals, s, rho, y, u, x)  # act: u made unit, x = y + rho u (and y - rho u)
+        _sphere_play(normals, s, rho, y, u, x, radius)  # act: u unit, x = y + rho u (y - rho u)
         if not _world_round(x, xa, radius, play, feedback, world, s):
             return s
         t = t0 + s + 1
@@ -808,7 +811,7 @@ class FKM(_GradientDescent):
     def _act(self, obs: np.ndarray) -> np.ndarray:
         self.rng.standard_normal(out=self.u)
         x = np.empty_like(self.y)
-        _sphere_play(self.u[None], 0, self.rho, self.y, self.u, x)   # u made unit; x = y + rho u
+        _sphere_play(self.u[None], 0, self.rho, self.y, self.u, x, self.radius)  # x = y + rho u
         return x
 
     def _learn(self, obs, actions, rewards, next_obs):
@@ -1094,7 +1097,7 @@ class TwoPointGD(_GradientDescent):
     def _act(self, obs: np.ndarray) -> np.ndarray:
         self.rng.standard_normal(out=self.u)
         out = np.empty((self.u.shape[0], 2 * self.dim))
-        _sphere_play(self.u[None], 0, self.rho, self.y, self.u, out)  # u unit; [y + rho u, y - rho u]
+        _sphere_play(self.u[None], 0, self.rho, self.y, self.u, out, self.radius)  # y +- rho u
         return out
 
     def _learn(self, obs, actions, rewards, next_obs):

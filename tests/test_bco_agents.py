@@ -121,6 +121,18 @@ def test_fkm_update_by_hand():
         assert np.allclose(agent.y, y, rtol=1e-13, atol=1e-15)
 
 
+def test_one_dimensional_points_stay_in_the_box_despite_rounding():
+    """At d = 1, y projected onto the shrunk ball of radius ``R - rho`` can land an ulp past
+    it, and ``y - rho`` then an ulp past -R, which the action space refuses: this run used to
+    fail at its rounds with "actions must lie in Box(-1.0, 1.0, ...)". The points are clamped
+    to the box, on the block path and round by round alike."""
+    kw = {"dim": 1, "loss": "logistic"}
+    regrets = [ldp_gym.run("LDPBCO-v0", {"a": FKM}, horizon=1025, n_runs=2, seed=11,
+                           progress=False, env_kwargs=kw, wrappers=wrappers).regret["a"]
+               for wrappers in ([], [(Stepped, {})])]   # the block path, then round by round
+    assert np.isfinite(regrets[0]).all() and np.array_equal(*regrets)
+
+
 def test_fkm_strongly_convex_step_projects_onto_the_shrunk_ball():
     agent = FKM(dim=2, radius=1.0, loss_bound=1.0, lipschitz=1.0, strong_convexity=1.0,
                 horizon=1000, seed=0)
