@@ -113,16 +113,24 @@ def _unit_row(z, i):  # pragma: no cover - compiled
 
 
 @njit(**_INLINE)
+def _onto_box(v, bound):  # pragma: no cover - compiled
+    """``v``, or ``+-bound`` where rounding carried v at most 4 ulps past ``[-bound, bound]``."""
+    near = bound * (1.0 + 2.0 ** -50)
+    return min(max(v, -bound), bound) if -near <= v <= near else v
+
+
+@njit(**_INLINE)
 def _sphere_play(z, s, rho, y, u, out, bound):  # pragma: no cover - compiled
     """The Gaussian rows ``z[s]`` (N, d) made unit rows into u, and the points written:
     ``out[:, :d] = y + rho u`` and, when out has 2d columns, ``out[:, d:] = y - rho u``.
 
     ``z`` (L, N, d) holds the draws of L rounds; the block path reads round s of them in
     place, the per-round path passes its (N, d) draws as ``z[None]`` with ``u`` on the same
-    memory (each row is read before it is written). The points are clamped to the box
-    ``[-bound, bound]``: y lies in the ball of radius ``bound - rho``, so only rounding
-    can carry a coordinate past it (by an ulp, seen at d = 1), which the action space refuses.
-    The clamp leaves every other point as it is."""
+    memory (each row is read before it is written). y lies in the ball of radius
+    ``bound - rho``, so only rounding can carry a coordinate past the box ``[-bound, bound]``
+    (by an ulp, seen at d = 1), which the action space would refuse: such a coordinate, at
+    most 4 ulps out, is put on the box (:func:`_onto_box`). Every other point is unchanged,
+    and one further out (a y set by hand) is still refused."""
     n, d = u.shape
     two = out.shape[1] == 2 * d
     for i in range(n):
@@ -134,9 +142,9 @@ def _sphere_play(z, s, rho, y, u, out, bound):  # pragma: no cover - compiled
             v = z[s, i, j] / norm
             u[i, j] = v
             step = rho * v
-            out[i, j] = min(max(y[i, j] + step, -bound), bound)
+            out[i, j] = _onto_box(y[i, j] + step, bound)
             if two:
-                out[i, d + j] = min(max(y[i, j] - step, -bound), bound)
+                out[i, d + j] = _onto_box(y[i, j] - step, bound)
 
 
 @njit(**_INLINE)
