@@ -94,8 +94,10 @@ Every figure on this page was printed by a script of `benchmarks/` in one run of
 `python benchmarks/run_all.py` ({when}), which rewrites this page and the README's speed
 block; nothing here is typed by hand. Each benchmark carries its yardsticks and prints its
 ratios against them from the same invocation, so the ratios travel between machines better
-than the seconds do. Timings on a shared machine vary by up to a third from one invocation
-to the next; the load average before each benchmark is given with it.
+than the seconds do. On a shared machine both move from one invocation to the next: the
+seconds by up to a third, the ratios by up to a quarter (UCB1's share of the limit read 51 %,
+55 % and 75 % in three runs of this script on 2026-11-27, its code unchanged). Read a ratio
+near a target as a range; the load average before each benchmark is given with it.
 
 Machine: {machine()}.
 
