@@ -130,7 +130,8 @@ def _sphere_play(z, s, rho, y, u, out, bound):  # pragma: no cover - compiled
     ``bound - rho``, so only rounding can carry a coordinate past the box ``[-bound, bound]``
     (by an ulp, seen at d = 1), which the action space would refuse: such a coordinate, at
     most 4 ulps out, is put on the box (:func:`_onto_box`). Every other point is unchanged,
-    and one further out (a y set by hand) is still refused."""
+    and one further out (a y set by hand) is still refused. The rows are made unit here, not
+    through :func:`_unit_row`: that call per row measured 4-8 % slower in the block kernel."""
     n, d = u.shape
     two = out.shape[1] == 2 * d
     for i in range(n):

@@ -124,8 +124,8 @@ def test_fkm_update_by_hand():
 def test_one_dimensional_points_stay_in_the_box_despite_rounding():
     """At d = 1, y projected onto the shrunk ball of radius ``R - rho`` can land an ulp past
     it, and ``y - rho`` then an ulp past -R, which the action space refuses: this run used to
-    fail at its rounds with "actions must lie in Box(-1.0, 1.0, ...)". The points are clamped
-    to the box, on the block path and round by round alike."""
+    fail at its rounds with "actions must lie in Box(-1.0, 1.0, ...)". Such a coordinate is put
+    on the box, on the block path and round by round alike."""
     kw = {"dim": 1, "loss": "logistic"}
     regrets = [ldp_gym.run("LDPBCO-v0", {"a": FKM}, horizon=1025, n_runs=2, seed=11,
                            progress=False, env_kwargs=kw, wrappers=wrappers).regret["a"]
