@@ -177,9 +177,9 @@ def _cucb_a(t: np.ndarray) -> np.ndarray:
 def _tie_break_row(counts, r, index, u, out):  # pragma: no cover - compiled
     """``oracle_weights`` of run r (m,) from the capped index ``index`` (m,) of its pulled arms.
 
-    ``counts`` is the (N, m) array of pulls, read at row r (by index: a row view costs more
-    than the row's work in a compiled loop). ``index`` is read where ``counts[r] > 0``, and
-    ``out`` may be ``index``. ``u`` holds the uniforms ``rng.random`` drew for the run."""
+    ``counts`` is the (N, m) array of pulls and ``u`` (N, m) the uniforms ``rng.random`` drew,
+    both read at row r (by index: a row view costs more than the row's work in a compiled
+    loop). ``index`` is read where ``counts[r] > 0``, and ``out`` may be ``index``."""
     m = index.shape[0]
     top = 0.0
     for i in range(m):
@@ -191,16 +191,16 @@ def _tie_break_row(counts, r, index, u, out):  # pragma: no cover - compiled
     for i in range(m):
         if counts[r, i] > 0:
             v = index[i]
-            out[i] = v if v < 1.0 else 1.0 - q + 0.5 * q * (u[i] + 0.0)
+            out[i] = v if v < 1.0 else 1.0 - q + 0.5 * q * (u[r, i] + 0.0)
         else:
-            out[i] = 1.0 - q + 0.5 * q * (u[i] + 1.0)
+            out[i] = 1.0 - q + 0.5 * q * (u[r, i] + 1.0)
 
 
 @njit(cache=True, nogil=True)
 def _tie_break_rows(pulled, index, u):  # pragma: no cover - compiled
     """:func:`_tie_break_row` of every run, in place (``pulled`` (N, m) 0/1)."""
     for r in range(index.shape[0]):
-        _tie_break_row(pulled, r, index[r], u[r], index[r])
+        _tie_break_row(pulled, r, index[r], u, index[r])
 
 
 @njit(cache=True, nogil=True)
@@ -217,7 +217,7 @@ def _index_into(kind, counts, sums, a, b, c, out):  # pragma: no cover - compile
 @njit(cache=True, nogil=True)
 def _weights_row(kind, counts, sums, r, a, b, c, u, out):  # pragma: no cover - compiled
     """``oracle_weights`` of run r (m,): :func:`_index_value` of every pulled arm, then
-    :func:`_tie_break_row`."""
+    :func:`_tie_break_row` (``u`` (N, m))."""
     for i in range(out.shape[0]):
         if counts[r, i] > 0:
             out[i] = _index_value(kind, counts[r, i], sums[r, i], a, b, c)
@@ -231,7 +231,7 @@ def _weights_into(kind, counts, sums, a, b, c, u, out):  # pragma: no cover - co
     It runs :func:`_weights_row` of each run, ``a`` (N,): the same IEEE operations in the same
     order. ``u`` holds the uniforms ``rng.random`` drew for it."""
     for r in range(counts.shape[0]):
-        _weights_row(kind, counts, sums, r, a[r], b, c, u[r], out[r])
+        _weights_row(kind, counts, sums, r, a[r], b, c, u, out[r])
     return out
 
 
@@ -246,47 +246,61 @@ CHUNK = 1 << 16
 
 
 @njit(cache=True, nogil=True, inline="always")
-def ldp1_report_row(x, r, s, S, noise, pos, grid, values):  # pragma: no cover - compiled
-    """User side of CUCB-LDP1 on the block path, one user, whose outcomes are ``x[r, s]``
-    (``x`` (N, L, m)): for every base arm i of S (increasing i)
-    ``values[i] = snap_add(x_i, noise[pos], grid)``, ``pos`` moving on, 0 elsewhere; returns
-    the next position. ``noise`` is the ``k g`` the user's
-    :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism`, with budget epsilon/K, drew ahead.
-    So the value is bitwise what the mechanism releases on ``x_i`` with the same draw, as in
-    ``local_report``. ``x`` lies in the mechanism's [0, 1]; the caller checks this, so there
-    is nothing to clip."""
+def _members(S, members):  # pragma: no cover - compiled
+    """The base arms of the bool row S, in increasing order, into ``members`` (m,); returns
+    their number. It has no data-dependent branch: the steps after the oracle run over the K
+    members instead of testing every ``S[i]``, a branch the processor cannot predict, as S is
+    random while the arms sit at the cap (that was about a third of the block kernel)."""
+    size = 0
     for i in range(S.shape[0]):
-        if S[i]:
-            values[i] = snap_add(np.float64(x[r, s, i]), noise[pos], grid)
-            pos += 1
-        else:
-            values[i] = 0.0
-    return pos
+        members[size] = i
+        size += S[i]
+    return size
 
 
 @njit(cache=True, nogil=True, inline="always")
-def ldp2_report_row(x, r, s, S, counts, noise, pos, grid):  # pragma: no cover - compiled
+def ldp1_report_row(x, r, s, members, size, noise, pos, grid, values):  # pragma: no cover
+    """User side of CUCB-LDP1 on the block path, one user, whose outcomes are ``x[r, s]``
+    (``x`` (N, L, m)): for the k-th base arm i of S (``members[:size]``, increasing i)
+    ``values[k] = snap_add(x_i, noise[pos + k], grid)``; returns the next position. ``noise``
+    is the ``k g`` the user's :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism`, with
+    budget epsilon/K, drew ahead. So the value is bitwise what the mechanism releases on
+    ``x_i`` with the same draw, as in ``local_report``. ``x`` lies in the mechanism's [0, 1];
+    the caller checks this, so there is nothing to clip."""
+    for k in range(size):
+        values[k] = snap_add(np.float64(x[r, s, members[k]]), noise[pos + k], grid)
+    return pos + size
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ldp2_report_row(x, r, s, members, size, counts, noise, pos, grid):  # pragma: no cover
     """User side of CUCB-LDP2 on the block path, one user: run r's outcomes ``x[r, s]``.
 
-    The arm is ``I = argmin_{i in S} counts[r, i]`` over the public counts, ties to the smallest
-    index; it is -1 for an empty S, and nothing is sent. The value is
-    ``snap_add(x_I, noise[pos], grid)``: the mechanism's release of ``x_I``, budget epsilon.
-    One noise value is used per user whether sent or not, as ``local_report``'s mechanism
-    draws one per run. Returns ``(arm, value, next position)``."""
+    The arm is ``I = argmin_{i in S} counts[r, i]`` over the public counts (S is
+    ``members[:size]``, increasing), ties to the smallest index; it is -1 for an empty S, and
+    nothing is sent. The value is ``snap_add(x_I, noise[pos], grid)``: the mechanism's
+    release of ``x_I``, budget epsilon. One noise value is used per user whether sent or not,
+    as ``local_report``'s mechanism draws one per run. Returns ``(arm, value, next
+    position)``."""
     arm, least = -1, np.iinfo(np.int64).max
-    for i in range(S.shape[0]):
-        if S[i] and counts[r, i] < least:
-            arm, least = i, counts[r, i]
+    for k in range(size):
+        if counts[r, members[k]] < least:
+            arm, least = members[k], counts[r, members[k]]
     value = snap_add(np.float64(x[r, s, arm]), noise[pos], grid) if arm >= 0 else 0.0
     return arm, value, pos + 1
 
 
 @njit(cache=True, nogil=True)
 def _ldp1_report_rows(x, S, noise, pos, grid, values):  # pragma: no cover - compiled
-    """:func:`ldp1_report_row` of every run (``block_report``), ``x`` (N, 1, m)."""
+    """:func:`ldp1_report_row` of every run (``block_report``), ``x`` (N, 1, m); ``values``
+    (N, m) zeroed, the message of S's arms written at their places."""
     p = pos[0]
+    members, message = np.empty(S.shape[1], np.int64), np.empty(S.shape[1])
     for r in range(x.shape[0]):
-        p = ldp1_report_row(x, r, 0, S[r], noise, p, grid, values[r])
+        size = _members(S[r], members)
+        p = ldp1_report_row(x, r, 0, members, size, noise, p, grid, message)
+        for k in range(size):
+            values[r, members[k]] = message[k]
     pos[0] = p
 
 
@@ -294,8 +308,10 @@ def _ldp1_report_rows(x, S, noise, pos, grid, values):  # pragma: no cover - com
 def _ldp2_report_rows(x, S, counts, noise, pos, grid, arms, values):  # pragma: no cover
     """:func:`ldp2_report_row` of every run (``block_report``), ``x`` (N, 1, m)."""
     p = pos[0]
+    members = np.empty(S.shape[1], np.int64)
     for r in range(x.shape[0]):
-        arms[r], values[r], p = ldp2_report_row(x, r, 0, S[r], counts, noise, p, grid)
+        size = _members(S[r], members)
+        arms[r], values[r], p = ldp2_report_row(x, r, 0, members, size, counts, noise, p, grid)
     pos[0] = p
 
 
@@ -305,12 +321,16 @@ def _user_weights(index_kind, counts, cache, r, at, u, w):  # pragma: no cover -
 
     They come from the public state, that is the arms' ``counts`` and the ``cache`` of
     :func:`_cached_value` (both (N, m), read at row r); from CUCB's ``at = 1.5 ln t``; and from
-    the decision uniforms ``u`` that ``act`` would draw for :func:`_tie_break_row`."""
-    for i in range(w.shape[0]):
-        if counts[r, i] > 0:
-            w[i] = min(cache[r, i] + np.sqrt(at / float(counts[r, i])), 1.0) if index_kind == 0 \
-                else cache[r, i]
-    _tie_break_row(counts, r, w, u, w)
+    the decision uniforms ``u`` (N, m) that ``act`` would draw for :func:`_tie_break_row`.
+    The private agents' capped index is the cache's row itself (a row view measured faster
+    here than a copy, and than reading the cache by index)."""
+    if index_kind == 0:
+        for i in range(w.shape[0]):
+            if counts[r, i] > 0:
+                w[i] = min(cache[r, i] + np.sqrt(at / float(counts[r, i])), 1.0)
+        _tie_break_row(counts, r, w, u, w)
+    else:
+        _tie_break_row(counts, r, cache[r], u, w)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -321,20 +341,21 @@ def _pulled(index_kind, counts, sums, cache, r, i, b, c):  # pragma: no cover - 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _tree_update(trees, r, s, S, x, noise, p, p0, grid, counts, sums, cache, index_kind, b,
-                 c):  # pragma: no cover - compiled
-    """Step 3 of CUCB-DP for run r: each outcome ``x[r, s, i]`` of S (clipped to [0, 1]) enters
-    its arm's tree (:func:`~ldp_gym.wrappers.mechanisms.continual.tree_add`) with the next
-    noise value ``noise[p]``, the closed node's exact sum kept at ``p - p0`` for the trace, and
-    the arm's sum is the tree's noisy prefix sum; returns the next noise position."""
+def _tree_update(trees, r, s, members, size, x, noise, p, p0, grid, counts, sums, cache,
+                 index_kind, b, c):  # pragma: no cover - compiled
+    """Step 3 of CUCB-DP for run r: each outcome ``x[r, s, i]`` of S (``members[:size]``,
+    increasing i; clipped to [0, 1]) enters its arm's tree
+    (:func:`~ldp_gym.wrappers.mechanisms.continual.tree_add`) with the next noise value
+    ``noise[p]``, the closed node's exact sum kept at ``p - p0`` for the trace, and the arm's
+    sum is the tree's noisy prefix sum; returns the next noise position."""
     alpha, noisy, closed = trees
-    for i in range(S.shape[0]):
-        if S[i]:
-            closed[p - p0], sums[r, i] = tree_add(alpha[r, i], noisy[r, i], counts[r, i],
-                                                  min(max(np.float64(x[r, s, i]), 0.0), 1.0),
-                                                  noise[p], grid)
-            p += 1
-            _pulled(index_kind, counts, sums, cache, r, i, b, c)
+    for k in range(size):
+        i = members[k]
+        closed[p - p0], sums[r, i] = tree_add(alpha[r, i], noisy[r, i], counts[r, i],
+                                              min(max(np.float64(x[r, s, i]), 0.0), 1.0),
+                                              noise[p], grid)
+        p += 1
+        _pulled(index_kind, counts, sums, cache, r, i, b, c)
     return p
 
 
@@ -374,7 +395,8 @@ def _play_rounds(rule, oracle, outcomes, start, stop, server, draws, release_noi
     runs, m = counts.shape
     w = np.empty(m)
     S = np.zeros(m, np.bool_)
-    message = np.zeros(m)  # the user's message to the server (raw outcomes, or LDP1's values)
+    members = np.empty(m, np.int64)  # S's base arms, increasing (:func:`_members`)
+    message = np.zeros(m)  # the user's message: S's raw outcomes, or LDP1's values, in order
     vals = np.empty(max(count, 1))
     picks = np.empty(max(count, 1), np.int64)
     uncovered = np.empty(probs.shape[1])
@@ -388,29 +410,31 @@ def _play_rounds(rule, oracle, outcomes, start, stop, server, draws, release_noi
                 cache[r, i] = _cached_value(index_kind, counts[r, i], sums[r, i], b, c)
     p = pos[0]
     for s in range(start, stop):
+        us = u[s - start]  # the round's uniforms (N, m)
         for r in range(runs):
             _user_weights(index_kind, counts, cache, r, a[r, s - start] if index_kind == 0 else 0.0,
-                          u[s - start, r], w)
+                          us, w)
             S[:] = False
             oracle_row(oracle_kind, w, width, count, probs, vals, picks, uncovered, S)
+            size = _members(S, members)
             if release == 2:
-                arm, value, p = ldp2_report_row(outcomes, r, s, S, counts, noise, p, grid)
+                arm, value, p = ldp2_report_row(outcomes, r, s, members, size, counts, noise, p,
+                                                grid)
                 if arm >= 0:
                     sums[r, arm] += value
                     _pulled(index_kind, counts, sums, cache, r, arm, b, c)
             elif release == 3:
-                p = _tree_update(trees, r, s, S, outcomes, noise, p, pos[0], grid, counts, sums,
-                                 cache, index_kind, b, c)
+                p = _tree_update(trees, r, s, members, size, outcomes, noise, p, pos[0], grid,
+                                 counts, sums, cache, index_kind, b, c)
             else:
                 if release == 1:
-                    p = ldp1_report_row(outcomes, r, s, S, noise, p, grid, message)
+                    p = ldp1_report_row(outcomes, r, s, members, size, noise, p, grid, message)
                 else:
-                    for i in range(m):
-                        message[i] = np.float64(outcomes[r, s, i]) if S[i] else 0.0
-                for i in range(m):
-                    if S[i]:
-                        sums[r, i] += message[i]
-                        _pulled(index_kind, counts, sums, cache, r, i, b, c)
+                    for k in range(size):
+                        message[k] = np.float64(outcomes[r, s, members[k]])
+                for k in range(size):
+                    sums[r, members[k]] += message[k]
+                    _pulled(index_kind, counts, sums, cache, r, members[k], b, c)
             t[r] += 1
             for i in range(m):
                 actions[r, s, i] = 1 if S[i] else 0

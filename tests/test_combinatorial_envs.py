@@ -368,13 +368,15 @@ def _block_best_reference(w, width, count):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_one_pass_top_k_is_the_k_pass_kernel(seed):
-    """The one-pass selection of ``_block_best`` picks exactly what K passes of argmax pick,
-    ties (to the lowest index), infinities and non-positive weights included."""
+    """The selection of ``_block_best`` picks exactly what K passes of argmax pick, ties (to
+    the lowest index), infinities, signed zeros and non-positive weights included: up to 4
+    picks per block by the min/max network, more by the insertion."""
     from ldp_gym.oracles import _block_best
     rng = np.random.default_rng(seed)
-    for m, K in ((1, 1), (5, 2), (6, 6), (12, 3), (20, 4)):
-        for width, count in ((m, K), (m // K, 1) if m % K == 0 else (m, 1)):
-            levels = np.array([-np.inf, -1.0, 0.0, 0.25, 0.5, 1.0, np.inf])
+    for m, K in ((1, 1), (5, 2), (6, 6), (9, 5), (12, 3), (20, 4)):
+        for width, count in ((m, K), (m // K, 1) if m % K == 0 else (m, 1),
+                             (m // 2, min(K, m // 2)) if m % 2 == 0 else (m, 1)):
+            levels = np.array([-np.inf, -1.0, -0.0, 0.0, 0.25, 0.5, 1.0, np.inf])
             for w in (rng.choice(levels, size=(50, m)), rng.normal(size=(50, m))):
                 got = _block_best(w, width, count, np.zeros(w.shape, dtype=bool))
                 assert np.array_equal(got, _block_best_reference(w, width, count))
