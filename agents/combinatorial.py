@@ -181,19 +181,15 @@ def _tie_break_row(counts, r, index, u, out):  # pragma: no cover - compiled
     both read at row r (by index: a row view costs more than the row's work in a compiled
     loop). ``index`` is read where ``counts[r] > 0``, and ``out`` may be ``index``."""
     m = index.shape[0]
-    top = 0.0
+    top = 0.0  # the largest uncapped index of a pulled arm, and 0
     for i in range(m):
-        if counts[r, i] > 0:
-            v = index[i]
-            if v < 1.0 and v > top:
-                top = v
+        v = index[i] if counts[r, i] > 0 and index[i] < 1.0 else 0.0
+        top = v if v > top else top
     q = 0.25 - 0.25 * top
-    for i in range(m):
-        if counts[r, i] > 0:
-            v = index[i]
-            out[i] = v if v < 1.0 else 1.0 - q + 0.5 * q * (u[r, i] + 0.0)
-        else:
-            out[i] = 1.0 - q + 0.5 * q * (u[r, i] + 1.0)
+    for i in range(m):  # both values, then a select: no branch for the processor to mispredict
+        pulled = counts[r, i] > 0
+        capped = 1.0 - q + 0.5 * q * (u[r, i] + (0.0 if pulled else 1.0))
+        out[i] = index[i] if pulled and index[i] < 1.0 else capped
 
 
 @njit(cache=True, nogil=True)
