@@ -178,15 +178,16 @@ def _tie_break_row(counts, r, index, u, out):  # pragma: no cover - compiled
     """``oracle_weights`` of run r (m,) from the capped index ``index`` (m,) of its pulled arms.
 
     ``counts`` is the (N, m) array of pulls and ``u`` (N, m) the uniforms ``rng.random`` drew,
-    both read at row r (by index: a row view costs more than the row's work in a compiled
-    loop). ``index`` is read where ``counts[r] > 0``, and ``out`` may be ``index``."""
+    both read at row r by index. ``index`` is read where ``counts[r] > 0``, and ``out`` may
+    be ``index``. Both values of an arm are computed and one is selected: a branch per arm
+    here is mispredicted whenever arms cross the cap (CUCB's block kernel: 15 % less time)."""
     m = index.shape[0]
     top = 0.0  # the largest uncapped index of a pulled arm, and 0
     for i in range(m):
         v = index[i] if counts[r, i] > 0 and index[i] < 1.0 else 0.0
         top = v if v > top else top
     q = 0.25 - 0.25 * top
-    for i in range(m):  # both values, then a select: no branch for the processor to mispredict
+    for i in range(m):
         pulled = counts[r, i] > 0
         capped = 1.0 - q + 0.5 * q * (u[r, i] + (0.0 if pulled else 1.0))
         out[i] = index[i] if pulled and index[i] < 1.0 else capped
@@ -246,7 +247,7 @@ def _members(S, members):  # pragma: no cover - compiled
     """The base arms of the bool row S, in increasing order, into ``members`` (m,); returns
     their number. It has no data-dependent branch: the steps after the oracle run over the K
     members instead of testing every ``S[i]``, a branch the processor cannot predict, as S is
-    random while the arms sit at the cap (that was about a third of the block kernel)."""
+    random while the arms sit at the cap (that was about a fifth of the block kernel)."""
     size = 0
     for i in range(S.shape[0]):
         members[size] = i
