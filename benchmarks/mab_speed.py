@@ -332,9 +332,12 @@ def yardstick_row(fns, repeat: int, *args, value: str = ">5.0f") -> tuple[str, l
 
     Each of ``fns`` (numpy, limit, ldp-gym) runs on ``args``. Its cell is the best of
     ``repeat`` CPU timings with the result it returned (a mean regret, formatted by
-    ``value``), then ``x numpy`` (numpy / ldp-gym) and ``% limit`` (limit / ldp-gym).
-    Returns the text and the three CPU times."""
-    cells = [min(cpu_time(fn, *args) for _ in range(repeat)) for fn in fns]
+    ``value``), then ``x numpy`` (numpy / ldp-gym) and ``% limit`` (limit / ldp-gym). The
+    timings are interleaved (numpy, limit, ldp-gym, numpy, ...), so that a slow spell of a
+    shared machine does not take all the timings of one column. Returns the text and the
+    three CPU times."""
+    rounds = [[cpu_time(fn, *args) for fn in fns] for _ in range(repeat)]
+    cells = [min(timings[i] for timings in rounds) for i in range(len(fns))]
     seconds = [t for t, _ in cells]
     text = "".join(f"{t:>9.2f} ({v:{value}})" for t, v in cells)
     return text + f"{seconds[0] / seconds[2]:>9.2f}{100 * seconds[1] / seconds[2]:>8.0f}%", seconds
