@@ -127,22 +127,20 @@ def _play(S, draws, mu, bernoulli, seen, obs, rewards, expected):  # pragma: no 
     (N, 2m) and the linear reward and expected reward (N,).
 
     ``seen`` is 0 outside S. Its outcomes are Bernoulli ``draws < mu`` or the Beta ``draws``
-    themselves."""
+    themselves. S is 0/1, so the sums add ``+0.0`` outside S, as :func:`_score_linear`'s,
+    which leaves them unchanged: no branch per arm for the processor to mispredict."""
     runs, m = S.shape
     for r in range(runs):
         total, mean = 0.0, 0.0
         for i in range(m):
-            if S[r, i]:
-                x = (1.0 if draws[r, i] < mu[r, i] else 0.0) if bernoulli else draws[r, i]
-                total += x
-                mean += mu[r, i]
-                seen[r, i] = x
-                obs[r, i] = x
-                obs[r, m + i] = 1.0
-            else:
-                seen[r, i] = 0.0
-                obs[r, i] = 0.0
-                obs[r, m + i] = 0.0
+            hit = S[r, i] != 0
+            x = (1.0 if draws[r, i] < mu[r, i] else 0.0) if bernoulli else draws[r, i]
+            x = x if hit else 0.0
+            total += x
+            mean += mu[r, i] * S[r, i]
+            seen[r, i] = x
+            obs[r, i] = x
+            obs[r, m + i] = 1.0 if hit else 0.0
         rewards[r] = total
         expected[r] = mean
 
