@@ -21,8 +21,9 @@ generators, the limit gives ldp-gym's regret bitwise (checked on single runs, wh
 block draws are the limit's draws in order).
 
 Each figure is the best of ``--repeat`` timings (CPU time of this process, so another process's
-load costs little); the ratios ``ldp-gym / numpy`` (speed-up) and ``limit / ldp-gym`` (share of
-the limit) compare figures of the same invocation. Usage::
+load costs little), taken on one core (:func:`one_core`), where ldp-gym draws its blocks in the
+thread that plays them, as it does in a parallel run's workers; the ratios ``ldp-gym / numpy``
+(speed-up) and ``limit / ldp-gym`` (share of the limit) compare figures of the same invocation. Usage::
 
     python benchmarks/mab_speed.py [--runs 100] [--horizon 100000] [--repeat 3]
 """
@@ -30,6 +31,7 @@ the limit) compare figures of the same invocation. Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import time
@@ -327,6 +329,19 @@ def yardstick_parser(doc: str, horizon: int,
     return p
 
 
+@contextlib.contextmanager
+def one_core():
+    """This thread, and the threads it starts, on one core. ldp-gym then draws ahead in this
+    thread (no core is spare: :func:`ldp_gym.background.spare_core`), so every column of a
+    yardstick row is the work of one thread on one core."""
+    cores = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(cores)})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, cores)
+
+
 def yardstick_row(fns, repeat: int, *args, value: str = ">5.0f") -> tuple[str, list[float]]:
     """One row of a yardstick table (this script's and the ``*_limits.py`` ones).
 
@@ -334,9 +349,10 @@ def yardstick_row(fns, repeat: int, *args, value: str = ">5.0f") -> tuple[str, l
     ``repeat`` CPU timings with the result it returned (a mean regret, formatted by
     ``value``), then ``x numpy`` (numpy / ldp-gym) and ``% limit`` (limit / ldp-gym). The
     timings are interleaved (numpy, limit, ldp-gym, numpy, ...), so that a slow spell of a
-    shared machine does not take all the timings of one column. Returns the text and the
-    three CPU times."""
-    rounds = [[cpu_time(fn, *args) for fn in fns] for _ in range(repeat)]
+    shared machine does not take all the timings of one column. They are taken on one core
+    (:func:`one_core`). Returns the text and the three CPU times."""
+    with one_core():
+        rounds = [[cpu_time(fn, *args) for fn in fns] for _ in range(repeat)]
     cells = [min(timings[i] for timings in rounds) for i in range(len(fns))]
     seconds = [t for t, _ in cells]
     text = "".join(f"{t:>9.2f} ({v:{value}})" for t, v in cells)

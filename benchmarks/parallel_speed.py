@@ -5,8 +5,9 @@ more), bitwise the same results, in one invocation.
 streams) and runs the chunks in parallel processes (joblib's loky). Printed:
 
 1. the best wall time of ``--repeat`` calls on one core (``n_jobs = 1``, this process pinned
-   to one core: the block path draws the next block in a second thread, so one worker alone
-   already uses more than one core), then per worker count on every core (the worker pool
+   to one core, where the block path draws its blocks in the thread that plays them), then on
+   every core with ``n_jobs = 1`` (one worker, which draws the next block in a background
+   thread on the spare core: :mod:`ldp_gym.background`) and per worker count on every core (the worker pool
    is started and warmed by one untimed call first: loky keeps its workers between calls),
    its speed-up over one core, and whether the regret is bitwise that of one core;
 2. ``--chunks``: the cost of a chunk's size, one process: CPU seconds per million
@@ -22,10 +23,12 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import time
 
 import numpy as np
+from mab_speed import one_core  # benchmarks/ is the script's path
 
 import ldp_gym
 from ldp_gym import runner
@@ -73,21 +76,18 @@ def main() -> None:
           f"RUNS_PER_CHUNK = {runner.RUNS_PER_CHUNK}, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.2f}")
     wall(name, 2 * runner.RUNS_PER_CHUNK, 1000, max(args.workers))  # compile, start the pool
-    cores = os.sched_getaffinity(0)
-    reference, one_core = None, 0.0
+    reference, alone = None, 0.0
     for where, n_jobs in [("one core", 1), *(("every core", n) for n in [1, *args.workers])]:
-        if where == "one core":  # threads started from here on (the prefetch) inherit it
-            os.sched_setaffinity(0, {min(cores)})
         times = []
-        for _ in range(args.repeat):
-            seconds, regret = wall(name, args.runs, args.horizon, n_jobs)
-            times.append(seconds)
-        os.sched_setaffinity(0, cores)
+        with one_core() if where == "one core" else contextlib.nullcontext():
+            for _ in range(args.repeat):
+                seconds, regret = wall(name, args.runs, args.horizon, n_jobs)
+                times.append(seconds)
         if reference is None:
-            reference, one_core = regret, min(times)
+            reference, alone = regret, min(times)
         same = np.array_equal(regret, reference)
         print(f"  {where}, n_jobs = {n_jobs}: {min(times):.2f} s wall, "
-              f"x{one_core / min(times):.2f} one core, bitwise the same: {same}")
+              f"x{alone / min(times):.2f} one core, bitwise the same: {same}")
     if args.chunks:
         horizon = min(args.horizon, 20_000)
         for runs in (25, 50, 100):

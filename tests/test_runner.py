@@ -2,6 +2,7 @@
 plotting, sweeps."""
 
 import math
+import os
 from unittest.mock import ANY
 
 import gymnasium as gym
@@ -810,3 +811,31 @@ def test_a_block_of_actions_that_are_not_arms_is_refused(bad):
 
     with pytest.raises(ValueError, match=r"a block's actions must be arms in \[0, 5\) of shape"):
         ldp_gym.run("LDPMAB-v0", {"W": Wrong}, horizon=50, n_runs=3, seed=0, progress=False)
+
+
+@pytest.mark.parametrize("name", ["UCB1", "CUCB-DP", "LDPMAB"])
+def test_draws_ahead_in_the_background_or_not_give_bitwise_the_same_results(name):
+    """Where a core is spare the runner draws the next block (and CUCB-DP and LDPMAB their next
+    chunk of noise) in the background thread; in a parallel run's workers (``filled``) they
+    draw in the thread that plays. The draws come in the same order, so the results are
+    bitwise the same; workers see no spare core."""
+    from ldp_gym.agents import AGENTS as CATALOGUE
+    from ldp_gym.background import filled, spare_core
+    from ldp_gym.runner.parallel import _in_worker
+
+    cls = CATALOGUE[name]
+    kw = dict(horizon=3 * blocks.BLOCK + 5, n_runs=3, seed=2, progress=False)
+    spec = (cls, dict(cls.test_params))
+    ahead = ldp_gym.run(cls.test_env, {name: spec}, **kw)
+    with filled():
+        assert not spare_core()
+        alone = ldp_gym.run(cls.test_env, {name: spec}, **kw)
+    assert np.array_equal(ahead.regret[name], alone.regret[name])
+    assert _in_worker(spare_core) is False
+    cores = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(cores)})  # this thread on one core: none is spare
+    try:
+        assert not spare_core()
+    finally:
+        os.sched_setaffinity(0, cores)
+    assert spare_core() is (len(cores) > 1)

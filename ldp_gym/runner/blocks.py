@@ -43,13 +43,14 @@ row, where one wrapper may apply its release to the block itself (``releases_blo
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait
 from typing import Any, cast
 
 import numpy as np
 from gymnasium.vector import VectorWrapper
 from numba import njit
 
+from ..background import background, spare_core
 from ..envs.base import BanditVectorEnv
 from ..protocols import (
     AgentLike,
@@ -181,9 +182,9 @@ class _Drawn:
     """Agents that play every round: contexts and every arm's rewards of ``BLOCK`` rounds,
     scored round by round.
 
-    The next block is drawn in a second thread while the agent plays this one. The draws do not
-    depend on the actions, so the numbers are those of drawing in turn. Numpy's generators and
-    the compiled kernels release the GIL."""
+    The next block is drawn in a background thread while the agent plays this one, where a core
+    is spare (:mod:`ldp_gym.background`). The draws do not depend on the actions, so the numbers
+    are those of drawing in turn."""
 
     def __init__(self, env: BanditVectorEnv, play_block: Callable, horizon: int):
         self.env, self.play_block = env, play_block
@@ -223,9 +224,9 @@ class _Scored:
     """Agents that play super arms, on ``ScoresBlocks`` settings: every base arm's outcomes of
     ``BLOCK`` rounds.
 
-    The next block is drawn in a second thread while the agent plays this one; the outcomes do
-    not depend on the super arms. The env scores the agent's super arms (N, L, m) round by
-    round, and also gives the observation after the block."""
+    The next block is drawn in a background thread while the agent plays this one, where a core
+    is spare; the outcomes do not depend on the super arms. The env scores the agent's super
+    arms (N, L, m) round by round, and also gives the observation after the block."""
 
     def __init__(self, agent: AgentLike, env: Any, release: Any, horizon: int):
         # env: the combinatorial vector env (draw_outcomes, score_block)
@@ -243,15 +244,23 @@ def _prefetched(draw: Callable, horizon: int) -> Iterator[Any]:
     """``draw(length)`` for the blocks of ``BLOCK`` rounds that make up ``horizon``, the last
     one shorter.
 
-    Each block is drawn in a second thread while the previous one is used."""
+    Each block is drawn in the background thread while the previous one is used, where a core
+    is spare (:func:`~ldp_gym.background.spare_core`, asked once); else when it is needed. The
+    blocks are drawn in order either way."""
     lengths = [min(BLOCK, horizon - s) for s in range(0, horizon, BLOCK)]
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(draw, lengths[0])
+    if not spare_core():
+        for length in lengths:
+            yield draw(length)
+        return
+    pending = background().submit(draw, lengths[0])
+    try:
         for length in lengths[1:]:
             block = pending.result()
-            pending = pool.submit(draw, length)
+            pending = background().submit(draw, length)
             yield block
         yield pending.result()
+    finally:  # a block still drawing is waited for: the env's stream is never left in use
+        wait((pending,))
 
 
 def _act_observe(agent: AgentLike, space: Any) -> Callable:

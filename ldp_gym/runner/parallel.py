@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..background import filled
+
 
 def is_parallel(n_tasks: int, n_jobs: int) -> bool:
     """Whether :func:`parallel` hands ``n_tasks`` tasks to joblib.
@@ -67,7 +69,14 @@ def completed(fn: Callable, tasks: list[tuple], n_jobs: int, backend: str | None
 
 
 def _indexed(i: int, fn: Callable, args: tuple) -> tuple[int, Any]:
-    return i, fn(*args)
+    return i, _in_worker(fn, *args)
+
+
+def _in_worker(fn: Callable, *args: Any) -> Any:
+    """``fn(*args)`` as a worker of a parallel call: the workers fill the cores, so draws ahead
+    stay in the worker's thread (:func:`~ldp_gym.background.filled`)."""
+    with filled():
+        return fn(*args)
 
 
 def _dask_completed(client: Any, fn: Callable, tasks: list[tuple], n_jobs: int,
@@ -90,7 +99,7 @@ def _dask_completed(client: Any, fn: Callable, tasks: list[tuple], n_jobs: int,
         i = next(waiting, None)
         if i is None:
             return None
-        future = client.submit(fn, *tasks[i], pure=False, **submit_kwargs)
+        future = client.submit(_in_worker, fn, *tasks[i], pure=False, **submit_kwargs)
         flying[future.key] = (i, future)
         return future
 

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ldp_gym.background import background, spare_core
 from ldp_gym.validation import check_bool
 
 __all__ = [
@@ -395,19 +396,6 @@ def _discrete_laplace_into(rng: np.random.Generator, p: float, grid: float,
         out[i] = (first - rng.geometric(p)) * grid
 
 
-#: the background thread that draws the next chunk of a :class:`DrawnAhead` while a compiled
-#: kernel runs (the kernels release the GIL); created at first use
-_POOL: list[Any] = []
-
-
-def _background() -> Any:
-    if not _POOL:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _POOL.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="ldp-gym-draws"))
-    return _POOL[0]
-
-
 class DrawnAhead:
     """Values drawn ahead in fixed chunks of ``chunk`` and used in order by compiled kernels
     (``values[pos[0]:]`` unused), so that the stream does not depend on how the rounds are split
@@ -415,7 +403,8 @@ class DrawnAhead:
     uniforms. For a mechanism it is ``mechanism(zeros(count))``, the audited draw. It is passed
     to each call: the buffer holds arrays only, so agents that own one pickle and copy as before.
 
-    :meth:`prefetch` draws the next chunk in a background thread while a kernel runs; chunks
+    :meth:`prefetch` draws the next chunk in the background thread while a kernel runs, where a
+    core is spare (:mod:`ldp_gym.background`); else :meth:`ensure` draws it when needed. Chunks
     are drawn one after the other whatever the timing, and :meth:`settle` folds a chunk still
     drawing into the buffer, so that nothing is pending between calls. A source is thus never
     used by two threads at once.
@@ -455,9 +444,11 @@ class DrawnAhead:
         self.pos[0] = 0
 
     def prefetch(self, draw: Any) -> None:
-        """Start drawing the next chunk in the background, unless two are left."""
-        if self._pending is None and self.values.shape[0] - int(self.pos[0]) < 2 * self.chunk:
-            self._pending = _background().submit(draw, self.chunk)
+        """Start drawing the next chunk in the background thread, unless two are left or no
+        core is spare."""
+        if self._pending is None and self.values.shape[0] - int(self.pos[0]) < 2 * self.chunk \
+                and spare_core():
+            self._pending = background().submit(draw, self.chunk)
 
     def settle(self) -> None:
         """Fold a chunk drawing in the background into the buffer."""
