@@ -676,7 +676,8 @@ class CombinatorialAgent(Agent):
         :class:`~ldp_gym.wrappers.mechanisms.LaplaceMechanism` in chunks of :data:`CHUNK`
         values and added by :func:`~ldp_gym.wrappers.mechanisms.compiled.snap_add`. This is the
         mechanism's release, bitwise, on the same draw: the law of per-round play, on another
-        stream. The next chunk is drawn in a background thread while the kernel runs.
+        stream. The next chunk is drawn in the background thread while the kernel runs, where a
+        core is spare (:mod:`ldp_gym.background`).
         ``last_report`` is left as it was. Every outcome must lie in ``outcome_bounds`` and in
         the mechanism's [0, 1], else ``ValueError``: nothing is clipped here."""
         if self.block_play is not BlockPlay.PLAYS_OUTCOMES:

@@ -41,8 +41,8 @@ and the three still agree). CUCB-DP's privacy width, 46600 / T_i at T = 20000 (7
 T = 100000), keeps it at the cap at either horizon: its regret too is that of random super
 arms, and its trees cost time only. CUCB-LDP2's width, 18 / sqrt(T_i) with some T/20 updates of
 each arm, lets it start learning before T = 20000. Each figure is the best of ``--repeat``
-timings (CPU time of this process, threads included: ldp-gym draws the next block of outcomes
-and of noise in a second thread); the ratios ``ldp-gym / numpy`` (speed-up) and
+timings (CPU time of this process on one core, where ldp-gym draws the next block of outcomes
+and of noise in the thread that plays them); the ratios ``ldp-gym / numpy`` (speed-up) and
 ``limit / ldp-gym`` (share of the limit) compare figures of the same invocation. Usage::
 
     python benchmarks/combinatorial_limits.py [--runs 100] [--horizon 20000] [--repeat 3]

@@ -13,7 +13,7 @@ process:
    :class:`~ldp_gym.protocols.ScoresBlocks` settings;
 3. ``blocks``: the block path itself, as the runner drives it (CUCB, CUCB-LDP1,
    CUCB-LDP2; CUCB-DP has none): the env draws every base arm's outcomes of
-   512 rounds (``draw_outcomes``, in a second thread one block ahead), the
+   512 rounds (``draw_outcomes``, one block ahead where a core is spare), the
    agent plays them in one compiled kernel (``play_outcomes``), the env scores
    the super arms (``score_block``), cumulative regret kept per run.
 

@@ -38,7 +38,8 @@ seconds of:
   law. It adds ``1 + z`` and ``y + z``, ldp-gym ``snap(1) + z + 0`` and ``snap(y) + z + 0``:
   the same number, the snap of 1 and of a reward y in {0, 1} being exact;
 * ``ldp-gym``: ``ldp_gym.run`` (the env draws blocks, the agent's compiled kernel plays them;
-  LDPMAB's noise and decision uniforms are drawn ahead in chunks, partly in a second thread).
+  LDPMAB's noise and decision uniforms are drawn ahead in chunks; on the one core of the
+  timings, in the thread that plays).
 
 The constants (ABSE's depth cap and split constant; LDPMAB's warm-up, ``C sqrt(ln n)``, depth
 cap, ``tau_j``, epsilon, and each mechanism's grid and geometric parameter) are read off the

@@ -99,9 +99,10 @@ seconds by up to a third, the ratios by up to a quarter (UCB1's share of the lim
 55 % and 75 % in three runs of this script on 2026-11-27, its code unchanged), and now and
 then by half: in two runs with the same code, LDP-UCB's share read 82 % and 40 %, ABSE's
 44 % and 56 % (67 % run alone just after). Those jumps were in the ldp-gym column, whose
-runs use two threads (the next block is drawn in a second thread), not in the
-single-threaded yardsticks. Read a ratio near a target as a range; the load average before
-each benchmark is given with it.
+runs then used two threads (the next block drawn in a second thread), not in the
+single-threaded yardsticks. Since then every column of a yardstick row is timed on one core,
+where ldp-gym draws ahead in the thread that plays, as in a parallel run's workers. Read a
+ratio near a target as a range; the load average before each benchmark is given with it.
 
 Machine: {machine()}.
 
@@ -112,8 +113,9 @@ published code of the papers is not run here: the figures quoted for it come fro
 papers and are marked so.
 
 Where the speed comes from ([architecture](architecture.md)): batch-first agents on native
-vector envs; blocks of rounds drawn ahead in a second thread while the agent's compiled
-kernel plays the previous block (so one worker already uses more than one core); committed
+vector envs; blocks of rounds drawn ahead, in a background thread while the agent's
+compiled kernel plays the previous block where a core is spare (one worker on several
+cores; `ldp_gym.background`); committed
 episodes played as exact binomial sums (T = 1e7 costs O(K log T) decisions per run for
 AdaP-UCB, AdaP-KLUCB and DP-SE); an agent's runs cut into chunks of 50 that run in parallel
 processes (`n_jobs`), bitwise the same results for any number of workers.
