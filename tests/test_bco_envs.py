@@ -517,3 +517,24 @@ def test_draw_world_and_round_kernel_are_the_steps(points, noise):
     bad[0, 0] = np.nan
     assert not rk.play(bad, world[0], *rk.args)           # refused, nothing played
     assert np.array_equal(drawn.core.t, stepped.core.t)
+
+
+def test_box_status_is_the_reference_on_any_shape_and_every_special_value():
+    """box_status (one branch-free pass) against its definition in numpy: -1 if a value is
+    NaN or infinite, else 1 if one leaves [-r, r], else 0; on the boundary, -0.0, NaN and
+    infinities at every place, and arrays of 1 to 3 dimensions, views included."""
+    rng = np.random.default_rng(3)
+    specials = [np.nan, np.inf, -np.inf, 1.0, -1.0, np.nextafter(1.0, 2.0), -np.nextafter(1.0, 2.0),
+                -0.0, 0.5]
+    cases = 0
+    for shape in [(7,), (3, 4), (2, 3, 5)]:
+        for special in specials:
+            for place in range(0, int(np.prod(shape)), 3):
+                x = rng.uniform(-0.99, 0.99, shape)
+                x.reshape(-1)[place] = special
+                for view in (x, x[..., ::2]):
+                    expected = -1 if not np.isfinite(view).all() else \
+                        int(bool((np.abs(view) > 1.0).any()))
+                    assert bco.box_status(view, 1.0) == expected, (shape, special, place)
+                    cases += 1
+    assert cases > 300
