@@ -820,7 +820,7 @@ def test_draws_ahead_in_the_background_or_not_give_bitwise_the_same_results(name
     draw in the thread that plays. The draws come in the same order, so the results are
     bitwise the same; workers see no spare core."""
     from ldp_gym.agents import AGENTS as CATALOGUE
-    from ldp_gym.background import filled, spare_core
+    from ldp_gym.background import background, filled, spare_core
     from ldp_gym.runner.parallel import _in_worker
 
     cls = CATALOGUE[name]
@@ -839,3 +839,7 @@ def test_draws_ahead_in_the_background_or_not_give_bitwise_the_same_results(name
     finally:
         os.sched_setaffinity(0, cores)
     assert spare_core() is (len(cores) > 1)
+    # work on the background thread draws in that thread: a run there does not wait on itself
+    assert background().submit(spare_core).result(timeout=60) is False
+    nested = background().submit(ldp_gym.run, cls.test_env, {name: spec}, **kw)
+    assert np.array_equal(nested.result(timeout=120).regret[name], alone.regret[name])
