@@ -21,9 +21,10 @@ generators, the limit gives ldp-gym's regret bitwise (checked on single runs, wh
 block draws are the limit's draws in order).
 
 Each figure is the best of ``--repeat`` timings (CPU time of this process, so another process's
-load costs little), taken on one core (:func:`one_core`), where ldp-gym draws its blocks in the
-thread that plays them, as it does in a parallel run's workers; the ratios ``ldp-gym / numpy``
-(speed-up) and ``limit / ldp-gym`` (share of the limit) compare figures of the same invocation. Usage::
+load costs little), taken on one core (:func:`one_core`), where ldp-gym draws its blocks in
+the thread that plays them, as it does in a parallel run's workers; the ratios
+``ldp-gym / numpy`` (speed-up) and ``limit / ldp-gym`` (share of the limit) compare figures of
+the same invocation. Usage::
 
     python benchmarks/mab_speed.py [--runs 100] [--horizon 100000] [--repeat 3]
 """

@@ -7,9 +7,10 @@ streams) and runs the chunks in parallel processes (joblib's loky). Printed:
 1. the best wall time of ``--repeat`` calls on one core (``n_jobs = 1``, this process pinned
    to one core, where the block path draws its blocks in the thread that plays them), then on
    every core with ``n_jobs = 1`` (one worker, which draws the next block in a background
-   thread on the spare core: :mod:`ldp_gym.background`) and per worker count on every core (the worker pool
-   is started and warmed by one untimed call first: loky keeps its workers between calls),
-   its speed-up over one core, and whether the regret is bitwise that of one core;
+   thread on the spare core: :mod:`ldp_gym.background`) and per worker count on every core
+   (the worker pool is started and warmed by one untimed call first: loky keeps its workers
+   between calls), its speed-up over one core, and whether the regret is bitwise that of one
+   core;
 2. ``--chunks``: the cost of a chunk's size, one process: CPU seconds per million
    run-rounds of one vector env of 25, 50 and 100 runs (``RUNS_PER_CHUNK`` raised so that
    each is one chunk), the figures behind the choice of ``RUNS_PER_CHUNK``.

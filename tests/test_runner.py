@@ -818,28 +818,36 @@ def test_draws_ahead_in_the_background_or_not_give_bitwise_the_same_results(name
     """Where a core is spare the runner draws the next block (and CUCB-DP and LDPMAB their next
     chunk of noise) in the background thread; in a parallel run's workers (``filled``) they
     draw in the thread that plays. The draws come in the same order, so the results are
-    bitwise the same; workers see no spare core."""
+    bitwise the same; so are those of a run handed to the background thread itself."""
     from ldp_gym.agents import AGENTS as CATALOGUE
-    from ldp_gym.background import background, filled, spare_core
-    from ldp_gym.runner.parallel import _in_worker
+    from ldp_gym.background import background, filled
 
     cls = CATALOGUE[name]
     kw = dict(horizon=3 * blocks.BLOCK + 5, n_runs=3, seed=2, progress=False)
     spec = (cls, dict(cls.test_params))
     ahead = ldp_gym.run(cls.test_env, {name: spec}, **kw)
     with filled():
-        assert not spare_core()
         alone = ldp_gym.run(cls.test_env, {name: spec}, **kw)
     assert np.array_equal(ahead.regret[name], alone.regret[name])
-    assert _in_worker(spare_core) is False
+    nested = background().submit(ldp_gym.run, cls.test_env, {name: spec}, **kw)
+    assert np.array_equal(nested.result(timeout=120).regret[name], alone.regret[name])
+
+
+def test_a_core_is_spare_only_for_a_single_worker_on_several_cores():
+    """No spare core inside ``filled`` (a parallel run's workers), on the background thread
+    itself (work there would wait on itself), or for a thread allowed on one core."""
+    from ldp_gym.background import background, filled, spare_core
+    from ldp_gym.runner.parallel import _in_worker
+
     cores = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {min(cores)})  # this thread on one core: none is spare
+    assert spare_core() is (len(cores) > 1)
+    with filled():
+        assert not spare_core()
+    assert spare_core() is (len(cores) > 1)
+    assert _in_worker(spare_core) is False
+    assert background().submit(spare_core).result(timeout=60) is False
+    os.sched_setaffinity(0, {min(cores)})
     try:
         assert not spare_core()
     finally:
         os.sched_setaffinity(0, cores)
-    assert spare_core() is (len(cores) > 1)
-    # work on the background thread draws in that thread: a run there does not wait on itself
-    assert background().submit(spare_core).result(timeout=60) is False
-    nested = background().submit(ldp_gym.run, cls.test_env, {name: spec}, **kw)
-    assert np.array_equal(nested.result(timeout=120).regret[name], alone.regret[name])

@@ -252,11 +252,12 @@ def _prefetched(draw: Callable, horizon: int) -> Iterator[Any]:
         for length in lengths:
             yield draw(length)
         return
-    pending = background().submit(draw, lengths[0])
+    pool = background()
+    pending = pool.submit(draw, lengths[0])
     try:
         for length in lengths[1:]:
             block = pending.result()
-            pending = background().submit(draw, length)
+            pending = pool.submit(draw, length)
             yield block
         yield pending.result()
     finally:  # a block still drawing is waited for: the env's stream is never left in use

@@ -73,8 +73,8 @@ def _indexed(i: int, fn: Callable, args: tuple) -> tuple[int, Any]:
 
 
 def _in_worker(fn: Callable, *args: Any) -> Any:
-    """``fn(*args)`` as a worker of a parallel call: the workers fill the cores, so draws ahead
-    stay in the worker's thread (:func:`~ldp_gym.background.filled`)."""
+    """``fn(*args)`` as a worker of a parallel call: the workers are meant to fill the cores,
+    so draws ahead stay in the worker's thread (:func:`~ldp_gym.background.filled`)."""
     with filled():
         return fn(*args)
 
