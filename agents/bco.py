@@ -315,7 +315,7 @@ def _world_round(x, xa, radius, play, feedback, world, s):  # pragma: no cover -
         for j in range(x.shape[1]):
             v = x[i, j]
             xa[i, j] = v
-            refused |= not abs(v) <= radius  # (False for NaN: refused)
+            refused |= not abs(v) <= radius  # (a NaN compares False: refused)
     if not play(xa, draws[s], *args):
         return False
     if refused:

@@ -115,10 +115,10 @@ papers and are marked so.
 Where the speed comes from ([architecture](architecture.md)): batch-first agents on native
 vector envs; blocks of rounds drawn ahead, in a background thread while the agent's
 compiled kernel plays the previous block where a core is spare (one worker on several
-cores; `ldp_gym.background`); committed
-episodes played as exact binomial sums (T = 1e7 costs O(K log T) decisions per run for
-AdaP-UCB, AdaP-KLUCB and DP-SE); an agent's runs cut into chunks of 50 that run in parallel
-processes (`n_jobs`), bitwise the same results for any number of workers.
+cores; `ldp_gym.background`); committed episodes played as exact binomial sums (T = 1e7
+costs O(K log T) decisions per run for AdaP-UCB, AdaP-KLUCB and DP-SE); an agent's runs cut
+into chunks of 50 that run in parallel processes (`n_jobs`), bitwise the same results for
+any number of workers.
 
 {chr(10).join(sections)}"""
 
